@@ -1,0 +1,197 @@
+"""The ``ascendlint`` command (click). It only parses options and drives the library."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+import click
+
+from . import __version__, output, selection
+from .config import ConfigError, Settings, find_config, load_settings
+from .diagnostics import Diagnostic
+from .discovery import discover
+from .docs import render_index, render_rule
+from .registry import all_rules, rule_by_code_or_name
+from .runner import FileResult, Linter, Options
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _split(values: tuple[str, ...]) -> list[str]:
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+class _FormatChoice(click.Choice):
+    def __init__(self) -> None:
+        super().__init__(output.names(), case_sensitive=False)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ascendlint")
+def main() -> None:
+    """Static analysis for Triton kernels on Huawei Ascend NPUs."""
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--select", multiple=True, help="Rule codes or prefixes to enable (comma-separated), replacing the config's.")
+@click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable in addition.")
+@click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
+@click.option("--format", "output_format", type=_FormatChoice(), default="full", show_default=True)
+@click.option("--output-file", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write the report here.")
+@click.option("--fix/--no-fix", default=False, help="Apply safe fixes in place.")
+@click.option("--unsafe-fixes", is_flag=True, help="Also offer and apply unsafe fixes.")
+@click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing (exit 1 if any).")
+@click.option("--show-fixes", is_flag=True, help="List what --fix fixed.")
+@click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the result cache.")
+@click.option("--stdin-filename", help="The file name to report for source read from `-`.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="Use this config file instead of searching for one.")
+@click.option("--quiet", "-q", is_flag=True, help="Print findings only, no summary.")
+def check(paths, select, extend_select, ignore, output_format, output_file, fix, unsafe_fixes, diff, show_fixes,
+          statistics, exit_zero, no_cache, stdin_filename, config_path, quiet) -> None:
+    """Lint PATHS (files or folders; `-` reads standard input). Default: the current folder."""
+    paths = list(paths) or [Path(".")]
+    try:
+        rules = all_rules()
+        start = Path(stdin_filename) if stdin_filename and paths == [Path("-")] else paths[0]
+        settings = load_settings(config_path or find_config(start if start.exists() else Path.cwd()), rules)
+        enabled = _enabled_rules(rules, settings, select, extend_select, ignore)
+    except (ConfigError, selection.SelectionError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+
+    linter = Linter(enabled, settings)
+    options = Options(fix=fix and not diff, unsafe_fixes=unsafe_fixes, diff=diff)
+    errors: list[str] = []
+    if paths == [Path("-")]:
+        results = [_lint_stdin(linter, options, stdin_filename)]
+    else:
+        found = discover(paths, settings)
+        explicit = {str(p) for p in paths}
+        for path, reason in found.errors:
+            message = f"{path}: {reason}"
+            if str(path) in explicit:
+                errors.append(message)
+            else:
+                click.echo(f"warning: skipped {message}", err=True)
+        results = [linter.process_path(path, options) for path in found.files]
+    errors.extend(f"{r.path}: {r.error}" for r in results if r.error)
+    for message in errors:
+        click.echo(f"error: Failed to lint {message}", err=True)
+
+    remaining = [d for r in results for d in r.diagnostics]
+    fixed = [d for r in results for d in r.fixed]
+    for r in results:
+        for d in r.rejected_fixes:
+            click.echo(f"warning: fix for {d.code} at {d.filename}:{d.location.row}:{d.location.column} was "
+                       "discarded: the result does not parse", err=True)
+    if diff:
+        code = _print_diff(results, fixed)
+        sys.exit(EXIT_ERROR if errors else code)
+
+    report = output.RunReport(
+        diagnostics=remaining,
+        sources={r.path: r.text for r in results if r.text is not None},
+        fixed_count=len(fixed),
+        fix_mode=options.fix,
+        unsafe_fixes=unsafe_fixes,
+        show_fixes=show_fixes,
+        fixed=fixed,
+    )
+    if statistics:
+        text = _statistics(remaining)
+    else:
+        text = output.get(output_format.lower())(report)
+        if quiet and output_format.lower() in output.TEXT_FORMATS:
+            text = "".join(line + "\n" for line in text.splitlines() if _is_finding_line(line, remaining))
+    _emit(text, output_file, to_stderr=paths == [Path("-")] and options.fix)
+    if errors:
+        sys.exit(EXIT_ERROR)
+    sys.exit(EXIT_FINDINGS if remaining and not exit_zero else EXIT_CLEAN)
+
+
+def _enabled_rules(rules, settings: Settings, select, extend_select, ignore):
+    chosen_select = selection.validate(_split(select), rules, "--select") if select else \
+        selection.validate(settings.select, rules, _origin(settings, "select"))
+    chosen_extend = selection.validate(settings.extend_select, rules, _origin(settings, "extend-select")) + \
+        selection.validate(_split(extend_select), rules, "--extend-select")
+    chosen_ignore = selection.validate(settings.ignore, rules, _origin(settings, "ignore")) + \
+        selection.validate(_split(ignore), rules, "--ignore")
+    for glob, codes in settings.per_file_ignores.items():
+        selection.validate(codes, rules, _origin(settings, f"per-file-ignores.{glob}"))
+    return selection.resolve(rules, chosen_select, chosen_extend, chosen_ignore)
+
+
+def _origin(settings: Settings, key: str) -> str:
+    return f"`{key}` of {settings.path}" if settings.path else f"default `{key}`"
+
+
+def _lint_stdin(linter: Linter, options: Options, stdin_filename: str | None) -> FileResult:
+    data = sys.stdin.buffer.read()
+    filename = stdin_filename or "-"
+    path = Path(stdin_filename) if stdin_filename else None
+    result, new_data = linter.process_bytes(data, filename, path, Options(fix=False, unsafe_fixes=options.unsafe_fixes,
+                                                                           diff=options.diff or options.fix))
+    if options.fix:
+        sys.stdout.buffer.write(new_data if new_data is not None else data)
+        sys.stdout.flush()
+    return result
+
+
+def _print_diff(results: list[FileResult], fixed: list[Diagnostic]) -> int:
+    changed = [r for r in results if r.diff]
+    for r in changed:
+        click.echo(r.diff, nl=False)
+    if fixed:
+        click.echo(f"Would fix {len(fixed)} finding{'s' if len(fixed) != 1 else ''}.", err=True)
+    else:
+        click.echo("No fixes available.", err=True)
+    return EXIT_FINDINGS if changed else EXIT_CLEAN
+
+
+def _statistics(diagnostics: list[Diagnostic]) -> str:
+    counts = Counter((d.code, d.name) for d in diagnostics)
+    fixable = Counter(d.code for d in diagnostics if d.fix is not None)
+    lines = []
+    for (code, name), count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        marker = "[*]" if fixable[code] else "   "
+        lines.append(f"{count:>5}\t{code}\t{marker} {name}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _is_finding_line(line: str, diagnostics: list[Diagnostic]) -> bool:
+    return any(line.startswith(f"{d.filename}:{d.location.row}:{d.location.column}: {d.code}") for d in diagnostics)
+
+
+def _emit(text: str, output_file: Path | None, to_stderr: bool = False) -> None:
+    if output_file is not None:
+        output_file.write_text(text, encoding="utf-8")
+    elif to_stderr:
+        click.echo(text, nl=False, err=True)
+    else:
+        click.echo(text, nl=False)
+
+
+@main.command()
+@click.argument("code", required=False)
+@click.option("--all", "show_all", is_flag=True, help="List every rule.")
+def rule(code: str | None, show_all: bool) -> None:
+    """Print the documentation of rule CODE (code or name), or list all rules."""
+    rules = all_rules()
+    if show_all or code is None:
+        click.echo(render_index(rules), nl=False)
+        return
+    found = rule_by_code_or_name(code)
+    if found is None:
+        click.echo(f"error: Unknown rule `{code}`", err=True)
+        sys.exit(EXIT_ERROR)
+    click.echo(render_rule(found), nl=False)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

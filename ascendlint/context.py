@@ -1,0 +1,38 @@
+"""Everything a rule may look at for one file, built once and shared by all rules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from .kernel_facts import Kernel, ModuleFacts
+from .locator import Locator
+from .walk import NodeIndex
+
+if TYPE_CHECKING:
+    from .analysis import KernelAnalysis
+    from .rule import Report
+
+
+@dataclass
+class FileContext:
+    filename: str
+    text: str
+    module: cst.Module
+    index: NodeIndex
+    facts: ModuleFacts
+    locator: Locator
+    reports: list["Report"] = field(default_factory=list)
+    _analyses: dict[int, "KernelAnalysis"] = field(default_factory=dict)
+
+    def analysis(self, kernel: Kernel) -> "KernelAnalysis":
+        """The shared intra-kernel analysis of ``kernel`` (computed once per file, whichever rule asks first)."""
+        from .analysis import KernelAnalysis
+
+        found = self._analyses.get(id(kernel.node))
+        if found is None:
+            found = KernelAnalysis(kernel, self.facts, self.index)
+            self._analyses[id(kernel.node)] = found
+        return found

@@ -1,0 +1,84 @@
+"""A rule's documentation page, rendered from its own metadata and examples (ruff's four headings).
+
+The same text is printed by ``ascendlint rule CODE`` and stored as ``docs/rules/CODE.md``; a test keeps them equal.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from .rule import Rule
+
+_SAFETY_TEXT = {
+    "safe": "This rule's fix is safe: `--fix` applies it.",
+    "unsafe": "This rule's fix is unsafe (it may change behaviour): it is applied only with `--fix --unsafe-fixes`.",
+    "none": "This rule has no automatic fix; the message says what to change.",
+}
+
+
+def _example(rule: type[Rule], kind: str) -> str | None:
+    examples = rule.INVALID if kind == "invalid" else rule.VALID
+    chosen = next((e for e in examples if e.doc), examples[0] if examples else None)
+    return chosen.code if chosen is not None else None
+
+
+def render_rule(rule: type[Rule]) -> str:
+    parts = [
+        f"# {rule.code} {rule.name}",
+        "",
+        f"Severity: **{rule.severity.value}**. Fix: **{rule.fix_safety.value}**.",
+        "",
+        "## What it does",
+        rule.summary(),
+        "",
+        "## Why is this bad?",
+        textwrap.dedent(rule.why).strip(),
+    ]
+    bad = _example(rule, "invalid")
+    if bad is not None:
+        parts += ["", "## Example", "```python", bad.rstrip("\n"), "```"]
+    good = _example(rule, "valid")
+    if good is not None:
+        parts += ["", "## Use instead", "```python", good.rstrip("\n"), "```"]
+    parts += ["", "## Fix safety", _SAFETY_TEXT[rule.fix_safety.value]]
+    if rule.fix_notes:
+        parts += [textwrap.dedent(rule.fix_notes).strip()]
+    if rule.options:
+        parts += ["", "## Options", f"Set under `[tool.ascendlint.{rule.name}]`:"]
+        parts += [f"- `{key}` (default `{value!r}`)" for key, value in rule.options.items()]
+    return "\n".join(parts) + "\n"
+
+
+def render_index(rules) -> str:
+    lines = ["# Rules", "", "| Code | Name | Severity | Fix | Summary |", "| --- | --- | --- | --- | --- |"]
+    for rule in rules:
+        first = rule.summary().split("\n\n")[0].replace("\n", " ")
+        lines.append(f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.severity.value} | {rule.fix_safety.value} | {first} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_docs(folder) -> list:
+    """Regenerate ``docs/rules/``: one page per rule and the index. Returns the paths written."""
+    from pathlib import Path
+
+    from .registry import all_rules
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    rules = all_rules()
+    for rule in rules:
+        path = folder / f"{rule.code}.md"
+        path.write_text(render_rule(rule), encoding="utf-8")
+        written.append(path)
+    index = folder / "index.md"
+    index.write_text(render_index(rules), encoding="utf-8")
+    written.append(index)
+    return written
+
+
+if __name__ == "__main__":  # python -m ascendlint.docs [folder]
+    import sys
+
+    for written_path in write_docs(sys.argv[1] if len(sys.argv) > 1 else "docs/rules"):
+        print(written_path)

@@ -1,0 +1,67 @@
+"""Building blocks rules use to describe fixes as text edits (rules never write files or apply edits)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from .diagnostics import Edit
+from .locator import Locator
+
+
+def code_of(module: cst.Module, node: cst.CSTNode | str) -> str:
+    return node if isinstance(node, str) else module.code_for_node(node)
+
+
+def replace(loc: Locator, node: cst.CSTNode, replacement: cst.CSTNode | str) -> Edit:
+    start, end = loc.offsets(node)
+    return Edit(start, end, code_of(loc.module, replacement))
+
+
+def delete_argument(loc: Locator, args: list, index: int) -> Edit:
+    """Delete ``args[index]`` of a call (or element of a dict/list) together with the separator it owns.
+
+    Deleting from this item's start to the next item's start keeps the rest of the call formatted; the last item
+    is deleted from the end of the previous one.
+    """
+    start, end = loc.offsets(args[index])
+    if index + 1 < len(args):
+        next_start, _ = loc.offsets(args[index + 1])
+        return Edit(start, next_start, "")
+    if index > 0:
+        previous = args[index - 1]
+        value = getattr(previous, "value", previous)
+        _, previous_end = loc.offsets(value)
+        return Edit(previous_end, end + _trailing_comma_length(loc.text, end), "")
+    return Edit(start, end + _trailing_comma_length(loc.text, end), "")
+
+
+def _trailing_comma_length(text: str, offset: int) -> int:
+    """A lone last argument may carry a trailing comma: delete it with the argument."""
+    cursor = offset
+    while cursor < len(text) and text[cursor] in " \t":
+        cursor += 1
+    return cursor + 1 - offset if cursor < len(text) and text[cursor] == "," else 0
+
+
+def insert_before_line(loc: Locator, row: int, text: str) -> Edit:
+    offset = loc.line_starts[row - 1]
+    return Edit(offset, offset, text)
+
+
+def indentation_of_line(loc: Locator, row: int) -> str:
+    line = loc.line_text(row)
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+def delete_span_or_line(loc: Locator, start: int, end: int) -> Edit:
+    """Delete text; when nothing but blanks would remain on its line, delete the whole line."""
+    text = loc.text
+    line_begin = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line_end = len(text) if line_end == -1 else line_end + 1
+    before, after = text[line_begin:start], text[end:line_end]
+    if not before.strip() and not after.strip():
+        return Edit(line_begin, line_end, "")
+    while start > line_begin and text[start - 1] in " \t":
+        start -= 1
+    return Edit(start, end, "")

@@ -1,0 +1,206 @@
+"""Lint one text: parse once, build the shared facts once, dispatch every enabled rule in a single walk.
+
+The engine is a library; the CLI drives it. A rule that raises becomes an ASC002 finding naming the rule, and the
+other rules still run.
+"""
+
+from __future__ import annotations
+
+import ast
+import traceback
+from typing import Iterable, Sequence
+
+import libcst as cst
+
+from . import noqa
+from .context import FileContext
+from .diagnostics import Diagnostic, Fix, Location, Severity
+from .kernel_facts import ModuleFacts
+from .locator import Locator
+from .rule import Report, Rule
+from .walk import NodeIndex
+
+SYNTAX_ERROR = "ASC001"
+INTERNAL_ERROR = "ASC002"
+
+
+def could_hold_kernel(data: bytes | str) -> bool:
+    """A file whose text never mentions triton cannot define or launch a Triton kernel."""
+    return (b"triton" if isinstance(data, bytes) else "triton") in data
+
+
+def lint_text(
+    text: str,
+    filename: str,
+    rules: Sequence[type[Rule]],
+    options: dict[str, dict] | None = None,
+) -> list[Diagnostic]:
+    """All findings for one decoded source text, sorted, with suppressions applied."""
+    if noqa.skips_file(text):
+        return []
+    enabled = {rule.code for rule in rules}
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        if SYNTAX_ERROR not in enabled:
+            return []
+        message, row, column = _precise_syntax_error(text, exc)
+        return [syntax_error_diagnostic(filename, message, row, column, rules)]
+    except (RecursionError, MemoryError, ValueError) as exc:
+        if SYNTAX_ERROR not in enabled:
+            return []
+        return [syntax_error_diagnostic(filename, f"cannot be parsed: {type(exc).__name__}: {exc}", 1, 1, rules)]
+    index = NodeIndex(module)
+    context = FileContext(
+        filename=filename,
+        text=text,
+        module=module,
+        index=index,
+        facts=ModuleFacts(module, index),
+        locator=Locator(module, text),
+    )
+    options = options or {}
+    crashed: dict[str, BaseException] = {}
+    instances = []
+    for rule in rules:
+        if rule.tool_rule:
+            continue
+        try:
+            instances.append(rule(context, options.get(rule.code)))
+        except Exception as exc:  # noqa: BLE001 - any rule failure is reported, never fatal
+            crashed.setdefault(rule.code, exc)
+    _walk(context, instances, crashed)
+    for instance in instances:
+        if instance.code in crashed:
+            continue
+        try:
+            instance.finish()
+        except Exception as exc:  # noqa: BLE001
+            crashed.setdefault(instance.code, exc)
+    diagnostics = _resolve(context, crashed)
+    if INTERNAL_ERROR in enabled:
+        diagnostics.extend(_internal_error(filename, code, exc, rules) for code, exc in crashed.items())
+    return sorted(_unsuppressed(diagnostics, context.locator), key=Diagnostic.sort_key)
+
+
+def _walk(context: FileContext, instances: list[Rule], crashed: dict[str, BaseException]) -> None:
+    handlers: dict[type, list] = {}
+    for instance in instances:
+        for attribute in dir(type(instance)):
+            if attribute.startswith("visit_"):
+                node_type = getattr(cst, attribute[len("visit_") :], None)
+                if node_type is not None:
+                    handlers.setdefault(node_type, []).append(getattr(instance, attribute))
+    if not handlers:
+        return
+    get = handlers.get
+    for node in context.index.nodes:
+        bound = get(type(node))
+        if bound is None:
+            continue
+        for handler in bound:
+            code = handler.__self__.code
+            if code in crashed:
+                continue
+            try:
+                handler(node)
+            except Exception as exc:  # noqa: BLE001
+                crashed[code] = exc
+
+
+def _resolve(context: FileContext, crashed: dict[str, BaseException]) -> list[Diagnostic]:
+    diagnostics = []
+    seen = set()
+    for report in context.reports:
+        if report.rule.code in crashed:
+            continue
+        try:
+            diagnostic = _diagnostic(context, report)
+        except Exception as exc:  # noqa: BLE001
+            crashed.setdefault(report.rule.code, exc)
+            continue
+        key = (diagnostic.code, diagnostic.location, diagnostic.end_location, diagnostic.message)
+        if key not in seen:
+            seen.add(key)
+            diagnostics.append(diagnostic)
+    return diagnostics
+
+
+def _diagnostic(context: FileContext, report: Report) -> Diagnostic:
+    locator = context.locator
+    start, end = report.span if report.span is not None else locator.span(report.node)
+    fix = None
+    if report.edits is not None:
+        edits = tuple(sorted(report.edits(locator), key=lambda e: (e.start, e.end)))
+        if edits:
+            fix = Fix(report.fix_message or "Apply fix", report.applicability, edits)
+    rule = report.rule
+    return Diagnostic(
+        code=rule.code,
+        name=rule.name,
+        severity=report.severity,
+        message=report.message,
+        filename=context.filename,
+        location=start,
+        end_location=end,
+        fix=fix,
+        noqa_row=start.row,
+        url=rule.url(),
+    )
+
+
+def _unsuppressed(diagnostics: Iterable[Diagnostic], locator: Locator) -> list[Diagnostic]:
+    kept = []
+    for diagnostic in diagnostics:
+        line = locator.line_text(diagnostic.noqa_row) if diagnostic.noqa_row else ""
+        if not noqa.is_suppressed(diagnostic.code, line):
+            kept.append(diagnostic)
+    return kept
+
+
+def _precise_syntax_error(text: str, exc: cst.ParserSyntaxError) -> tuple[str, int, int]:
+    """CPython's parser pinpoints syntax errors better than libcst's; ask it only once a file failed to parse."""
+    try:
+        compile(text, "<lint>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as error:
+        if error.lineno:
+            return error.msg, error.lineno, error.offset or 1
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return exc.message, exc.raw_line, exc.raw_column + 1
+
+
+def _rule_named(rules: Sequence[type[Rule]], code: str) -> type[Rule] | None:
+    return next((r for r in rules if r.code == code), None)
+
+
+def syntax_error_diagnostic(filename: str, message: str, row: int, column: int, rules) -> Diagnostic:
+    rule = _rule_named(rules, SYNTAX_ERROR)
+    first_line = message.strip().splitlines()[0] if message.strip() else "invalid syntax"
+    return Diagnostic(
+        code=SYNTAX_ERROR,
+        name=rule.name if rule else "syntax-error",
+        severity=Severity.ERROR,
+        message=f"SyntaxError: {first_line}",
+        filename=filename,
+        location=Location(max(row, 1), max(column, 1)),
+        end_location=Location(max(row, 1), max(column, 1)),
+        url=rule.url() if rule else None,
+    )
+
+
+def _internal_error(filename: str, code: str, exc: BaseException, rules) -> Diagnostic:
+    rule = _rule_named(rules, INTERNAL_ERROR)
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+    return Diagnostic(
+        code=INTERNAL_ERROR,
+        name=rule.name if rule else "internal-error",
+        severity=Severity.ERROR,
+        message=f"Rule {code} crashed on this file ({type(exc).__name__}: {exc}{where}); other rules still ran",
+        filename=filename,
+        location=Location(1, 1),
+        end_location=Location(1, 1),
+        url=rule.url() if rule else None,
+        extra={"rule": code},
+    )

@@ -1,0 +1,258 @@
+"""Module facts every rule shares, computed once per file: import aliases, kernels and launch sites.
+
+Qualified names are normalised so rules compare short, stable strings whatever the import form:
+``triton.language.X`` -> ``tl.X``, ``triton_dist.language.X`` -> ``dl.X``, ``...libshmem_device.X`` -> ``shmem.X``,
+``triton.X`` stays ``triton.X``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import libcst as cst
+
+from .walk import NodeIndex
+
+_PREFIXES = (
+    ("triton.language.extra.cann.extension", "cann"),
+    ("triton.language", "tl"),
+    ("triton_dist.language", "dl"),
+)
+_CANONICAL_FULL = {
+    "tl": "triton.language",
+    "dl": "triton_dist.language",
+    "cann": "triton.language.extra.cann.extension",
+    "shmem": "triton_dist.language.extra.libshmem_device",
+}
+
+
+def normalise(qualified: str) -> str:
+    parts = qualified.split(".")
+    if "libshmem_device" in parts:
+        rest = parts[parts.index("libshmem_device") + 1 :]
+        return ".".join(["shmem", *rest])
+    for prefix, short in _PREFIXES:
+        if qualified == prefix or qualified.startswith(prefix + "."):
+            return short + qualified[len(prefix) :]
+    return qualified
+
+
+def dotted_name(node: cst.BaseExpression) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def _module_name(node: cst.BaseExpression) -> str:
+    return dotted_name(node) or ""
+
+
+@dataclass
+class Kernel:
+    """A ``triton.jit`` function (kernel or helper)."""
+
+    node: cst.FunctionDef
+    name: str
+    params: list[str]
+    constexpr: set[str]
+    do_not_specialize: set[str]
+    defaults: dict[str, cst.BaseExpression]
+    annotations: dict[str, cst.BaseExpression]
+    jit_decorator: cst.Decorator
+    autotune: cst.Call | None = None
+    heuristics: cst.Call | None = None
+
+    def is_constexpr_param(self, name: str) -> bool:
+        return name in self.constexpr and name not in self.do_not_specialize
+
+
+@dataclass
+class Launch:
+    """``kernel[grid](args...)``: the call, the launched expression, the grid and, when known, the kernel."""
+
+    call: cst.Call
+    target: cst.BaseExpression
+    grid: cst.BaseExpression
+    kernel: Kernel | None
+    keywords: dict[str, cst.Arg] = field(default_factory=dict)
+
+
+class ModuleFacts:
+    """Facts about one module; each is computed on first use, so rules pay only for what they ask."""
+
+    def __init__(self, module: cst.Module, index: NodeIndex) -> None:
+        self.module = module
+        self.index = index
+        self.aliases: dict[str, str] = {}
+        self.imported_names: set[str] = set()
+        for node in index.of_type(cst.Import, cst.ImportFrom):
+            self._record_import(node)
+
+    # -- names -------------------------------------------------------------------------------------------------
+    def _record_import(self, node: cst.Import | cst.ImportFrom) -> None:
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                full = _module_name(alias.name)
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    local = alias.asname.name.value
+                    self.aliases[local] = full
+                else:
+                    local = full.split(".")[0]
+                    self.aliases.setdefault(local, local)
+                self.imported_names.add(local)
+            return
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return
+        base = _module_name(node.module)
+        for alias in node.names:
+            name = _module_name(alias.name)
+            local = name
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            self.aliases[local] = f"{base}.{name}"
+            self.imported_names.add(local)
+
+    def qualname(self, node: cst.BaseExpression) -> str | None:
+        """The normalised qualified name an expression refers to through imports, or None."""
+        dotted = dotted_name(node)
+        if dotted is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        full = self.aliases.get(head)
+        if full is None:
+            return None
+        return normalise(f"{full}.{rest}" if rest else full)
+
+    def local_alias(self, qualified: str, default: str) -> str:
+        """How this module spells a normalised module name (``tl``, ``shmem``...), e.g. for fixes."""
+        for local, full in self.aliases.items():
+            if normalise(full) == qualified:
+                return local
+        target = _CANONICAL_FULL.get(qualified, qualified)
+        for local, full in self.aliases.items():
+            if target.startswith(full + "."):
+                return local + target[len(full) :]
+        return default
+
+    def is_call_to(self, node: cst.CSTNode, *qualified: str) -> bool:
+        return isinstance(node, cst.Call) and self.qualname(node.func) in qualified
+
+    # -- kernels -----------------------------------------------------------------------------------------------
+    @cached_property
+    def kernels(self) -> dict[str, Kernel]:
+        found: dict[str, Kernel] = {}
+        for node in self.index.of_type(cst.FunctionDef):
+            kernel = self._kernel_from(node)
+            if kernel is not None:
+                found[kernel.name] = kernel
+        return found
+
+    def kernel_nodes(self) -> dict[int, Kernel]:
+        return {id(k.node): k for k in self.kernels.values()}
+
+    def enclosing_kernel(self, node: cst.CSTNode) -> Kernel | None:
+        by_node = self._kernel_by_node
+        for ancestor in self.index.ancestors(node):
+            if isinstance(ancestor, cst.FunctionDef):
+                return by_node.get(id(ancestor))
+        return None
+
+    @cached_property
+    def _kernel_by_node(self) -> dict[int, Kernel]:
+        return self.kernel_nodes()
+
+    def _kernel_from(self, node: cst.FunctionDef) -> Kernel | None:
+        jit = jit_call = autotune = heuristics = None
+        for decorator in node.decorators:
+            expr = decorator.decorator
+            call = expr if isinstance(expr, cst.Call) else None
+            name = self.qualname(call.func if call else expr)
+            if name == "triton.jit":
+                jit = decorator
+                jit_call = call
+            elif name == "triton.autotune" and call is not None:
+                autotune = call
+            elif name == "triton.heuristics" and call is not None:
+                heuristics = call
+        if jit is None:
+            return None
+        params = node.params
+        ordered = [*params.posonly_params, *params.params, *params.kwonly_params]
+        names = [p.name.value for p in ordered]
+        constexpr, defaults, annotations = set(), {}, {}
+        for p in ordered:
+            if p.default is not None:
+                defaults[p.name.value] = p.default
+            if p.annotation is not None:
+                annotation = p.annotation.annotation
+                annotations[p.name.value] = annotation
+                if self.qualname(annotation) == "tl.constexpr" or (
+                    isinstance(annotation, cst.SimpleString) and "constexpr" in annotation.value
+                ):
+                    constexpr.add(p.name.value)
+        return Kernel(
+            node=node,
+            name=node.name.value,
+            params=names,
+            constexpr=constexpr,
+            do_not_specialize=self._do_not_specialize(jit_call, names),
+            defaults=defaults,
+            annotations=annotations,
+            jit_decorator=jit,
+            autotune=autotune,
+            heuristics=heuristics,
+        )
+
+    @staticmethod
+    def _do_not_specialize(call: cst.Call | None, params: list[str]) -> set[str]:
+        names: set[str] = set()
+        if call is None:
+            return names
+        for arg in call.args:
+            if arg.keyword is None or arg.keyword.value != "do_not_specialize":
+                continue
+            if not isinstance(arg.value, (cst.List, cst.Tuple)):
+                continue
+            for element in arg.value.elements:
+                value = element.value
+                if isinstance(value, cst.SimpleString):
+                    names.add(value.evaluated_value)
+                elif isinstance(value, cst.Integer) and int(value.value) < len(params):
+                    names.add(params[int(value.value)])
+        return names
+
+    # -- launches ----------------------------------------------------------------------------------------------
+    @cached_property
+    def launches(self) -> list[Launch]:
+        found = []
+        kernels = self.kernels
+        for call in self.index.of_type(cst.Call):
+            func = call.func
+            if not isinstance(func, cst.Subscript) or len(func.slice) != 1:
+                continue
+            element = func.slice[0].slice
+            if not isinstance(element, cst.Index):
+                continue
+            target = func.value
+            dotted = dotted_name(target)
+            if dotted is None:
+                continue
+            kernel = kernels.get(dotted)
+            if kernel is None and dotted.split(".")[0] not in self.imported_names:
+                continue
+            keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
+            found.append(Launch(call=call, target=target, grid=element.value, kernel=kernel, keywords=keywords))
+        return found
+
+    def launch_for_call(self, call: cst.Call) -> Launch | None:
+        for launch in self.launches:
+            if launch.call is call:
+                return launch
+        return None

@@ -1,0 +1,63 @@
+"""Output formats. Each format is a small module registered by name; rules never know about them.
+
+A format turns the run's findings into text. Text formats (full, concise) also print the human summary; machine
+formats print only their document.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from ..diagnostics import Diagnostic
+
+
+@dataclass
+class RunReport:
+    """What a format may show: the remaining findings and context about the run."""
+
+    diagnostics: list[Diagnostic]
+    sources: dict[str, str] = field(default_factory=dict)  # filename -> text, for code frames
+    fixed_count: int = 0
+    fix_mode: bool = False
+    unsafe_fixes: bool = False
+    show_fixes: bool = False
+    fixed: list[Diagnostic] = field(default_factory=list)
+
+
+Formatter = Callable[[RunReport], str]
+_FORMATS: dict[str, Formatter] = {}
+TEXT_FORMATS = {"full", "concise"}
+
+
+def register(name: str) -> Callable[[Formatter], Formatter]:
+    def decorate(function: Formatter) -> Formatter:
+        _FORMATS[name] = function
+        return function
+
+    return decorate
+
+
+def names() -> list[str]:
+    _load_builtin()
+    return sorted(_FORMATS)
+
+
+def get(name: str) -> Formatter:
+    _load_builtin()
+    return _FORMATS[name]
+
+
+def _load_builtin() -> None:
+    if _FORMATS:
+        return
+    from . import json_format, text  # noqa: F401  (importing registers the formats)
+    for optional in ("sarif", "rdjson", "github", "junit", "grouped"):
+        try:
+            __import__(f"{__name__}.{optional}")
+        except ImportError:
+            continue
+
+
+def sorted_diagnostics(diagnostics: Sequence[Diagnostic]) -> list[Diagnostic]:
+    return sorted(diagnostics, key=Diagnostic.sort_key)

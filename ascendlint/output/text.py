@@ -1,0 +1,104 @@
+"""``full`` (finding with a code frame and the fix's help line) and ``concise`` (one line per finding)."""
+
+from __future__ import annotations
+
+from ..diagnostics import Applicability, Diagnostic
+from . import RunReport, register, sorted_diagnostics
+
+
+def _fixable_marker(diagnostic: Diagnostic, unsafe: bool) -> str:
+    fix = diagnostic.fix
+    if fix is None:
+        return ""
+    if fix.applicability is Applicability.SAFE or (unsafe and fix.applicability is Applicability.UNSAFE):
+        return "[*] "
+    return ""
+
+
+def headline(diagnostic: Diagnostic, unsafe: bool = False) -> str:
+    where = f"{diagnostic.filename}:{diagnostic.location.row}:{diagnostic.location.column}"
+    return f"{where}: {diagnostic.code} {_fixable_marker(diagnostic, unsafe)}{diagnostic.message}"
+
+
+def _frame(diagnostic: Diagnostic, text: str | None) -> list[str]:
+    if text is None:
+        return []
+    lines = text.splitlines()
+    row = diagnostic.location.row
+    if not 1 <= row <= len(lines):
+        return []
+    first = max(1, row - 1)
+    width = len(str(row))
+    out = [" " * width + " |"]
+    for number in range(first, row + 1):
+        out.append(f"{number:>{width}} | {lines[number - 1]}")
+    line = lines[row - 1]
+    start = diagnostic.location.column
+    if diagnostic.end_location.row == row:
+        end = max(diagnostic.end_location.column, start + 1)
+    else:
+        end = max(len(line) + 1, start + 1)
+    out.append(" " * width + " | " + " " * (start - 1) + "^" * (end - start) + f" {diagnostic.code}")
+    out.append(" " * width + " |")
+    if diagnostic.fix is not None:
+        out.append(" " * width + f" = help: {diagnostic.fix.message}")
+    return out
+
+
+def summary(report: RunReport) -> list[str]:
+    lines = []
+    remaining = len(report.diagnostics)
+    if report.fix_mode:
+        if report.fixed_count or remaining:
+            lines.append(f"Found {report.fixed_count + remaining} finding{'s' if report.fixed_count + remaining != 1 else ''} "
+                         f"({report.fixed_count} fixed, {remaining} remaining).")
+            lines.append(f"Fixed {report.fixed_count} ({remaining} remaining)")
+        else:
+            lines.append("All checks passed!")
+        return lines
+    if not remaining:
+        return ["All checks passed!"]
+    lines.append(f"Found {remaining} finding{'s' if remaining != 1 else ''}.")
+    safe = sum(1 for d in report.diagnostics if d.fix and d.fix.applicability is Applicability.SAFE)
+    unsafe = sum(1 for d in report.diagnostics if d.fix and d.fix.applicability is Applicability.UNSAFE)
+    if safe or (unsafe and report.unsafe_fixes):
+        count = safe + (unsafe if report.unsafe_fixes else 0)
+        lines.append(f"[*] {count} fixable with the `--fix` option.")
+    if unsafe and not report.unsafe_fixes:
+        lines.append(f"{unsafe} hidden fix{'es' if unsafe != 1 else ''} can be enabled with the `--unsafe-fixes` option.")
+    return lines
+
+
+def _fixed_listing(report: RunReport) -> list[str]:
+    if not (report.show_fixes and report.fixed):
+        return []
+    out = [f"Fixed {len(report.fixed)} finding{'s' if len(report.fixed) != 1 else ''}:"]
+    by_file: dict[str, dict[str, int]] = {}
+    for d in report.fixed:
+        counts = by_file.setdefault(d.filename, {})
+        counts[f"{d.code} ({d.name})"] = counts.get(f"{d.code} ({d.name})", 0) + 1
+    for filename in sorted(by_file):
+        out.append(f"- {filename}:")
+        for label, count in sorted(by_file[filename].items()):
+            out.append(f"    {count} x {label}")
+    return out
+
+
+@register("full")
+def render_full(report: RunReport) -> str:
+    out: list[str] = []
+    for diagnostic in sorted_diagnostics(report.diagnostics):
+        out.append(headline(diagnostic, report.unsafe_fixes))
+        out.extend(_frame(diagnostic, report.sources.get(diagnostic.filename)))
+        out.append("")
+    out.extend(_fixed_listing(report))
+    out.extend(summary(report))
+    return "\n".join(out) + "\n"
+
+
+@register("concise")
+def render_concise(report: RunReport) -> str:
+    out = [headline(d, report.unsafe_fixes) for d in sorted_diagnostics(report.diagnostics)]
+    out.extend(_fixed_listing(report))
+    out.extend(summary(report))
+    return "\n".join(out) + "\n"

@@ -1,0 +1,127 @@
+"""The base class every rule derives from, in the spirit of fixit's self-contained rule classes.
+
+A rule carries its own metadata (code, name, severity, fix safety, rationale) and its own examples; the examples
+drive its tests and its documentation page. A rule inspects nodes and reports; it never formats output, reads
+configuration files or applies edits.
+"""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, ClassVar, Iterable
+
+import libcst as cst
+
+from .diagnostics import Applicability, Edit, FixSafety, Location, Severity
+
+if TYPE_CHECKING:
+    from .context import FileContext
+    from .locator import Locator
+
+EditBuilder = Callable[["Locator"], Iterable[Edit]]
+
+
+@dataclass(frozen=True)
+class Valid:
+    """Code the rule must accept. ``doc=True`` marks the "use instead" example of the docs page."""
+
+    code: str
+    doc: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "code", textwrap.dedent(self.code).lstrip("\n"))
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """Code the rule must flag ``count`` times; ``fixed`` is the source after applying the rule's fixes."""
+
+    code: str
+    count: int = 1
+    fixed: str | None = None
+    doc: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "code", textwrap.dedent(self.code).lstrip("\n"))
+        if self.fixed is not None:
+            object.__setattr__(self, "fixed", textwrap.dedent(self.fixed).lstrip("\n"))
+
+
+@dataclass
+class Report:
+    """A finding before positions are resolved (positions are computed only for files that report)."""
+
+    rule: type["Rule"]
+    node: cst.CSTNode | None
+    message: str
+    severity: Severity
+    span: tuple[Location, Location] | None = None
+    fix_message: str | None = None
+    edits: EditBuilder | None = None
+    applicability: Applicability | None = None
+
+
+class Rule:
+    """Base class. Subclasses define ``visit_<NodeClass>(self, node)`` methods and/or ``finish(self)``."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    message: ClassVar[str]
+    severity: ClassVar[Severity]
+    fix_safety: ClassVar[FixSafety] = FixSafety.NONE
+    why: ClassVar[str]
+    fix_notes: ClassVar[str] = ""
+    options: ClassVar[dict[str, object]] = {}
+    VALID: ClassVar[list[Valid]] = []
+    INVALID: ClassVar[list[Invalid]] = []
+    tool_rule: ClassVar[bool] = False  # emitted by the engine itself (ASC0xx), not by visiting nodes
+
+    def __init__(self, context: "FileContext", options: dict | None = None) -> None:
+        self.context = context
+        self.facts = context.facts
+        self.settings = {**self.options, **(options or {})}
+
+    # -- reporting ---------------------------------------------------------------------------------------------
+    def report(
+        self,
+        node: cst.CSTNode,
+        message: str | None = None,
+        *,
+        severity: Severity | None = None,
+        fix_message: str | None = None,
+        edits: EditBuilder | None = None,
+        applicability: Applicability | None = None,
+    ) -> None:
+        self.context.reports.append(
+            Report(
+                rule=type(self),
+                node=node,
+                message=message or self.message,
+                severity=severity or self.severity,
+                fix_message=fix_message,
+                edits=edits,
+                applicability=applicability or _default_applicability(self.fix_safety),
+            )
+        )
+
+    def finish(self) -> None:
+        """Called once after the walk, for rules that decide on the whole module."""
+
+    # -- metadata ----------------------------------------------------------------------------------------------
+    @classmethod
+    def summary(cls) -> str:
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def url(cls) -> str:
+        return f"https://ascendlint.readthedocs.io/en/latest/rules/{cls.code}/"
+
+
+def _default_applicability(safety: FixSafety) -> Applicability:
+    if safety is FixSafety.SAFE:
+        return Applicability.SAFE
+    if safety is FixSafety.UNSAFE:
+        return Applicability.UNSAFE
+    return Applicability.DISPLAY_ONLY

@@ -1,0 +1,48 @@
+"""Which rules run: ruff's select / extend-select / ignore by code or prefix, the most specific selector winning."""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from .rule import Rule
+
+
+class SelectionError(ValueError):
+    pass
+
+
+def _matches(selector: str, code: str) -> bool:
+    return selector == "ALL" or code.startswith(selector)
+
+
+def validate(selectors: Iterable[str], rules: Sequence[type[Rule]], origin: str) -> list[str]:
+    """Upper-case the selectors and refuse any that names no rule."""
+    normalised = []
+    for raw in selectors:
+        selector = raw.strip().upper()
+        if not selector:
+            continue
+        if not any(_matches(selector, rule.code) for rule in rules):
+            raise SelectionError(f"Unknown rule selector `{raw.strip()}` in {origin}")
+        normalised.append(selector)
+    return normalised
+
+
+def resolve(
+    rules: Sequence[type[Rule]],
+    select: Sequence[str],
+    extend_select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+) -> list[type[Rule]]:
+    enabled = []
+    enabling = [*select, *extend_select]
+    for rule in rules:
+        best_on = max((len(s) if s != "ALL" else 0 for s in enabling if _matches(s, rule.code)), default=-1)
+        best_off = max((len(s) if s != "ALL" else 0 for s in ignore if _matches(s, rule.code)), default=-1)
+        if best_on >= 0 and best_on > best_off:
+            enabled.append(rule)
+    return enabled
+
+
+def without(rules: Sequence[type[Rule]], ignored: Sequence[str]) -> list[type[Rule]]:
+    return [rule for rule in rules if not any(_matches(s, rule.code) for s in ignored)]

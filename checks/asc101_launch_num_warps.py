@@ -1,0 +1,278 @@
+import re
+
+import libcst as cst
+
+from ascendlint import edits
+from ascendlint.diagnostics import FixSafety, Severity
+from ascendlint.rule import Invalid, Rule, Valid
+
+_IGNORED = ("num_warps", "num_stages")
+_IN_COMMENT = re.compile(r"\b(num_warps|num_stages)\s*=")
+_COMMENTED_KEYWORD = re.compile(r"[ \t]*\b(?:num_warps|num_stages)\s*=\s*[^,\s)]+[ \t]*,?")
+
+
+class _CommentCollector(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.comments: list[cst.Comment] = []
+
+    def visit_Comment(self, node: cst.Comment) -> None:
+        self.comments.append(node)
+
+
+class LaunchNumWarps(Rule):
+    """Flags `num_warps` / `num_stages` passed to a launch or a `triton.Config`, including commented-out ones.
+
+    Also found in a dict passed as `**kwargs` to a launch or Config. A launch or Config that passes
+    `force_simt_only=True` is left alone.
+    """
+
+    code = "ASC101"
+    name = "launch-num-warps"
+    message = "`{keyword}` has no effect on Ascend's default (SIMD) path"
+    severity = Severity.WARNING
+    fix_safety = FixSafety.SAFE
+    why = """
+        Ascend NPUs have no warps. On the default SIMD compile path triton-ascend accepts `num_warps` and
+        `num_stages`, prints a warning and ignores them (only the SIMT mode, `force_simt_only=True`, reads
+        `num_warps`). Autotune configs that vary them benchmark the same kernel several times, and readers are led
+        to believe they matter.
+    """
+    INVALID = [
+        Invalid(
+            """
+            import triton
+
+            def run(x, n):
+                add_one[(n,)](x, n, BLOCK=256, num_warps=4, num_stages=2)
+            """,
+            count=2,
+            fixed="""
+            import triton
+
+            def run(x, n):
+                add_one[(n,)](x, n, BLOCK=256)
+            """,
+            doc=True,
+        ),
+        Invalid(
+            """
+            import triton
+
+            configs = [triton.Config({"BLOCK": 128}, num_warps=8), triton.Config({"BLOCK": 256})]
+            """,
+            fixed="""
+            import triton
+
+            configs = [triton.Config({"BLOCK": 128}), triton.Config({"BLOCK": 256})]
+            """,
+        ),
+        Invalid(
+            """
+            import triton as tt
+
+            @tt.autotune(configs=[tt.Config({"BLOCK": b}, num_stages=s) for b in (64, 128) for s in (1, 2)], key=["n"])
+            @tt.jit
+            def k(x_ptr, n, BLOCK):
+                pass
+            """,
+            fixed="""
+            import triton as tt
+
+            @tt.autotune(configs=[tt.Config({"BLOCK": b}) for b in (64, 128) for s in (1, 2)], key=["n"])
+            @tt.jit
+            def k(x_ptr, n, BLOCK):
+                pass
+            """,
+        ),
+        Invalid(
+            """
+            import triton
+
+            @triton.jit
+            def k(x_ptr):
+                pass
+
+            def run(x):
+                opts = {"num_warps": 4, "BLOCK": 64}
+                k[(1,)](
+                    x,
+                    **opts,
+                )
+            """,
+            fixed="""
+            import triton
+
+            @triton.jit
+            def k(x_ptr):
+                pass
+
+            def run(x):
+                opts = {"BLOCK": 64}
+                k[(1,)](
+                    x,
+                    **opts,
+                )
+            """,
+        ),
+        Invalid(
+            """
+            from triton import jit
+
+            @jit
+            def k(x_ptr):
+                pass
+
+            def run(x):
+                k[(1,)](
+                    x,
+                    # num_warps=4,
+                )
+            """,
+            fixed="""
+            from triton import jit
+
+            @jit
+            def k(x_ptr):
+                pass
+
+            def run(x):
+                k[(1,)](
+                    x,
+                )
+            """,
+        ),
+        Invalid(
+            """
+            import triton
+
+            def run(x):
+                k[(1,)](x, **dict(num_stages=3))
+            """,
+            fixed="""
+            import triton
+
+            def run(x):
+                k[(1,)](x, **dict())
+            """,
+        ),
+    ]
+    VALID = [
+        Valid(
+            """
+            import triton
+
+            def run(x, n):
+                add_one[(n,)](x, n, BLOCK=256)
+            """,
+            doc=True,
+        ),
+        Valid(
+            """
+            import triton
+
+            def run(x, n):
+                add_one[(n,)](x, n, BLOCK=256, num_warps=4, force_simt_only=True)
+            """
+        ),
+        Valid(
+            """
+            import triton
+
+            cfg = triton.Config({"BLOCK": 64}, num_warps=4, force_simt_only=True)
+            """
+        ),
+        Valid(
+            """
+            import triton
+
+            def run(handlers, name, x):
+                setup(x, num_warps=4)
+            """
+        ),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self._is_launch_or_config(node) or _passes_simt(node):
+            return
+        for index, arg in enumerate(node.args):
+            if arg.keyword is not None and arg.keyword.value in _IGNORED:
+                self._report_argument(arg, node.args, index, arg.keyword.value)
+            elif arg.star == "**":
+                self._check_kwargs_dict(node, arg.value)
+        self._check_comments(node)
+
+    def _is_launch_or_config(self, node: cst.Call) -> bool:
+        """Any ``something[grid](...)`` call counts as a launch: kernels also arrive as parameters or attributes."""
+        if isinstance(node.func, cst.Subscript):
+            return True
+        return self.facts.qualname(node.func) == "triton.Config"
+
+    def _report_argument(self, arg, args, index: int, keyword: str) -> None:
+        self.report(
+            arg,
+            self.message.format(keyword=keyword),
+            fix_message=f"Remove `{keyword}`",
+            edits=lambda loc: [edits.delete_argument(loc, list(args), index)],
+        )
+
+    def _check_kwargs_dict(self, call: cst.Call, value: cst.BaseExpression) -> None:
+        for candidate in self._dict_values(call, value):
+            if isinstance(candidate, cst.Dict):
+                elements = list(candidate.elements)
+                for index, element in enumerate(elements):
+                    key = getattr(element, "key", None)
+                    if isinstance(key, cst.SimpleString) and key.evaluated_value in _IGNORED:
+                        self._report_argument(element, elements, index, key.evaluated_value)
+            elif isinstance(candidate, cst.Call) and isinstance(candidate.func, cst.Name) and candidate.func.value == "dict":
+                for index, arg in enumerate(candidate.args):
+                    if arg.keyword is not None and arg.keyword.value in _IGNORED:
+                        self._report_argument(arg, candidate.args, index, arg.keyword.value)
+
+    def _dict_values(self, call: cst.Call, value: cst.BaseExpression) -> list:
+        if not isinstance(value, cst.Name):
+            return [value]
+        scope = next(
+            (a for a in self.context.index.ancestors(call) if isinstance(a, (cst.FunctionDef, cst.Module))), None
+        )
+        if scope is None:
+            return []
+        found = []
+        nodes = self.context.index.subtree(scope) if isinstance(scope, cst.FunctionDef) else self.context.index.nodes
+        for node in nodes:
+            if isinstance(node, cst.Assign) and any(
+                isinstance(t.target, cst.Name) and t.target.value == value.value for t in node.targets
+            ):
+                found.append(node.value)
+        return found
+
+    def _check_comments(self, call: cst.Call) -> None:
+        collector = _CommentCollector()
+        call.visit(collector)
+        for comment in collector.comments:
+            match = _IN_COMMENT.search(comment.value)
+            if match is None:
+                continue
+            self.report(
+                comment,
+                self.message.format(keyword=match.group(1)) + " (commented out here)",
+                fix_message=f"Remove the commented-out `{match.group(1)}`",
+                edits=lambda loc, c=comment: [_comment_edit(loc, c)],
+            )
+
+
+def _passes_simt(call: cst.Call) -> bool:
+    return any(
+        arg.keyword is not None
+        and arg.keyword.value == "force_simt_only"
+        and isinstance(arg.value, cst.Name)
+        and arg.value.value == "True"
+        for arg in call.args
+    )
+
+
+def _comment_edit(loc, comment: cst.Comment):
+    start, end = loc.offsets(comment)
+    remainder = _COMMENTED_KEYWORD.sub("", comment.value)
+    if remainder.strip() in ("#", ""):
+        return edits.delete_span_or_line(loc, start, end)
+    return edits.Edit(start, end, remainder)

@@ -1,0 +1,192 @@
+import libcst as cst
+
+from ascendlint import edits
+from ascendlint.diagnostics import FixSafety, Severity
+from ascendlint.rule import Invalid, Rule, Valid
+
+
+class ConstexprTo(Rule):
+    """Flags `.to(dtype)` on a `tl.constexpr` value (a constexpr parameter or arithmetic on constexprs).
+
+    An unannotated integer parameter that is not in `do_not_specialize` is flagged as a warning: it breaks only
+    on launches that pass 1.
+    """
+
+    code = "ASC102"
+    name = "constexpr-to"
+    message = "`.to()` on constexpr `{value}`: a constexpr has no `.to`; use `{tl}.cast`"
+    specialised_message = (
+        "`.to()` on parameter `{value}`: Triton turns an argument equal to 1 into a constexpr, which has no `.to`; "
+        "use `{tl}.cast` (or list it in `do_not_specialize`)"
+    )
+    severity = Severity.ERROR
+    fix_safety = FixSafety.SAFE
+    why = """
+        Values known at compile time are `constexpr` objects, not tensors, and have no `.to` method: compilation
+        fails with `AttributeError: 'constexpr' object has no attribute 'to'`. Triton also specialises a plain
+        integer argument equal to 1 into a constexpr, so `.to()` on an unannotated integer parameter compiles for
+        most shapes and fails for the one launch that passes 1. `tl.cast` accepts both tensors and constexprs.
+    """
+    INVALID = [
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(x_ptr, B: tl.constexpr):
+                off = B.to(tl.int64)
+                tl.store(x_ptr, off)
+            """,
+            fixed="""
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(x_ptr, B: tl.constexpr):
+                off = tl.cast(B, tl.int64)
+                tl.store(x_ptr, off)
+            """,
+            doc=True,
+        ),
+        Invalid(
+            """
+            import triton
+            from triton import language as language
+
+            @triton.jit
+            def kernel(x_ptr, BT: language.constexpr, BS: language.constexpr):
+                n = (BT * BS).to(language.int64)
+                tl_n = BT * 2
+                language.store(x_ptr, tl_n.to(language.int32))
+            """,
+            count=2,
+            fixed="""
+            import triton
+            from triton import language as language
+
+            @triton.jit
+            def kernel(x_ptr, BT: language.constexpr, BS: language.constexpr):
+                n = language.cast((BT * BS), language.int64)
+                tl_n = BT * 2
+                language.store(x_ptr, language.cast(tl_n, language.int32))
+            """,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(x_ptr, T):
+                tl.store(x_ptr + tl.arange(0, 16), T.to(tl.int64) * 2)
+            """,
+            fixed="""
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(x_ptr, T):
+                tl.store(x_ptr + tl.arange(0, 16), tl.cast(T, tl.int64) * 2)
+            """,
+        ),
+    ]
+    VALID = [
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(x_ptr, B: tl.constexpr):
+                off = tl.cast(B, tl.int64)
+                tl.store(x_ptr, off)
+            """,
+            doc=True,
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(x_ptr, idx_ptr, B: tl.constexpr):
+                i = tl.load(idx_ptr).to(tl.int64)
+                pid = tl.program_id(0).to(tl.int64)
+                tl.store(x_ptr + i * B + pid, 0)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit(do_not_specialize=["T"])
+            def kernel(x_ptr, T):
+                tl.store(x_ptr, T.to(tl.int64))
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit(do_not_specialize=[1])
+            def kernel(x_ptr, T):
+                tl.store(x_ptr, T.to(tl.int64))
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(x_ptr, n):
+                offs = tl.arange(0, 128)
+                tl.store(x_ptr + offs, offs.to(tl.float32), mask=offs < n)
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            def host(B):
+                return B.to(torch.int64)
+            """
+        ),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "to" and node.args):
+            return
+        kernel = self.facts.enclosing_kernel(node)
+        if kernel is None:
+            return
+        analysis = self.context.analysis(kernel)
+        value = func.value
+        tl = self.facts.local_alias("tl", "tl")
+        shown = self.context.module.code_for_node(value)
+        if analysis.is_constexpr(value):
+            message, severity = self.message, self.severity
+        elif analysis.specializable_param(value) is not None:
+            message, severity = self.specialised_message, Severity.WARNING
+        else:
+            return
+        self.report(
+            node,
+            message.format(value=shown, tl=tl),
+            severity=severity,
+            fix_message=f"Use `{tl}.cast({shown}, ...)`",
+            edits=lambda loc: [edits.replace(loc, node, _as_cast(self.context.module, node, tl))],
+        )
+
+
+def _as_cast(module: cst.Module, call: cst.Call, tl: str) -> str:
+    value = module.code_for_node(call.func.value)
+    arguments = []
+    for arg in call.args:
+        text = module.code_for_node(arg.value)
+        arguments.append(f"{arg.keyword.value}={text}" if arg.keyword is not None else text)
+    return f"{tl}.cast({', '.join([value, *arguments])})"

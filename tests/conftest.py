@@ -1,0 +1,41 @@
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_cli(*args: str, cwd: Path | str | None = None, stdin: str | None = None) -> subprocess.CompletedProcess:
+    """Run the real ``ascendlint`` command in a subprocess."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run(
+        [sys.executable, "-m", "ascendlint", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def cli():
+    return run_cli
+
+
+@pytest.fixture
+def write(tmp_path):
+    """Write a dedented file under tmp_path and return its path."""
+
+    def _write(name: str, code: str, newline: str = "\n") -> Path:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(textwrap.dedent(code).lstrip("\n").replace("\n", newline).encode())
+        return path
+
+    return _write
