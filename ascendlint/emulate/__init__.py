@@ -1,0 +1,52 @@
+"""Run Triton kernels for Ascend on CPU, through triton-ascend's interpreter.
+
+Program instances run concurrently (one thread each) so kernels whose programs wait on each other
+work; several ranks can share one process through a symmetric heap, with stand-ins for
+Triton-distributed's device API. Importing this package does not import triton or torch.
+"""
+
+from __future__ import annotations
+
+from .errors import EmulatorHang
+
+__all__ = ["EmulatorHang", "World", "install_stand_ins", "launch"]
+
+
+def install_stand_ins() -> None:
+    """Prepare the process for emulation; call before importing kernel modules.
+
+    Sets TRITON_INTERPRET=1 (``@triton.jit`` reads it when a kernel is decorated), installs the
+    interpreter changes the emulator relies on and, only where the real modules cannot be
+    imported, stand-ins for ``triton_dist.language``, ``triton_dist.language.extra.libshmem_device``
+    and ``triton.language.extra.cann.extension``, plus a placeholder driver when no device exists
+    (``@triton.autotune`` needs one to import). Idempotent.
+    """
+    from . import executor
+    from .stand_ins import driver, modules
+
+    executor.prepare()
+    driver.install_if_no_device()
+    modules.install_triton_dist()
+    modules.install_cann_extension()
+
+
+def launch(kernel, grid, *args, hazards: bool = False, timeout: float = 60.0, **kwargs) -> None:
+    from .single import launch as single_launch
+
+    single_launch(kernel, grid, *args, hazards=hazards, timeout=timeout, **kwargs)
+
+
+launch.__doc__ = """Run ``kernel`` over ``grid`` on CPU tensors, every program in its own thread.
+
+``grid`` is a tuple or a callable of the bound arguments, as with ``kernel[grid](...)``.
+``hazards=True`` clobbers every ``tl.dot`` lhs after use, as Ascend may. Raises EmulatorHang
+after ``timeout`` seconds, naming the programs still running and their kernel lines.
+"""
+
+
+def __getattr__(name: str):
+    if name == "World":
+        from .world import World
+
+        return World
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,116 @@
+"""Stand-in for ``triton_dist.language.extra.libshmem_device`` on Ascend.
+
+Copies are synchronous (a ``_nbi`` call has completed when it returns), so ``quiet`` and ``fence``
+have nothing left to order. Signal operations accept "set"/"add" or SIGNAL_SET/SIGNAL_ADD, and
+comparisons "eq", "ne", "gt", "ge", "lt", "le" or the CMP_* constants.
+"""
+
+from __future__ import annotations
+
+import operator
+
+from .. import memory
+from . import peers
+
+SIGNAL_SET = 0
+SIGNAL_ADD = 1
+CMP_EQ, CMP_NE, CMP_GT, CMP_GE, CMP_LT, CMP_LE = range(6)
+_COMPARISONS = {
+    "eq": operator.eq, "ne": operator.ne, "gt": operator.gt, "ge": operator.ge, "lt": operator.lt, "le": operator.le,
+}
+_COMPARISON_ORDER = ("eq", "ne", "gt", "ge", "lt", "le")
+
+
+def my_pe(*_args, **_kwargs):
+    return memory.int32_tensor(peers.my_rank())
+
+
+def n_pes(*_args, **_kwargs):
+    return memory.int32_tensor(peers.world_size())
+
+
+def remote_ptr(ptr, pe):
+    return peers.translate_pointer(ptr, pe, "libshmem_device.remote_ptr")
+
+
+def barrier_all(*_args, **_kwargs):
+    peers.barrier_all("libshmem_device.barrier_all")
+    return 0
+
+
+def barrier_all_vec(*_args, **_kwargs):
+    peers.barrier_all("libshmem_device.barrier_all_vec")
+    return 0
+
+
+def quiet(*_args, **_kwargs):
+    return 0
+
+
+def fence(*_args, **_kwargs):
+    return 0
+
+
+def putmem(dest, source, nbytes, pe, *_rest, **_kwargs):
+    """Copy ``nbytes`` from local ``source`` to symmetric ``dest`` on ``pe``."""
+    nbytes = memory.as_int(nbytes)
+    remote = peers.address_on_rank(memory.scalar_address(dest, "putmem"), nbytes, pe, "putmem")
+    memory.copy_bytes(remote, memory.scalar_address(source, "putmem"), nbytes)
+    return 0
+
+
+def getmem(dest, source, nbytes, pe, *_rest, **_kwargs):
+    """Copy ``nbytes`` from symmetric ``source`` on ``pe`` to local ``dest``."""
+    nbytes = memory.as_int(nbytes)
+    remote = peers.address_on_rank(memory.scalar_address(source, "getmem"), nbytes, pe, "getmem")
+    memory.copy_bytes(memory.scalar_address(dest, "getmem"), remote, nbytes)
+    return 0
+
+
+putmem_nbi = putmem
+getmem_nbi = getmem
+
+
+def int_p(dest, value, pe):
+    """Store one int32 ``value`` at symmetric ``dest`` on ``pe``."""
+    remote = peers.address_on_rank(memory.scalar_address(dest, "int_p"), 4, pe, "int_p")
+    memory.view(remote, 1, "int32")[0] = memory.as_int(value)
+    return 0
+
+
+def signal_op(sig_addr, signal, sig_op, pe):
+    dtype = memory.element_dtype(sig_addr)
+    remote = peers.address_on_rank(memory.scalar_address(sig_addr, "signal_op"), dtype.itemsize, pe, "signal_op")
+    peers.write_signal(remote, dtype, memory.as_int(signal), peers.sig_op_name(sig_op))
+    return 0
+
+
+def putmem_signal(dest, source, nbytes, sig_addr, signal, sig_op, pe):
+    """``putmem`` followed by ``signal_op`` on the same peer: the data lands before the signal."""
+    putmem(dest, source, nbytes, pe)
+    return signal_op(sig_addr, signal, sig_op, pe)
+
+
+putmem_signal_nbi = putmem_signal
+
+
+def signal_wait_until(sig_addr, cmp, cmp_val):
+    """Block until the local slot compares true against ``cmp_val``; returns the slot's value."""
+    compare = _comparison(cmp)
+    expected = memory.as_int(cmp_val)
+    address = memory.scalar_address(sig_addr, "signal_wait_until")
+    dtype = memory.element_dtype(sig_addr)
+    description = peers.describe_slots(address, 1, "signal_wait_until") + f" ({cmp}) {expected}"
+    peers.wait_until(address, 1, dtype, lambda values: bool(compare(values[0], expected)), description)
+    return int(memory.view(address, 1, dtype)[0])
+
+
+def _comparison(cmp):
+    cmp = getattr(cmp, "value", cmp)
+    if isinstance(cmp, str) and cmp.lower() in _COMPARISONS:
+        return _COMPARISONS[cmp.lower()]
+    if not isinstance(cmp, str):
+        index = memory.as_int(cmp)
+        if 0 <= index < len(_COMPARISON_ORDER):
+            return _COMPARISONS[_COMPARISON_ORDER[index]]
+    raise ValueError(f"unknown comparison {cmp!r}")

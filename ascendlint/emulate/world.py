@@ -1,0 +1,113 @@
+"""Several ranks in one process: a symmetric heap, address translation between ranks, one launch.
+
+Imported lazily by ``ascendlint.emulate`` (it needs torch).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import numpy as np
+import torch
+
+from . import binding, executor
+from .symmetric_heap import SymmetricHeap
+
+NOT_SYMMETRIC = "does not point into the symmetric heap; allocate the buffer with World.symmetric_zeros/_empty"
+
+
+class World:
+    """``num_ranks`` emulated devices sharing one process, each with a symmetric heap."""
+
+    def __init__(self, num_ranks: int, heap_bytes: int = 64 << 20) -> None:
+        executor.prepare()
+        self.num_ranks = num_ranks
+        self._heap = SymmetricHeap(num_ranks, heap_bytes)
+
+    def symmetric_zeros(self, shape, dtype) -> list:
+        views = self._heap.allocate(shape, dtype)
+        for view in views:
+            view.zero_()
+        return views
+
+    def symmetric_empty(self, shape, dtype) -> list:
+        return self._heap.allocate(shape, dtype)
+
+    def signal_zeros(self, n: int, dtype=torch.int64) -> list:
+        """Zeroed symmetric signal slots, listed in hang reports when non-zero."""
+        views = self._heap.allocate((n,), dtype, is_signal=True)
+        for view in views:
+            view.zero_()
+        return views
+
+    def launch(self, kernel, grid, args_for_rank: Callable[[int], tuple], *, hazards: bool = False,
+               timeout: float = 60.0) -> None:
+        """Run every rank's programs concurrently in one combined launch.
+
+        ``args_for_rank(rank)`` returns ``(args, kwargs)`` for that rank's launch.
+        """
+        executor.prepare()
+        ranks = []
+        for rank in range(self.num_ranks):
+            args, kwargs = _split_args(args_for_rank(rank), rank)
+            ranks.append(executor.RankLaunch(rank, binding.bind(kernel, grid, args, kwargs)))
+        executor.run(ranks, hazards=hazards, timeout=timeout, world=self)
+
+    # --- used by the stand-ins while a launch runs -------------------------------------------------
+
+    def translate(self, addresses: np.ndarray, rank: int, op_name: str) -> np.ndarray:
+        """Addresses in one rank's heap moved to the same offsets in ``rank``'s heap.
+
+        Lanes outside every heap (typically masked off) move with the buffer the other lanes are in.
+        """
+        addresses = np.asarray(addresses, dtype=np.uint64)
+        owners = self._heap.rank_of(addresses)
+        known = np.unique(owners[owners >= 0])
+        if known.size == 0:
+            raise ValueError(f"{op_name}: pointer {int(addresses.reshape(-1)[0]):#x} {NOT_SYMMETRIC}")
+        if (owners < 0).any():
+            if known.size > 1:
+                raise ValueError(f"{op_name}: pointer block mixes ranks and addresses outside the heap")
+            owners = np.where(owners < 0, known[0], owners)
+        bases = self._heap.bases
+        return (addresses - bases[owners] + bases[rank]).astype(np.uint64)
+
+    def translate_range(self, address: int, nbytes: int, rank: int, op_name: str) -> int:
+        """One address moved to ``rank``, checked so ``nbytes`` from it stay inside one buffer."""
+        owner, allocation, inner = self._heap.locate(address)
+        if owner < 0:
+            raise ValueError(f"{op_name}: pointer {address:#x} {NOT_SYMMETRIC}")
+        if allocation is None or inner + nbytes > allocation.nbytes:
+            where = allocation.label() if allocation else "unallocated heap space"
+            raise ValueError(f"{op_name}: {nbytes} bytes at offset {inner} overrun {where}")
+        return address - int(self._heap.bases[owner]) + int(self._heap.bases[rank])
+
+    def describe_address(self, address: int) -> str:
+        owner, allocation, inner = self._heap.locate(address)
+        if owner < 0:
+            return f"non-symmetric address {address:#x}"
+        if allocation is None:
+            return f"unallocated offset {inner} of rank {owner}'s heap"
+        itemsize = max(1, allocation.nbytes // max(1, int(np.prod(allocation.shape))))
+        return f"slot {inner // itemsize} of {allocation.label()} on rank {owner}"
+
+    def signal_report(self) -> list[str]:
+        """Non-zero slots of every signal buffer, per rank."""
+        signals = [a for a in self._heap.allocations if a.is_signal]
+        if not signals:
+            return ["no signal buffers registered (allocate them with World.signal_zeros)"]
+        lines = ["signal buffers (non-zero slots as {slot: value}):"]
+        for allocation in signals:
+            lines.append(f"  {allocation.label()}:")
+            for rank, heap in enumerate(self._heap.heaps):
+                values = heap[allocation.offset:allocation.offset + allocation.nbytes].view(allocation.dtype)
+                values = values.reshape(-1).tolist()
+                nonzero = {slot: value for slot, value in enumerate(values) if value}
+                lines.append(f"    rank {rank}: {nonzero if nonzero else 'all zero'}")
+        return lines
+
+
+def _split_args(value, rank: int) -> tuple[tuple, dict]:
+    if not (isinstance(value, (tuple, list)) and len(value) == 2 and isinstance(value[1], Mapping)):
+        raise TypeError(f"args_for_rank({rank}) must return (args, kwargs), got {value!r}")
+    return tuple(value[0]), dict(value[1])

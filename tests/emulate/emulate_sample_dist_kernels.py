@@ -1,0 +1,77 @@
+"""Tiny multi-rank kernels written against Triton-distributed's device API.
+
+Imported only after ``emulate.install_stand_ins()``.
+"""
+
+import triton
+import triton.language as tl
+import triton_dist.language as dl
+from triton_dist.language.extra import libshmem_device
+
+
+@triton.jit
+def all_gather_kernel(local_ptr, gathered_ptr, M: tl.constexpr, N: tl.constexpr, BLOCK_M: tl.constexpr):
+    """Every rank stores its rows into every peer's gathered buffer, then all meet at a barrier."""
+    rank = dl.rank()
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, N)
+    tile = tl.load(local_ptr + rows[:, None] * N + cols[None, :])
+    for peer in range(dl.num_ranks()):
+        remote = dl.symm_at(gathered_ptr, peer)
+        tl.store(remote + (rank * M + rows[:, None]) * N + cols[None, :], tile)
+    libshmem_device.barrier_all()
+
+
+@triton.jit
+def put_then_count_kernel(src_ptr, inbox_ptr, arrivals_ptr, out_ptr, N: tl.constexpr):
+    """Each rank puts its row into slot ``rank`` of every peer's inbox and bumps the peer's counter.
+
+    After the wait, a rank reads all rows and writes their sum into ``out``.
+    """
+    rank = dl.rank()
+    n_ranks = dl.num_ranks()
+    for peer in range(n_ranks):
+        libshmem_device.putmem(inbox_ptr + rank * N, src_ptr, N * 4, peer)
+        dl.notify(arrivals_ptr, peer, signal=1, sig_op="add")
+    token = dl.wait(arrivals_ptr, 1, "gpu", "acquire", waitValue=n_ranks)
+    inbox = dl.consume_token(inbox_ptr, token)
+    total = tl.zeros((N,), tl.float32)
+    for src in range(n_ranks):
+        total += tl.load(inbox + src * N + tl.arange(0, N))
+    tl.store(out_ptr + tl.arange(0, N), total)
+
+
+@triton.jit
+def ring_wait_kernel(signals_ptr):
+    """Each rank marks slot 1 of its right neighbour, then waits on slot 0 that nobody sets."""
+    right = (dl.rank() + 1) % dl.num_ranks()
+    dl.notify(signals_ptr + 1, right, signal=dl.rank() + 5)
+    dl.wait(signals_ptr, 1, "gpu", "acquire")
+
+
+@triton.jit
+def symm_at_kernel(ptr):
+    remote = dl.symm_at(ptr, 0)
+    tl.store(remote, 1.0)
+
+
+@triton.jit
+def putmem_kernel(dest_ptr, src_ptr, NBYTES: tl.constexpr):
+    libshmem_device.putmem(dest_ptr, src_ptr, NBYTES, 0)
+
+
+@triton.jit
+def shmem_signal_kernel(data_ptr, copy_ptr, signal_ptr, N: tl.constexpr):
+    """Rank 0 pushes data with a signal to rank 1; rank 1 waits on it, then pulls it back with getmem."""
+    if libshmem_device.my_pe() == 0:
+        libshmem_device.putmem_signal(data_ptr, data_ptr, N * 4, signal_ptr, 3, libshmem_device.SIGNAL_SET, 1)
+    else:
+        libshmem_device.signal_wait_until(signal_ptr, libshmem_device.CMP_GE, 3)
+        libshmem_device.getmem(copy_ptr, data_ptr, N * 4, libshmem_device.my_pe())
+
+
+@triton.jit
+def program_shape_kernel(out_ptr):
+    pid = tl.program_id(0)
+    tl.store(out_ptr + 2 * pid, pid + 100 * dl.rank())
+    tl.store(out_ptr + 2 * pid + 1, tl.num_programs(0))
