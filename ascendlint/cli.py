@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from collections import Counter
 from pathlib import Path
 
 import click
 
-from . import __version__, output, selection
+from . import __version__, output, parallel, selection
+from .cache import ResultCache
 from .config import ConfigError, Settings, find_config, load_settings
 from .diagnostics import Diagnostic
 from .discovery import discover
-from .docs import render_index, render_rule
-from .registry import all_rules, rule_by_code_or_name
+from .rule_index import rule_index
 from .runner import FileResult, Linter, Options
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -48,16 +49,22 @@ def main() -> None:
 @click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the result cache.")
+@click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Worker processes; 0 uses all cores when there is enough to lint, 1 lints serially.")
 @click.option("--stdin-filename", help="The file name to report for source read from `-`.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="Use this config file instead of searching for one.")
 @click.option("--quiet", "-q", is_flag=True, help="Print findings only, no summary.")
+@click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` to every line with findings; report nothing else.")
 def check(paths, select, extend_select, ignore, output_format, output_file, fix, unsafe_fixes, diff, show_fixes,
-          statistics, exit_zero, no_cache, stdin_filename, config_path, quiet) -> None:
+          statistics, exit_zero, no_cache, jobs, stdin_filename, config_path, quiet, add_noqa) -> None:
     """Lint PATHS (files or folders; `-` reads standard input). Default: the current folder."""
     paths = list(paths) or [Path(".")]
+    if add_noqa and (fix or diff or paths == [Path("-")]):
+        click.echo("error: --add-noqa cannot be combined with --fix, --diff or standard input", err=True)
+        sys.exit(EXIT_ERROR)
     try:
-        rules = all_rules()
+        rules = rule_index(use_stored=not no_cache)
         start = Path(stdin_filename) if stdin_filename and paths == [Path("-")] else paths[0]
         settings = load_settings(config_path or find_config(start if start.exists() else Path.cwd()), rules)
         enabled = _enabled_rules(rules, settings, select, extend_select, ignore)
@@ -65,7 +72,8 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
 
-    linter = Linter(enabled, settings)
+    cache = None if no_cache or paths == [Path("-")] else ResultCache(settings.root)
+    linter = Linter(enabled, settings, cache=cache)
     options = Options(fix=fix and not diff, unsafe_fixes=unsafe_fixes, diff=diff)
     errors: list[str] = []
     if paths == [Path("-")]:
@@ -79,10 +87,14 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
                 errors.append(message)
             else:
                 click.echo(f"warning: skipped {message}", err=True)
-        results = [linter.process_path(path, options) for path in found.files]
+        results = parallel.lint_paths(linter, found.files, options, jobs)
+        if cache is not None:
+            cache.save()
     errors.extend(f"{r.path}: {r.error}" for r in results if r.error)
     for message in errors:
         click.echo(f"error: Failed to lint {message}", err=True)
+    if add_noqa:
+        sys.exit(EXIT_ERROR if errors else _add_noqa(results))
 
     remaining = [d for r in results for d in r.diagnostics]
     fixed = [d for r in results for d in r.fixed]
@@ -108,11 +120,29 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
     else:
         text = output.get(output_format.lower())(report)
         if quiet and output_format.lower() in output.TEXT_FORMATS:
-            text = "".join(line + "\n" for line in text.splitlines() if _is_finding_line(line, remaining))
+            heads = _finding_heads(remaining)
+            text = "".join(line + "\n" for line in text.splitlines() if _is_finding_line(line, heads))
     _emit(text, output_file, to_stderr=paths == [Path("-")] and options.fix)
     if errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if remaining and not exit_zero else EXIT_CLEAN)
+
+
+def _add_noqa(results: list[FileResult]) -> int:
+    from .add_noqa import add_noqa_to_file
+
+    added = 0
+    for result in results:
+        if not result.diagnostics:
+            continue
+        path = Path(result.path)
+        text = result.text if result.text is not None else path.read_text(encoding="utf-8")
+        outcome = add_noqa_to_file(path, text, result.diagnostics)
+        added += outcome.added
+        for row, reason in outcome.skipped:
+            click.echo(f"warning: {result.path}:{row}: no `# noqa` added: {reason}", err=True)
+    click.echo(f"Added {added} noqa code{'s' if added != 1 else ''}.", err=True)
+    return EXIT_CLEAN
 
 
 def _enabled_rules(rules, settings: Settings, select, extend_select, ignore):
@@ -164,8 +194,17 @@ def _statistics(diagnostics: list[Diagnostic]) -> str:
     return "\n".join(lines) + ("\n" if lines else "")
 
 
-def _is_finding_line(line: str, diagnostics: list[Diagnostic]) -> bool:
-    return any(line.startswith(f"{d.filename}:{d.location.row}:{d.location.column}: {d.code}") for d in diagnostics)
+def _finding_heads(diagnostics: list[Diagnostic]) -> set[str]:
+    return {f"{d.filename}:{d.location.row}:{d.location.column}: {d.code}" for d in diagnostics}
+
+
+_LINE_HEAD = re.compile(r"^(.*?:\d+:\d+: [A-Z]+[0-9]+)\b")
+
+
+def _is_finding_line(line: str, heads: set[str]) -> bool:
+    """A set lookup per line (a scan of every finding per line is quadratic on big reports)."""
+    match = _LINE_HEAD.match(line)
+    return match is not None and match.group(1) in heads
 
 
 def _emit(text: str, output_file: Path | None, to_stderr: bool = False) -> None:
@@ -182,6 +221,9 @@ def _emit(text: str, output_file: Path | None, to_stderr: bool = False) -> None:
 @click.option("--all", "show_all", is_flag=True, help="List every rule.")
 def rule(code: str | None, show_all: bool) -> None:
     """Print the documentation of rule CODE (code or name), or list all rules."""
+    from .docs import render_index, render_rule
+    from .registry import all_rules, rule_by_code_or_name
+
     rules = all_rules()
     if show_all or code is None:
         click.echo(render_index(rules), nl=False)

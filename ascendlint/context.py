@@ -26,6 +26,15 @@ class FileContext:
     locator: Locator
     reports: list["Report"] = field(default_factory=list)
     _analyses: dict[int, "KernelAnalysis"] = field(default_factory=dict)
+    _memo: dict = field(default_factory=dict)
+
+    def memo(self, key, build):
+        """A per-file memo for shared analyses: ``build()`` runs once per key, whichever rule asks first."""
+        try:
+            return self._memo[key]
+        except KeyError:
+            value = self._memo[key] = build()
+            return value
 
     def analysis(self, kernel: Kernel) -> "KernelAnalysis":
         """The shared intra-kernel analysis of ``kernel`` (computed once per file, whichever rule asks first)."""
@@ -33,6 +42,6 @@ class FileContext:
 
         found = self._analyses.get(id(kernel.node))
         if found is None:
-            found = KernelAnalysis(kernel, self.facts, self.index)
+            found = KernelAnalysis.of(kernel, self.facts, self.index)
             self._analyses[id(kernel.node)] = found
         return found

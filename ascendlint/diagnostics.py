@@ -70,3 +70,45 @@ class Diagnostic:
 
     def sort_key(self) -> tuple:
         return (self.filename, self.location.row, self.location.column, self.code, self.message)
+
+
+def diagnostic_to_record(diagnostic: Diagnostic) -> dict:
+    """A plain-JSON form (for the cache: plain data, never pickles, so a cache folder cannot run code)."""
+    fix = diagnostic.fix
+    return {
+        "code": diagnostic.code,
+        "name": diagnostic.name,
+        "severity": diagnostic.severity.value,
+        "message": diagnostic.message,
+        "location": [diagnostic.location.row, diagnostic.location.column],
+        "end_location": [diagnostic.end_location.row, diagnostic.end_location.column],
+        "fix": None if fix is None else {
+            "message": fix.message,
+            "applicability": fix.applicability.value,
+            "edits": [[e.start, e.end, e.content] for e in fix.edits],
+        },
+        "noqa_row": diagnostic.noqa_row,
+        "url": diagnostic.url,
+        "extra": diagnostic.extra,
+    }
+
+
+def diagnostic_from_record(record: dict, filename: str) -> Diagnostic:
+    fix = record["fix"]
+    return Diagnostic(
+        code=record["code"],
+        name=record["name"],
+        severity=Severity(record["severity"]),
+        message=record["message"],
+        filename=filename,
+        location=Location(*record["location"]),
+        end_location=Location(*record["end_location"]),
+        fix=None if fix is None else Fix(
+            message=fix["message"],
+            applicability=Applicability(fix["applicability"]),
+            edits=tuple(Edit(*edit) for edit in fix["edits"]),
+        ),
+        noqa_row=record["noqa_row"],
+        url=record["url"],
+        extra=record.get("extra") or {},
+    )

@@ -7,6 +7,7 @@ other rules still run.
 from __future__ import annotations
 
 import ast
+import functools
 import traceback
 from typing import Iterable, Sequence
 
@@ -17,16 +18,16 @@ from .context import FileContext
 from .diagnostics import Diagnostic, Fix, Location, Severity
 from .kernel_facts import ModuleFacts
 from .locator import Locator
+from .prefilter import could_hold_kernel  # noqa: F401 - part of the engine's interface
 from .rule import Report, Rule
+from .source import parse_module
 from .walk import NodeIndex
 
 SYNTAX_ERROR = "ASC001"
 INTERNAL_ERROR = "ASC002"
+UNUSED_NOQA = "ASC003"
 
 
-def could_hold_kernel(data: bytes | str) -> bool:
-    """A file whose text never mentions triton cannot define or launch a Triton kernel."""
-    return (b"triton" if isinstance(data, bytes) else "triton") in data
 
 
 def lint_text(
@@ -40,7 +41,7 @@ def lint_text(
         return []
     enabled = {rule.code for rule in rules}
     try:
-        module = cst.parse_module(text)
+        module = parse_module(text)
     except cst.ParserSyntaxError as exc:
         if SYNTAX_ERROR not in enabled:
             return []
@@ -80,17 +81,16 @@ def lint_text(
     diagnostics = _resolve(context, crashed)
     if INTERNAL_ERROR in enabled:
         diagnostics.extend(_internal_error(filename, code, exc, rules) for code, exc in crashed.items())
-    return sorted(_unsuppressed(diagnostics, context.locator), key=Diagnostic.sort_key)
+    kept, used = _unsuppressed(diagnostics, context.locator)
+    kept.extend(_unused_noqa(context, rules, used, crashed))
+    return sorted(kept, key=Diagnostic.sort_key)
 
 
 def _walk(context: FileContext, instances: list[Rule], crashed: dict[str, BaseException]) -> None:
     handlers: dict[type, list] = {}
     for instance in instances:
-        for attribute in dir(type(instance)):
-            if attribute.startswith("visit_"):
-                node_type = getattr(cst, attribute[len("visit_") :], None)
-                if node_type is not None:
-                    handlers.setdefault(node_type, []).append(getattr(instance, attribute))
+        for node_type, attribute in _visitors_of(type(instance)):
+            handlers.setdefault(node_type, []).append(getattr(instance, attribute))
     if not handlers:
         return
     get = handlers.get
@@ -106,6 +106,18 @@ def _walk(context: FileContext, instances: list[Rule], crashed: dict[str, BaseEx
                 handler(node)
             except Exception as exc:  # noqa: BLE001
                 crashed[code] = exc
+
+
+@functools.lru_cache(maxsize=None)
+def _visitors_of(rule: type[Rule]) -> tuple[tuple[type, str], ...]:
+    """(node class, method name) of a rule's ``visit_<NodeClass>`` methods, looked up once per rule class."""
+    found = []
+    for attribute in dir(rule):
+        if attribute.startswith("visit_"):
+            node_type = getattr(cst, attribute[len("visit_") :], None)
+            if node_type is not None:
+                found.append((node_type, attribute))
+    return tuple(found)
 
 
 def _resolve(context: FileContext, crashed: dict[str, BaseException]) -> list[Diagnostic]:
@@ -149,13 +161,30 @@ def _diagnostic(context: FileContext, report: Report) -> Diagnostic:
     )
 
 
-def _unsuppressed(diagnostics: Iterable[Diagnostic], locator: Locator) -> list[Diagnostic]:
-    kept = []
+def _unsuppressed(diagnostics: Iterable[Diagnostic], locator: Locator) -> tuple[list[Diagnostic], set[tuple[int, str]]]:
+    """The findings no ``# noqa`` suppresses, and the (row, listed code) pairs that suppressed one."""
+    kept, used = [], set()
     for diagnostic in diagnostics:
         line = locator.line_text(diagnostic.noqa_row) if diagnostic.noqa_row else ""
-        if not noqa.is_suppressed(diagnostic.code, line):
+        listed = noqa.suppressing_code(diagnostic.code, line)
+        if listed is None:
             kept.append(diagnostic)
-    return kept
+        else:
+            used.add((diagnostic.noqa_row, listed))
+    return kept, used
+
+
+def _unused_noqa(context: FileContext, rules, used, crashed: dict[str, BaseException]) -> list[Diagnostic]:
+    """ASC003 runs after suppression: it needs to know which ``# noqa`` codes suppressed something."""
+    rule = _rule_named(rules, UNUSED_NOQA)
+    if rule is None:
+        return []
+    try:
+        found = rule.unused_directives(context.text, context.filename, used, [r.code for r in rules], crashed)
+    except Exception as exc:  # noqa: BLE001
+        crash = _internal_error(context.filename, UNUSED_NOQA, exc, rules)
+        return [crash] if _rule_named(rules, INTERNAL_ERROR) else []
+    return [d for d in found if not noqa.is_suppressed(d.code, context.locator.line_text(d.noqa_row))]
 
 
 def _precise_syntax_error(text: str, exc: cst.ParserSyntaxError) -> tuple[str, int, int]:

@@ -9,9 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-import libcst as cst
-
 from .diagnostics import Applicability, Diagnostic, Edit
+from .source import parse_module
 
 MAX_ROUNDS = 20
 
@@ -60,7 +59,7 @@ def select_non_overlapping(diagnostics: Sequence[Diagnostic], unsafe: bool) -> l
 
 def parses(text: str) -> bool:
     try:
-        cst.parse_module(text)
+        parse_module(text)
     except Exception:  # noqa: BLE001 - any parser failure means "does not parse"
         return False
     return True

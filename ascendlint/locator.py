@@ -1,51 +1,74 @@
 """Source positions of nodes, computed only when a file has something to report.
 
-libcst's position metadata costs a full code-generation pass, several times a walk; most files have no finding,
-so positions are resolved lazily, once per file, the first time a rule's finding or fix needs them.
+Positions come from one code-generation pass that counts characters (libcst prints a parsed module back to exactly
+its source). That is the work libcst's ``PositionProvider`` does, minus its metadata visitor pass and its per-token
+line splitting, so it costs about half as much; most files have no finding and pay nothing.
 """
 
 from __future__ import annotations
 
 import bisect
+import re
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst._nodes.internal import CodegenState
 
 from .diagnostics import Location
+
+_NEWLINE = re.compile(r"\r\n?|\n")
 
 
 class Locator:
     def __init__(self, module: cst.Module, text: str) -> None:
         self.module = module
         self.text = text
-        self._positions = None
+        self._ranges: dict[int, tuple[int, int]] | None = None
         self._line_starts: list[int] | None = None
 
     @property
     def line_starts(self) -> list[int]:
+        """Offsets where lines begin; ``\\r\\n``, ``\\r`` and ``\\n`` all end a line, as in Python's tokenizer."""
         if self._line_starts is None:
-            starts = [0]
             text = self.text
-            index = text.find("\n")
-            while index != -1:
-                starts.append(index + 1)
-                index = text.find("\n", index + 1)
-            self._line_starts = starts
+            if "\r" in text:
+                self._line_starts = [0, *(match.end() for match in _NEWLINE.finditer(text))]
+            else:
+                starts = [0]
+                index = text.find("\n")
+                while index != -1:
+                    starts.append(index + 1)
+                    index = text.find("\n", index + 1)
+                self._line_starts = starts
         return self._line_starts
 
-    def _ranges(self):
-        if self._positions is None:
-            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-            self._positions = wrapper.resolve(PositionProvider)
-        return self._positions
+    def _offset_ranges(self) -> dict[int, tuple[int, int]]:
+        if self._ranges is None:
+            state = _OffsetRecordingState(self.module.default_indent, self.module.default_newline)
+            self.module._codegen(state)
+            if state.offset == len(self.text):
+                self._ranges = state.ranges
+            else:  # never seen: the module does not print back to the text; take libcst's own positions
+                self._ranges = self._ranges_from_libcst()
+        return self._ranges
+
+    def _ranges_from_libcst(self) -> dict[int, tuple[int, int]]:
+        from libcst.metadata import MetadataWrapper, PositionProvider
+
+        positions = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
+        starts = self.line_starts
+        return {
+            id(node): (starts[r.start.line - 1] + r.start.column, starts[r.end.line - 1] + r.end.column)
+            for node, r in positions.items()
+        }
+
+    def offsets(self, node: cst.CSTNode) -> tuple[int, int]:
+        """Character offsets of the node's first and one-past-last character (syntactic extent, as libcst's)."""
+        return self._offset_ranges()[id(node)]
 
     def span(self, node: cst.CSTNode) -> tuple[Location, Location]:
         """1-based (row, column) of the node's first and one-past-last character."""
-        code_range = self._ranges()[node]
-        return (
-            Location(code_range.start.line, code_range.start.column + 1),
-            Location(code_range.end.line, code_range.end.column + 1),
-        )
+        start, end = self.offsets(node)
+        return self.location_of(start), self.location_of(end)
 
     def offset(self, location: Location) -> int:
         return self.line_starts[location.row - 1] + location.column - 1
@@ -53,10 +76,6 @@ class Locator:
     def location_of(self, offset: int) -> Location:
         row = bisect.bisect_right(self.line_starts, offset)
         return Location(row, offset - self.line_starts[row - 1] + 1)
-
-    def offsets(self, node: cst.CSTNode) -> tuple[int, int]:
-        start, end = self.span(node)
-        return self.offset(start), self.offset(end)
 
     def line_text(self, row: int) -> str:
         starts = self.line_starts
@@ -67,3 +86,56 @@ class Locator:
     @property
     def newline(self) -> str:
         return self.module.default_newline
+
+
+class _OffsetRecordingState(CodegenState):
+    """A codegen state that records every node's character range instead of (line, column) pairs."""
+
+    def __init__(self, default_indent: str, default_newline: str) -> None:
+        super().__init__(default_indent=default_indent, default_newline=default_newline)
+        self.offset = 0
+        self.ranges: dict[int, tuple[int, int]] = {}
+        self.starts: list[int] = []
+
+    def add_indent_tokens(self) -> None:
+        self.tokens.extend(self.indent_tokens)
+        for token in self.indent_tokens:
+            self.offset += len(token)
+
+    def add_token(self, value: str) -> None:
+        self.tokens.append(value)
+        self.offset += len(value)
+
+    def pop_trailing_newline(self) -> None:
+        if self.tokens:
+            self.offset -= len(self.tokens.pop())
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        self.starts.append(self.offset)
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        start = self.starts.pop()
+        self.ranges.setdefault(id(node), (start, self.offset))  # a syntactic range recorded inside wins
+
+    def record_syntactic_position(self, node, *, start_node=None, end_node=None) -> "_SyntacticRange":
+        return _SyntacticRange(self, node, start_node, end_node)
+
+
+class _SyntacticRange:
+    """``with state.record_syntactic_position(...)``: a plain context manager (cheaper than a generator one)."""
+
+    __slots__ = ("state", "node", "start_node", "end_node", "start")
+
+    def __init__(self, state: _OffsetRecordingState, node, start_node, end_node) -> None:
+        self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
+
+    def __enter__(self) -> None:
+        self.start = self.state.offset
+
+    def __exit__(self, *exc_info) -> None:
+        if exc_info[0] is not None:
+            return
+        ranges = self.state.ranges
+        start = ranges[id(self.start_node)][0] if self.start_node is not None else self.start
+        end = ranges[id(self.end_node)][1] if self.end_node is not None else self.state.offset
+        ranges[id(self.node)] = (start, end)

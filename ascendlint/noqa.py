@@ -1,11 +1,27 @@
-"""Suppression comments: ``# noqa``, ``# noqa: ASC101, ASC2`` on the reported line, ``# ascendlint: skip-file``."""
+"""Suppression comments: ``# noqa``, ``# noqa: ASC101, ASC2`` on the reported line, ``# ascendlint: skip-file``.
+
+A code is letters followed by digits (``ASC101``, ``E501``) or the bare ``ASC`` prefix; text after the codes is
+free-form (``# noqa: ASC301 - the hazard under test``). ``# noqa:`` followed by no code is a bare ``# noqa``.
+This module also finds the directives a run did not need (ASC003) and rewrites directives (ASC003's fix and
+``--add-noqa``); it only ever touches real comment tokens, never text inside strings.
+"""
 
 from __future__ import annotations
 
+import bisect
+import io
 import re
+import tokenize
+from dataclasses import dataclass
+from typing import Callable, Iterable
 
-_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]*(?:[\s,]+[A-Z]+[0-9]*)*))?", re.IGNORECASE)
+_CODE = r"(?:[A-Z]+[0-9]+|ASC)\b"
+_NOQA = re.compile(
+    rf"#\s*noqa(?::[\s]?(?P<codes>{_CODE}(?:[\s,]+{_CODE})*))?",
+    re.IGNORECASE,
+)
 _SKIP_FILE = re.compile(r"^[ \t]*#[ \t]*ascendlint:[ \t]*skip-file[ \t]*$", re.MULTILINE)
+OUR_PREFIX = "ASC"
 
 
 def skips_file(text: str) -> bool:
@@ -22,11 +38,165 @@ def noqa_codes(line: str) -> tuple[str, ...] | None:
     codes = match.group("codes")
     if not codes:
         return ()
+    return _split_codes(codes)
+
+
+def _split_codes(codes: str) -> tuple[str, ...]:
     return tuple(c.upper() for c in re.split(r"[\s,]+", codes.strip()) if c)
 
 
-def is_suppressed(code: str, line: str) -> bool:
+def suppressing_code(code: str, line: str) -> str | None:
+    """The listed code that suppresses ``code`` on ``line`` ("" for a bare ``# noqa``), or None."""
     codes = noqa_codes(line)
     if codes is None:
-        return False
-    return not codes or any(code.startswith(c) for c in codes)
+        return None
+    if not codes:
+        return ""
+    return next((c for c in codes if code.startswith(c)), None)
+
+
+def is_suppressed(code: str, line: str) -> bool:
+    return suppressing_code(code, line) is not None
+
+
+# -- directives as comment tokens --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Directive:
+    """A ``# noqa`` inside one comment token. Offsets are character offsets into the whole text."""
+
+    row: int
+    comment_start: int
+    comment_end: int
+    comment: str
+    match_start: int  # where the directive starts within ``comment``
+    match_end: int
+    codes: tuple[str, ...]  # () when no code is listed
+
+    @property
+    def start(self) -> int:
+        return self.comment_start + self.match_start
+
+    @property
+    def end(self) -> int:
+        return self.comment_start + self.match_end
+
+
+@dataclass(frozen=True)
+class LineFacts:
+    """What a rewrite needs to know about a text: comment tokens by row, rows whose end is not plain code."""
+
+    line_starts: list[int]
+    comments: dict[int, tuple[int, int, str]]  # row -> (start offset, end offset, text)
+    unsafe_rows: frozenset[int]  # the line ends inside a string, or continues with a backslash
+
+
+def line_starts(text: str) -> list[int]:
+    starts = [0]
+    index = text.find("\n")
+    while index != -1:
+        starts.append(index + 1)
+        index = text.find("\n", index + 1)
+    return starts
+
+
+def scan(text: str) -> LineFacts:
+    """Tokenize once: comments, and the rows where appending a comment would change the code."""
+    starts = line_starts(text)
+    comments: dict[int, tuple[int, int, str]] = {}
+    unsafe: set[int] = set()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT:
+                row, column = token.start
+                begin = starts[row - 1] + column
+                comments[row] = (begin, begin + len(token.string), token.string)
+            elif token.start[0] != token.end[0] and token.type not in (tokenize.NL, tokenize.NEWLINE):
+                unsafe.update(range(token.start[0], token.end[0]))
+    except (tokenize.TokenError, SyntaxError):
+        return LineFacts(starts, comments, frozenset(range(1, len(starts) + 1)))
+    for row in range(1, len(starts) + 1):
+        end = starts[row] if row < len(starts) else len(text)
+        if text[starts[row - 1] : end].rstrip("\r\n").endswith("\\"):
+            unsafe.add(row)
+    return LineFacts(starts, comments, frozenset(unsafe))
+
+
+def directives(facts: LineFacts) -> list[Directive]:
+    found = []
+    for row, (start, end, comment) in sorted(facts.comments.items()):
+        match = _NOQA.search(comment)
+        if match is None:
+            continue
+        codes = _split_codes(match.group("codes")) if match.group("codes") else ()
+        found.append(Directive(row, start, end, comment, match.start(), match.end(), codes))
+    return found
+
+
+# -- rewriting a directive ---------------------------------------------------------------------------------------
+
+
+def with_codes(directive: Directive, codes: Iterable[str]) -> str:
+    """The comment text with the directive listing ``codes`` instead ("" when no code and no other text is left)."""
+    codes = list(codes)
+    before = directive.comment[: directive.match_start]
+    after = directive.comment[directive.match_end :]
+    if codes:
+        return f"{before}# noqa: {', '.join(codes)}{after}"
+    rest = f"{before.rstrip()} {after.strip()}".strip()
+    if not rest or rest == "#":
+        return ""
+    return rest if rest.startswith("#") else f"# {rest.lstrip('# ')}"
+
+
+# -- unused directives (ASC003) ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UnusedCodes:
+    directive: Directive
+    unused: tuple[str, ...]
+    unknown: tuple[str, ...]  # the subset of ``unused`` that names no known rule
+    kept: tuple[str, ...]  # what the directive lists once the unused codes are removed
+
+
+def may_have_unused(text: str, used: set[tuple[int, str]]) -> bool:
+    """A cheap first pass over the raw text: is any listed ASC code not in ``used``? (No tokenizing.)"""
+    starts = None
+    for match in _NOQA.finditer(text):
+        codes = match.group("codes")
+        if not codes or OUR_PREFIX not in codes.upper():
+            continue
+        if starts is None:
+            starts = line_starts(text)
+        row = bisect.bisect_right(starts, match.start())
+        if any(c.startswith(OUR_PREFIX) and (row, c) not in used for c in _split_codes(codes)):
+            return True
+    return False
+
+
+def unused_codes(
+    facts: LineFacts,
+    used: set[tuple[int, str]],
+    known_codes: Iterable[str],
+    exempt: Callable[[str], bool] = lambda code: False,
+) -> list[UnusedCodes]:
+    """Directives listing ascendlint codes that suppressed nothing on their line.
+
+    ``used`` holds (row, listed code) pairs that suppressed a finding. Codes of other tools and bare ``# noqa``
+    are never reported; ``exempt(code)`` spares codes whose findings could not be known (a crashed rule).
+    """
+    known = tuple(known_codes)
+    result = []
+    for directive in directives(facts):
+        unused = []
+        for code in directive.codes:
+            if not code.startswith(OUR_PREFIX) or (directive.row, code) in used or exempt(code):
+                continue
+            unused.append(code)
+        if unused:
+            unknown = tuple(c for c in unused if not any(k.startswith(c) for k in known))
+            kept = tuple(c for c in directive.codes if c not in unused)
+            result.append(UnusedCodes(directive, tuple(unused), unknown, kept))
+    return result

@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+import copy
 import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence, Union
 
 import pathspec
 
-from . import engine, fixes, selection
+from . import selection
+from .cache import ResultCache, content_key, rules_fingerprint
 from .config import Settings, relative_to_root
 from .diagnostics import Diagnostic
-from .rule import Rule
+from .prefilter import could_hold_kernel
+from .rule_index import RuleInfo, rule_classes
 from .source import SourceDecodeError, SourceText, atomic_write, decode_source
+
+if TYPE_CHECKING:
+    from .rule import Rule
+
+
+RuleLike = Union[type["Rule"], RuleInfo]  # a rule class, or its index entry (classes load when first needed)
 
 
 @dataclass
@@ -37,9 +46,12 @@ class Options:
 class Linter:
     """Settings resolved once per run; lints any number of files."""
 
-    def __init__(self, rules: Sequence[type[Rule]], settings: Settings) -> None:
+    def __init__(self, rules: Sequence[type[Rule]], settings: Settings, cache: ResultCache | None = None) -> None:
         self.rules = list(rules)
         self.settings = settings
+        self.cache = cache
+        self._fingerprints: dict[tuple[str, ...], str] = {}
+        self._loaded: dict[tuple[str, ...], list] = {}
         self._per_file = [
             (pathspec.GitIgnoreSpec.from_lines([glob]), codes) for glob, codes in settings.per_file_ignores.items()
         ]
@@ -52,25 +64,44 @@ class Linter:
                    for c in codes]
         return selection.without(self.rules, [c.upper() for c in ignored]) if ignored else self.rules
 
-    def lint_source(self, text: str, filename: str, rules: Sequence[type[Rule]] | None = None) -> list[Diagnostic]:
-        return engine.lint_text(text, filename, rules or self.rules, self.settings.rule_options)
+    def lint_source(self, text: str, filename: str, rules: Sequence[RuleLike] | None = None) -> list[Diagnostic]:
+        from . import engine
+
+        return engine.lint_text(text, filename, self._classes(rules or self.rules), self.settings.rule_options)
+
+    def _classes(self, rules: Sequence[RuleLike]) -> list[type["Rule"]]:
+        codes = tuple(r.code for r in rules)
+        found = self._loaded.get(codes)
+        if found is None:
+            found = self._loaded[codes] = rule_classes(rules)
+        return found
 
     def process_bytes(self, data: bytes, filename: str, path: Path | None, options: Options) -> tuple[FileResult, bytes | None]:
         """Lint one file's bytes; returns the result and the new bytes when fixes changed the text."""
         result = FileResult(path=filename)
-        if not engine.could_hold_kernel(data):
+        if not could_hold_kernel(data):
             return result, None
         rules = self.rules_for(path)
+        cached = self.cached_result(data, filename, path, options, rules)
+        if cached is not None:
+            return cached, None
         try:
             source = decode_source(data)
         except SourceDecodeError as exc:
+            from . import engine
+
             if any(r.code == engine.SYNTAX_ERROR for r in rules):
-                result.diagnostics = [engine.syntax_error_diagnostic(filename, f"cannot be decoded: {exc}", 1, 1, rules)]
+                result.diagnostics = [
+                    engine.syntax_error_diagnostic(filename, f"cannot be decoded: {exc}", 1, 1, self._classes(rules))
+                ]
             return result, None
         if not (options.fix or options.diff):
             result.diagnostics = self.lint_source(source.text, filename, rules)
             result.text = source.text if result.diagnostics else None
+            self.remember(data, filename, path, options, result, rules)
             return result, None
+        from . import fixes
+
         outcome = fixes.fix_text(source.text, lambda t: self.lint_source(t, filename, rules), options.unsafe_fixes)
         result.diagnostics = outcome.remaining
         result.fixed = outcome.fixed
@@ -82,15 +113,58 @@ class Linter:
             result.diff = unified_diff(source, outcome.text, filename)
         return result, source.encode(outcome.text)
 
+    def without_cache(self) -> "Linter":
+        """The same linter, for work whose caching the caller does itself (worker processes, batch runs)."""
+        twin = copy.copy(self)
+        twin.cache = None
+        return twin
+
+    # -- the result cache (lint-only runs: --fix and --diff always lint the current text) ----------------------
+    def _cache_slot(self, data: bytes, path: Path | None, options: Options, rules) -> tuple | None:
+        if self.cache is None or path is None or options.fix or options.diff:
+            return None
+        codes = tuple(r.code for r in rules)
+        fingerprint = self._fingerprints.get(codes)
+        if fingerprint is None:
+            fingerprint = rules_fingerprint(rules, self.settings.rule_options)
+            self._fingerprints[codes] = fingerprint
+        return fingerprint, content_key(relative_to_root(path, self.settings.root), data)
+
+    def cached_result(
+        self, data: bytes, filename: str, path: Path | None, options: Options, rules: Sequence[type[Rule]] | None = None
+    ) -> FileResult | None:
+        """The stored result for these exact bytes, path, rules and options, or None (no cache, miss, fix mode)."""
+        slot = self._cache_slot(data, path, options, self.rules_for(path) if rules is None else rules)
+        found = self.cache.get(*slot, filename) if slot is not None else None
+        if found is None:
+            return None
+        text = None
+        if found:
+            try:
+                text = decode_source(data).text
+            except SourceDecodeError:
+                return None
+        return FileResult(path=filename, diagnostics=found, text=text)
+
+    def remember(
+        self, data: bytes, filename: str, path: Path | None, options: Options, result: FileResult, rules=None
+    ) -> None:
+        if result.error is None and not result.fixed and not result.diff:
+            slot = self._cache_slot(data, path, options, self.rules_for(path) if rules is None else rules)
+            if slot is not None:
+                self.cache.put(*slot, result.diagnostics)
+
+    # -- files ------------------------------------------------------------------------------------------------
     def process_path(self, path: Path, options: Options) -> FileResult:
+        data, error = read_path(path)
+        if error is not None:
+            return FileResult(path=str(path), error=error)
+        result, new_data = self.process_bytes(data, str(path), path, options)
+        return self.write_back(path, result, new_data, options)
+
+    def write_back(self, path: Path, result: FileResult, new_data: bytes | None, options: Options) -> FileResult:
+        """Write fixed bytes in place (``--fix``); a failed write turns the fixes back into findings."""
         filename = str(path)
-        try:
-            data = path.read_bytes()
-        except IsADirectoryError:
-            return FileResult(path=filename, error="is a directory")
-        except OSError as exc:
-            return FileResult(path=filename, error=exc.strerror or str(exc))
-        result, new_data = self.process_bytes(data, filename, path, options)
         if new_data is not None and options.fix and not options.diff:
             try:
                 atomic_write(filename, new_data)
@@ -99,6 +173,15 @@ class Linter:
                 result.diagnostics.extend(result.fixed)
                 result.fixed = []
         return result
+
+
+def read_path(path: Path) -> tuple[bytes, str | None]:
+    try:
+        return path.read_bytes(), None
+    except IsADirectoryError:
+        return b"", "is a directory"
+    except OSError as exc:
+        return b"", exc.strerror or str(exc)
 
 
 def unified_diff(source: SourceText, new_text: str, filename: str) -> str:

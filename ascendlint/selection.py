@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
-from .rule import Rule
+if TYPE_CHECKING:
+    from .rule import Rule
 
 
 class SelectionError(ValueError):

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import ast
 import codecs
 import io
 import os
+import re
 import tempfile
 import tokenize
 from dataclasses import dataclass
+from itertools import accumulate
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported where used: reading and prefiltering files must not pay for importing libcst
+    import libcst as cst
 
 
 class SourceDecodeError(ValueError):
@@ -65,3 +72,64 @@ def atomic_write(path: str, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+# -- parsing without crashing the process ----------------------------------------------------------------------
+# libcst's native parser recurses on the machine stack: about 1,500 nested brackets, or a few thousand chained
+# lambdas or unary operators, overflow it and kill the whole process (SIGSEGV), where CPython's parser refuses
+# such code with a SyntaxError. Text that could be that deep is shown to CPython's parser first.
+SHALLOW_BRACKETS = 150  # below this bracket depth (strings included) libcst is safe with room to spare
+SHALLOW_CHAINS = 500  # runs of lambdas / unary operators shorter than this are safe too
+_BRACKETS = re.compile(r"[^()\[\]{}]+")
+_BRACKET_STEP = {ord("("): 1, ord("["): 1, ord("{"): 1, ord(")"): -1, ord("]"): -1, ord("}"): -1}
+_LONG_CHAIN = re.compile(r"(?:(?:\blambda\b[^:\n]*:|\bnot\b|\bawait\b|[-+~])\s*){%d,}" % SHALLOW_CHAINS)
+
+
+class NestingTooDeep(ValueError):
+    """The code nests deeper than CPython's parser accepts; libcst would overflow the stack on it."""
+
+
+def parse_module(text: str) -> cst.Module:
+    """``libcst.parse_module`` guarded against native stack overflow and parser panics (both become errors)."""
+    if _could_be_deep(text):
+        problem = _depth_problem(text)
+        if problem is not None:
+            raise NestingTooDeep(problem)
+    import libcst as cst
+
+    try:
+        return cst.parse_module(text)
+    except (Exception, KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # a panic in the native parser is a BaseException (pyo3's PanicException)
+        raise ValueError(f"the parser failed: {type(exc).__name__}: {exc}") from exc
+
+
+def bracket_depth(text: str) -> int:
+    """Deepest bracket nesting, counting brackets inside strings and comments too (cheap and conservative)."""
+    brackets = _BRACKETS.sub("", text).encode()
+    return max(accumulate(map(_BRACKET_STEP.__getitem__, brackets)), default=0)
+
+
+def _could_be_deep(text: str) -> bool:
+    return (
+        bracket_depth(text) > SHALLOW_BRACKETS
+        or text.count("lambda") >= SHALLOW_CHAINS
+        or _LONG_CHAIN.search(text) is not None
+    )
+
+
+def _depth_problem(text: str) -> str | None:
+    """CPython's verdict on nesting only; other syntax errors (newer syntax, typos) are left to libcst."""
+    try:
+        compile(text, "<nesting>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        if "too many nested" in str(exc.msg) or "too complex" in str(exc.msg):
+            return f"{exc.msg} (line {exc.lineno})"
+        # CPython stopped at another error first: decide on the (conservative) bracket depth alone.
+        return "brackets nest too deeply to parse safely" if bracket_depth(text) > 4 * SHALLOW_BRACKETS else None
+    except (MemoryError, RecursionError):
+        return "the code nests too deeply (CPython's parser refuses it too)"
+    except ValueError:  # e.g. NUL characters: libcst reports those itself
+        return None
+    return None

@@ -43,46 +43,59 @@ def _child_fields(cls: type) -> tuple[str, ...]:
     return names
 
 
+_SCOPE_TYPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.For, cst.While, cst.If})
+_IS_NODE: dict[type, bool] = {}  # type -> is a CSTNode subclass (isinstance on the CSTNode ABC is slow)
+
+
+def _is_node_type(cls: type) -> bool:
+    found = _IS_NODE.get(cls)
+    if found is None:
+        found = _IS_NODE[cls] = issubclass(cls, cst.CSTNode)
+    return found
+
+
 class NodeIndex:
     """Every syntactic node of a module in source (pre-)order, with parents and scope extents."""
 
-    __slots__ = ("nodes", "_parent", "_end", "_by_type", "_position")
+    __slots__ = ("nodes", "_parent", "_end", "_by_type", "_position", "_present_types")
 
     def __init__(self, module: cst.Module) -> None:
         nodes: list[cst.CSTNode] = []
         parent: dict[int, cst.CSTNode] = {}
         end: dict[int, int] = {}
         stack: list = [module]
-        append = nodes.append
-        CSTNode = cst.CSTNode
-        scope_types = (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.For, cst.While, cst.If)
+        append, pop, push = nodes.append, stack.pop, stack.append
+        fields_of, is_node, is_node_cache = _FIELD_CACHE.get, _is_node_type, _IS_NODE.get
+        scope_types = _SCOPE_TYPES
         while stack:
-            node = stack.pop()
-            if type(node) is int:  # end marker: the subtree that started at this index is complete
+            node = pop()
+            node_type = type(node)
+            if node_type is int:  # end marker: the subtree that started at this index is complete
                 end[id(nodes[node])] = len(nodes)
                 continue
-            index = len(nodes)
+            if node_type in scope_types:
+                push(len(nodes))
             append(node)
-            if isinstance(node, scope_types):
-                stack.append(index)
-            children: list = []
-            for name in _child_fields(type(node)):
+            fields = fields_of(node_type) or _child_fields(node_type)
+            # Children are pushed last-first so that they pop in source order.
+            for name in reversed(fields):
                 value = getattr(node, name)
-                if isinstance(value, CSTNode):
-                    children.append(value)
-                elif type(value) in (tuple, list):
-                    for item in value:
-                        if isinstance(item, CSTNode):
-                            children.append(item)
-            for child in children:
-                parent[id(child)] = node
-            children.reverse()
-            stack.extend(children)
+                value_type = type(value)
+                if value_type is tuple or value_type is list:
+                    for item in reversed(value):
+                        item_type = type(item)
+                        if is_node_cache(item_type) or is_node(item_type):
+                            parent[id(item)] = node
+                            push(item)
+                elif value is not None and (is_node_cache(value_type) or is_node(value_type)):
+                    parent[id(value)] = node
+                    push(value)
         self.nodes = nodes
         self._parent = parent
         self._end = end
         self._by_type: dict[type, list] = {}
         self._position: dict[int, int] = {}
+        self._present_types: set[type] | None = None
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self._parent.get(id(node))
@@ -98,7 +111,10 @@ class NodeIndex:
         key = types if len(types) > 1 else types[0]
         found = self._by_type.get(key)
         if found is None:
-            found = [n for n in self.nodes if isinstance(n, types)]
+            if self._present_types is None:
+                self._present_types = set(map(type, self.nodes))
+            matching = {cls for cls in self._present_types if issubclass(cls, types)}
+            found = [n for n in self.nodes if type(n) in matching] if matching else []
             self._by_type[key] = found
         return found
 

@@ -48,9 +48,15 @@ def get(name: str) -> Formatter:
     return _FORMATS[name]
 
 
+_builtin_loaded = False
+
+
 def _load_builtin() -> None:
-    if _FORMATS:
+    """Import the built-in formats once (importing one format module directly must not hide the others)."""
+    global _builtin_loaded
+    if _builtin_loaded:
         return
+    _builtin_loaded = True
     from . import json_format, text  # noqa: F401  (importing registers the formats)
     for optional in ("sarif", "rdjson", "github", "junit", "grouped"):
         try:

@@ -64,12 +64,26 @@ def test_fix_removes_findings_then_file_lints_clean(cli, write):
 
 
 def test_fix_reports_remaining_findings_and_exits_1(cli, write):
+    unfixable = """
+    @triton.jit
+    def blocked(x_ptr, T, BT: tl.constexpr):
+        i_t = tl.program_id(0).to(tl.int64)
+        p = tl.make_block_ptr(x_ptr, (T,), (1,), (i_t * BT,), (BT,), (0,))
+        tl.store(p, tl.zeros((BT,), dtype=tl.float32), boundary_check=(0,))
+    """
+    path = write("k.py", LAUNCH + unfixable)
+    result = cli("check", str(path), "--fix", "--format", "concise")
+    assert result.returncode == 1
+    assert "Fixed 2 (1 remaining)" in result.stdout
+    assert "ASC103" in result.stdout and "num_warps" not in path.read_text()
+
+
+def test_fix_applies_only_selected_rules(cli, write):
     path = write("k.py", LAUNCH + CONSTEXPR_TO.replace("kernel", "other"))
     result = cli("check", str(path), "--fix", "--select", "ASC101")
-    assert "Fixed 2 (0 remaining)" in result.stdout
-    both = write("both.py", LAUNCH)
-    result = cli("check", str(both), "--fix", "--ignore", "ASC101")
     assert result.returncode == 0
+    assert "Fixed 2 (0 remaining)" in result.stdout
+    assert "B.to(tl.int64)" in path.read_text()
 
 
 def test_fix_keeps_crlf_bom_and_file_mode(cli, tmp_path):

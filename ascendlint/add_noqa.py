@@ -1,0 +1,110 @@
+"""``--add-noqa``: suppress every current finding with a ``# noqa: CODE`` on the line it is reported on.
+
+Used once when adopting ascendlint on existing code, so that only new findings fail the build. Codes merge into an
+existing ``# noqa: ...``; any other comment on the line is kept. A line whose end is inside a string or continues
+with a backslash cannot take a comment there and is left as it is (reported as skipped).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from . import noqa
+from .diagnostics import Diagnostic, Edit
+from .fixes import apply_edits, parses
+from .source import SourceDecodeError, atomic_write, decode_source
+
+# Findings a line comment cannot or should not hide: a file that does not parse, a crashed rule (use
+# per-file-ignores), and a stale suppression (adding another one would be absurd).
+NOT_SUPPRESSIBLE = frozenset({"ASC001", "ASC002", "ASC003"})
+
+
+@dataclass
+class NoqaOutcome:
+    text: str
+    added: int = 0  # number of codes written
+    skipped: list[tuple[int, str]] = field(default_factory=list)  # (row, reason)
+
+
+def add_noqa_to_text(text: str, diagnostics: Iterable[Diagnostic]) -> NoqaOutcome:
+    """The text with ``# noqa`` codes added for ``diagnostics`` (which must come from linting this very text)."""
+    wanted: dict[int, list[str]] = {}
+    for diagnostic in diagnostics:
+        if diagnostic.code in NOT_SUPPRESSIBLE or not diagnostic.noqa_row:
+            continue
+        codes = wanted.setdefault(diagnostic.noqa_row, [])
+        if diagnostic.code not in codes:
+            codes.append(diagnostic.code)
+    outcome = NoqaOutcome(text)
+    if not wanted:
+        return outcome
+    facts = noqa.scan(text)
+    by_row = {d.row: d for d in noqa.directives(facts)}
+    edits = []
+    for row, codes in sorted(wanted.items()):
+        reason = _cannot_comment(text, facts, row)
+        if reason:
+            outcome.skipped.append((row, reason))
+            continue
+        edit, added = _edit_for_row(text, facts, by_row.get(row), row, sorted(codes))
+        if edit is not None:
+            edits.append(edit)
+            outcome.added += added
+    updated = apply_edits(text, edits)
+    if updated != text and not parses(updated):  # never write a file that no longer parses
+        outcome.skipped.extend((row, "the result would not parse") for row in sorted(wanted))
+        outcome.added = 0
+        return outcome
+    outcome.text = updated
+    return outcome
+
+
+def _cannot_comment(text: str, facts: noqa.LineFacts, row: int) -> str | None:
+    if row > len(facts.line_starts):
+        return "no such line"
+    if row in facts.unsafe_rows:
+        return "the line ends inside a string or continues with a backslash"
+    if row == 1 and text.startswith("#!"):
+        return "the first line is a shebang"
+    return None
+
+
+def _line_end(text: str, facts: noqa.LineFacts, row: int) -> int:
+    """Offset just past the line's last character, before its line break."""
+    end = facts.line_starts[row] - 1 if row < len(facts.line_starts) else len(text)
+    if end > 0 and text[end - 1 : end] == "\r" and row < len(facts.line_starts):
+        end -= 1
+    return end
+
+
+def _edit_for_row(text, facts, directive, row, codes) -> tuple[Edit | None, int]:
+    if directive is not None:
+        if not directive.codes:
+            return None, 0  # a directive without codes already suppresses everything
+        new = [c for c in codes if not any(c.startswith(listed) for listed in directive.codes)]
+        if not new:
+            return None, 0
+        merged = noqa.with_codes(directive, [*directive.codes, *new])
+        return Edit(directive.comment_start, directive.comment_end, merged), len(new)
+    end = _line_end(text, facts, row)
+    content_end = end
+    while content_end > facts.line_starts[row - 1] and text[content_end - 1] in " \t":
+        content_end -= 1
+    return Edit(content_end, end, f"  # noqa: {', '.join(codes)}"), len(codes)
+
+
+def add_noqa_to_file(path: Path, linted_text: str, diagnostics: list[Diagnostic]) -> NoqaOutcome:
+    """Rewrite ``path`` in place, keeping its encoding, BOM and line endings; unchanged if it moved on since."""
+    data = path.read_bytes()
+    try:
+        source = decode_source(data)
+    except SourceDecodeError as exc:
+        return NoqaOutcome(linted_text, skipped=[(0, f"cannot be decoded: {exc}")])
+    if source.text != linted_text:
+        return NoqaOutcome(linted_text, skipped=[(0, "the file changed while it was linted")])
+    outcome = add_noqa_to_text(source.text, diagnostics)
+    if outcome.text != source.text:
+        atomic_write(str(path), source.encode(outcome.text))
+    return outcome

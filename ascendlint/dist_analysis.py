@@ -1,0 +1,414 @@
+"""Facts about Triton-distributed kernels that the ASC4xx rules share.
+
+Built once per kernel, on the first request of any ASC4xx rule: which distributed calls the kernel makes and
+where values come from: the program id, a kernel argument (a symmetric pointer), or a pointer mapped to a peer by
+``dl.symm_at`` / ``remote_ptr``. Values are followed through the definitions that reach each read (the shared
+kernel analysis), so a name reused in two branches keeps the two meanings apart. Loop iterables count as sources
+of their loop variables: ``for pe in range(pid, n, step)`` makes ``pe`` depend on the program id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from .analysis import KernelAnalysis
+from .context import FileContext
+from .kernel_facts import Kernel, ModuleFacts
+from .reaching import Definition
+from .walk import NodeIndex
+
+WAIT = "dl.wait"
+NOTIFY = "dl.notify"
+CONSUME_TOKEN = "dl.consume_token"
+MAPPING_CALLS = frozenset({"dl.symm_at", "shmem.remote_ptr"})
+PUT_CALLS = frozenset({"shmem.putmem", "shmem.putmem_nbi", "shmem.putmem_signal", "shmem.putmem_signal_nbi"})
+GET_CALLS = frozenset({"shmem.getmem", "shmem.getmem_nbi"})
+UDMA_CALLS = PUT_CALLS | GET_CALLS
+BARRIERS = frozenset({"shmem.barrier_all", "shmem.barrier_all_vec"})
+FENCE = "shmem.fence"
+SYNCHRONOUS_PUT = "shmem.putmem"
+PROGRAM_ID = "tl.program_id"
+RANK_COUNTS = frozenset({"dl.num_ranks", "shmem.n_pes"})
+# Calls that block until other programs (or ranks) have done something.
+PROGRAM_WAITS = frozenset({WAIT, "shmem.signal_wait_until"}) | BARRIERS
+# Calls that synchronise per iteration: a transfer in such a loop is a pipeline step, not a per-tile copy.
+PIPELINE_SYNC = PROGRAM_WAITS | {NOTIFY, "shmem.signal_op"}
+_LOOPS = (cst.For, cst.While)
+_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.For, cst.While, cst.If)  # NodeIndex.subtree works
+_RANGES = frozenset({"local.range", "tl.range", "tl.static_range"})
+
+# Positions and keyword spellings of the pointer, size and pe arguments of the UDMA calls.
+_UDMA_PE_POSITION = {"shmem.putmem_signal": 6, "shmem.putmem_signal_nbi": 6}
+_UDMA_KEYWORDS = {
+    "dest": ("dest", "dst", "dest_ptr"),
+    "source": ("source", "src", "source_ptr"),
+    "bytes": ("bytes", "nbytes", "size"),
+    "pe": ("pe",),
+}
+
+
+def call_argument(call: cst.Call, position: int, *keywords: str) -> cst.BaseExpression | None:
+    """The argument passed at ``position`` or under any of ``keywords``."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in keywords:
+            return arg.value
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    return positional[position].value if position < len(positional) else None
+
+
+def udma_argument(call: cst.Call, qualname: str, role: str) -> cst.BaseExpression | None:
+    """``dest``, ``source``, ``bytes`` or ``pe`` of a putmem/getmem-family call."""
+    position = {"dest": 0, "source": 1, "bytes": 2, "pe": _UDMA_PE_POSITION.get(qualname, 3)}[role]
+    return call_argument(call, position, *_UDMA_KEYWORDS[role])
+
+
+def udma_remote_operand(call: cst.Call, qualname: str) -> cst.BaseExpression | None:
+    """The operand that names the peer's memory: putmem's ``dest``, getmem's ``source``."""
+    return udma_argument(call, qualname, "dest" if qualname in PUT_CALLS else "source")
+
+
+def is_integer(expr: cst.BaseExpression | None, value: int) -> bool:
+    return isinstance(expr, cst.Integer) and expr.evaluated_value == value
+
+
+def signal_is_zero_set(call: cst.Call) -> bool:
+    """``dl.notify(slot, rank, 0)`` with the default ``sig_op="set"``: a credit return."""
+    signal = call_argument(call, 2, "signal")
+    sig_op = call_argument(call, 3, "sig_op")
+    plain_set = sig_op is None or (isinstance(sig_op, cst.SimpleString) and sig_op.evaluated_value == "set")
+    return is_integer(signal, 0) and plain_set
+
+
+class DistAnalysis:
+    """Distributed calls, value sources and pointer provenance of one kernel."""
+
+    def __init__(self, kernel: Kernel, facts: ModuleFacts, index: NodeIndex, values: KernelAnalysis) -> None:
+        self.kernel = kernel
+        self.facts = facts
+        self.index = index
+        self.values = values
+        self.nodes = index.subtree(kernel.node)
+        self.calls: dict[str, list[cst.Call]] = {}
+        self.qualnames: dict[int, str] = {}
+        self._below: dict[int, list[cst.CSTNode]] = {}
+        self._reads: dict[int, list[cst.Name]] = {}
+        for node in self.nodes:
+            if isinstance(node, cst.Call):
+                name = facts.qualname(node.func) or _local_call_name(node)
+                if name:
+                    self.qualnames[id(node)] = name
+                    self.calls.setdefault(name, []).append(node)
+
+    # -- calls ---------------------------------------------------------------------------------------------------
+    def qualname_of(self, call: cst.Call) -> str | None:
+        return self.qualnames.get(id(call))
+
+    def calls_to(self, *qualnames: str) -> list[cst.Call]:
+        found = [call for name in qualnames for call in self.calls.get(name, ())]
+        return sorted(found, key=self.index.order) if len(qualnames) > 1 else found
+
+    def is_range(self, expr: cst.BaseExpression) -> bool:
+        """``range(...)``, ``tl.range(...)`` or ``tl.static_range(...)``."""
+        return isinstance(expr, cst.Call) and self.qualnames.get(id(expr)) in _RANGES
+
+    def has_call(self, *qualnames: str) -> bool:
+        return any(name in self.calls for name in qualnames)
+
+    def below(self, node: cst.CSTNode) -> list[cst.CSTNode]:
+        """The nodes under ``node`` in source order (computed once per node)."""
+        found = self._below.get(id(node))
+        if found is None:
+            if isinstance(node, _SCOPES):
+                found = self.index.subtree(node)[1:]
+            else:
+                found = list(self.index.descendants(node))
+            self._below[id(node)] = found
+        return found
+
+    def calls_in(self, node: cst.CSTNode, qualnames: frozenset | set) -> Iterator[cst.Call]:
+        """Calls below ``node`` (a loop, ``if`` or statement) whose qualified name is one of ``qualnames``."""
+        qualname = self.qualnames.get
+        for child in self.below(node):
+            if type(child) is cst.Call and qualname(id(child)) in qualnames:
+                yield child
+
+    def reads_in(self, expr: cst.BaseExpression) -> list[cst.Name]:
+        """Name nodes of ``expr`` that read a variable (not attribute names or keywords)."""
+        found = self._reads.get(id(expr))
+        if found is None:
+            found = [n for n in (expr, *self.below(expr)) if isinstance(n, cst.Name) and _is_read(self.index, n)]
+            self._reads[id(expr)] = found
+        return found
+
+    # -- value sources ---------------------------------------------------------------------------------------------
+    def definitions_reaching(self, expr: cst.BaseExpression) -> list[Definition]:
+        """Every definition whose value can flow into ``expr``, transitively (loop iterables included)."""
+        pending = list(self.reads_in(expr))
+        seen: set[int] = set()
+        found: list[Definition] = []
+        while pending:
+            read = pending.pop()
+            for definition in self.values.definitions(read):
+                if id(definition) in seen:
+                    continue
+                seen.add(id(definition))
+                found.append(definition)
+                if definition.value is not None:
+                    pending.extend(self.reads_in(definition.value))
+                if definition.kind == "augmented":
+                    pending.append(definition.statement.target)
+        return found
+
+    def names_feeding(self, expr: cst.BaseExpression) -> set[str]:
+        """The names read in ``expr`` and the names of every definition that flows into it."""
+        names = {read.value for read in self.reads_in(expr)}
+        names.update(d.name for d in self.definitions_reaching(expr))
+        return names
+
+    def depends_on(self, expr: cst.BaseExpression, names: set[str]) -> bool:
+        return bool(self.names_feeding(expr) & names)
+
+    def _expressions_reaching(self, expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+        yield expr
+        for definition in self.definitions_reaching(expr):
+            if definition.value is not None:
+                yield definition.value
+
+    def derives_from_call(self, expr: cst.BaseExpression, qualnames: frozenset | set) -> bool:
+        for source in self._expressions_reaching(expr):
+            for node in (source, *self.below(source)):
+                if isinstance(node, cst.Call) and self.qualnames.get(id(node)) in qualnames:
+                    return True
+        return False
+
+    def modulo_operands(self, expr: cst.BaseExpression) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+        """(x, n) of every ``x % n`` that reaches ``expr``, e.g. a ring index ``i % buffer_num``."""
+        found = []
+        for source in self._expressions_reaching(expr):
+            for node in (source, *self.below(source)):
+                if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+                    found.append((node.left, node.right))
+        return found
+
+    def depends_on_program_id(self, expr: cst.BaseExpression) -> bool:
+        return self.derives_from_call(expr, {PROGRAM_ID})
+
+    def assigned_values(self, read: cst.Name) -> list[cst.BaseExpression] | None:
+        """The values a name can hold at ``read``: None for an untouched kernel argument.
+
+        ``p += off`` contributes ``p + off``; a loop variable contributes nothing (it is no pointer).
+        """
+        definitions = self.values.definitions(read)
+        if definitions and all(d.kind == "param" for d in definitions):
+            return None
+        values: list[cst.BaseExpression] = []
+        for definition in definitions:
+            if definition.kind == "assign" and definition.value is not None:
+                values.append(definition.value)
+            elif definition.kind == "augmented":
+                statement = definition.statement
+                values.append(cst.BinaryOperation(left=statement.target, operator=cst.Add(), right=statement.value))
+        return values
+
+    def partitioned_by_program(self, node: cst.CSTNode, key: cst.BaseExpression) -> bool:
+        """Different programs run ``node`` for different ``key`` values (a pe, a slot).
+
+        True when ``key`` depends on the program id, when an enclosing loop's iterable does
+        (``for pe in range(pid, n, n_programs)``), or when an enclosing ``if`` on the program id selects single
+        programs (``pid == 0``) or tests a variable of ``key`` (``if pe < pid``). ``if pid < n_producers`` alone only
+        splits roles: every program of the role still runs ``node``.
+        """
+        if self.depends_on_program_id(key):
+            return True
+        for loop in self.enclosing_loops(node):
+            if isinstance(loop, cst.For) and self.depends_on_program_id(loop.iter):
+                return True
+        key_names = self.names_feeding(key) - set(self.kernel.params)  # the key's own variables
+        for guard in self.guards(node):
+            selects = _selects_single_programs(guard.test) or self.names_feeding(guard.test) & key_names
+            if selects and self.depends_on_program_id(guard.test):
+                return True
+        return False
+
+    # -- pointer provenance --------------------------------------------------------------------------------------
+    def is_mapped_pointer(self, expr: cst.BaseExpression) -> bool:
+        """The pointer is a peer's mapped address (from ``dl.symm_at`` / ``remote_ptr``), not a symmetric one."""
+        return self.mapping_call(expr) is not None
+
+    def mapping_call(self, expr: cst.BaseExpression, _seen: frozenset = frozenset()) -> cst.Call | None:
+        """The ``dl.symm_at`` / ``remote_ptr`` call a pointer was mapped by, following offsets and definitions."""
+        if isinstance(expr, cst.Call):
+            name = self.qualnames.get(id(expr))
+            if name in MAPPING_CALLS:
+                return expr
+            if name == CONSUME_TOKEN and expr.args:
+                return self.mapping_call(expr.args[0].value, _seen)
+            return None
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
+            return self.mapping_call(expr.left, _seen) or self.mapping_call(expr.right, _seen)
+        if isinstance(expr, cst.Subscript):
+            return self.mapping_call(expr.value, _seen)
+        if isinstance(expr, cst.Name) and id(expr) not in _seen:
+            seen = _seen | {id(expr)}
+            for value in self.assigned_values(expr) or ():
+                found = self.mapping_call(value, seen)
+                if found is not None:
+                    return found
+        return None
+
+    def symmetric_form(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+        """``expr`` with every mapping undone (``dl.symm_at(p, pe)`` -> ``p``), or None when it cannot be done.
+
+        A name is replaced by its value only when exactly one assignment reaches it.
+        """
+        rewritten = _Unmapper(self).rewrite(expr, frozenset())
+        return None if rewritten is None else _bare(rewritten)
+
+    def pointer_root(self, expr: cst.BaseExpression, _seen: frozenset = frozenset()) -> str | None:
+        """The kernel argument a pointer is offset from (through definitions, mappings and token consumption)."""
+        if isinstance(expr, cst.Call):
+            name = self.qualnames.get(id(expr))
+            if (name in MAPPING_CALLS or name == CONSUME_TOKEN) and expr.args:
+                return self.pointer_root(expr.args[0].value, _seen)
+            return None
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
+            return self.pointer_root(expr.left, _seen) or self.pointer_root(expr.right, _seen)
+        if isinstance(expr, cst.Subscript):
+            return self.pointer_root(expr.value, _seen)
+        if isinstance(expr, cst.Name) and id(expr) not in _seen:
+            values = self.assigned_values(expr)
+            if values is None:
+                return expr.value if expr.value in self.kernel.params else None
+            for value in values:
+                root = self.pointer_root(value, _seen | {id(expr)})
+                if root is not None:
+                    return root
+        return None
+
+    # -- loops and branches --------------------------------------------------------------------------------------
+    def enclosing_loops(self, node: cst.CSTNode) -> list:
+        """``for``/``while`` loops whose body holds ``node``, innermost first (an iterable does not count)."""
+        loops, child = [], node
+        for ancestor in self.index.ancestors(node):
+            if ancestor is self.kernel.node:
+                break
+            if isinstance(ancestor, _LOOPS) and child is ancestor.body:
+                loops.append(ancestor)
+            child = ancestor
+        return loops
+
+    def guards(self, node: cst.CSTNode) -> list[cst.If]:
+        """``if`` statements whose body or ``else`` holds ``node``, innermost first."""
+        found, child = [], node
+        for ancestor in self.index.ancestors(node):
+            if ancestor is self.kernel.node:
+                break
+            if isinstance(ancestor, cst.If) and child is not ancestor.test:
+                found.append(ancestor)
+            child = ancestor
+        return found
+
+
+class _Unmapper:
+    """Rewrites a mapped pointer expression into the symmetric pointer it was mapped from."""
+
+    def __init__(self, dist: DistAnalysis) -> None:
+        self.dist = dist
+
+    def rewrite(self, expr: cst.BaseExpression, seen: frozenset) -> cst.BaseExpression | None:
+        dist = self.dist
+        if not dist.is_mapped_pointer(expr):
+            return expr
+        if isinstance(expr, cst.Call):
+            if dist.qualname_of(expr) in MAPPING_CALLS:
+                return _parenthesised(expr.args[0].value) if expr.args else None
+            inner = self.rewrite(expr.args[0].value, seen)  # consume_token(mapped, token)
+            if inner is None:
+                return None
+            return expr.with_changes(args=[expr.args[0].with_changes(value=_bare(inner)), *expr.args[1:]])
+        if isinstance(expr, cst.BinaryOperation):
+            left, right = self.rewrite(expr.left, seen), self.rewrite(expr.right, seen)
+            if left is None or right is None:
+                return None
+            return expr.with_changes(left=left, right=right)
+        if isinstance(expr, cst.Subscript):
+            value = self.rewrite(expr.value, seen)
+            return None if value is None else expr.with_changes(value=value)
+        if isinstance(expr, cst.Name):
+            values = dist.assigned_values(expr) or []
+            if len(values) != 1 or id(expr) in seen or not isinstance(values[0], cst.Call):
+                return None  # several reaching values or an in-place update: left to the user
+            value = self.rewrite(values[0], seen | {id(expr)})
+            return None if value is None else _parenthesised(value)
+        return None
+
+
+def _parenthesised(expr: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(expr, (cst.BinaryOperation, cst.BooleanOperation, cst.Comparison, cst.IfExp)) and not expr.lpar:
+        return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return expr
+
+
+def _bare(expr: cst.BaseExpression) -> cst.BaseExpression:
+    if getattr(expr, "lpar", None):
+        return expr.with_changes(lpar=[], rpar=[])
+    return expr
+
+
+def _local_call_name(call: cst.Call) -> str | None:
+    """A call of a function by plain name (``helper(...)``), recorded so helpers can be looked up."""
+    return f"local.{call.func.value}" if isinstance(call.func, cst.Name) else None
+
+
+def _selects_single_programs(test: cst.BaseExpression) -> bool:
+    if isinstance(test, cst.Comparison):
+        return any(isinstance(t.operator, cst.Equal) for t in test.comparisons)
+    if isinstance(test, cst.BooleanOperation):
+        return _selects_single_programs(test.left) or _selects_single_programs(test.right)
+    return False
+
+
+def _is_read(index: NodeIndex, name: cst.Name) -> bool:
+    parent = index.parent(name)
+    if isinstance(parent, cst.Attribute) and parent.attr is name:
+        return False
+    return not (isinstance(parent, cst.Arg) and parent.keyword is name)
+
+
+def for_kernel(context: FileContext, kernel: Kernel) -> DistAnalysis:
+    """The shared ``DistAnalysis`` of ``kernel`` in this file (built on first request)."""
+    return context.memo(
+        ("dist", id(kernel.node)),
+        lambda: DistAnalysis(kernel, context.facts, context.index, context.analysis(kernel)),
+    )
+
+
+def distributed_kernels(context: FileContext) -> list[DistAnalysis]:
+    """Analyses of the kernels that call Triton-distributed or libshmem_device functions (others are skipped)."""
+    facts = context.facts
+    if not imports_distributed(facts):
+        return []
+    found = [for_kernel(context, kernel) for kernel in facts.kernels.values()]
+    return [d for d in found if any(n.startswith(("dl.", "shmem.")) for n in d.calls)]
+
+
+def imports_distributed(facts: ModuleFacts) -> bool:
+    """The module imports Triton-distributed or libshmem_device under some name."""
+    return any(full.startswith("triton_dist") or "libshmem_device" in full for full in facts.aliases.values())
+
+
+def kernels_launched_on_one_program(facts: ModuleFacts) -> set[str]:
+    """Kernels that this module launches, always on a grid of one program (`(1,)`, `[1]`, `1`)."""
+    grids: dict[str, list[bool]] = {}
+    for launch in facts.launches:
+        if launch.kernel is not None:
+            grids.setdefault(launch.kernel.name, []).append(_one_program(launch.grid))
+    return {name for name, ones in grids.items() if all(ones)}
+
+
+def _one_program(grid: cst.BaseExpression) -> bool:
+    if isinstance(grid, (cst.Tuple, cst.List)):
+        return all(is_integer(element.value, 1) for element in grid.elements)
+    return is_integer(grid, 1)

@@ -1,0 +1,562 @@
+"""Launch-site analysis: what a ``kernel[grid](...)`` grid is made of, resolved through host code.
+
+A grid is a tuple of axes, each axis a product of factors. Each factor is classified by how it grows with the
+data: a literal, a core count (cube or vector cores), a tile count of a runtime extent (``triton.cdiv(M, BM)``,
+``(n + B - 1) // B``), a total size (``x.numel()``, ``cdiv(B * T * D, BLOCK)``) or a plain extent (``B``,
+``x.shape[0]``). Names are followed through the assignments of the host function that launches (and the module),
+``lambda meta: (...)`` and local ``def grid(meta)`` functions are opened. Core counts are device properties
+(``num_aicore``, ``num_vectorcore``) and core-count functions (``get_aicore_num()``, ``vector_core_count(dev)``),
+also behind an optional override (``n_cores or cube_core_count(dev)``). A factor under ``min(..., cap)`` is
+capped; one that depends on the variable or step of an enclosing host ``range(a, b, step)`` / ``while`` loop is
+chunked.
+
+Everything is computed once per launch and cached on the module facts, so rules can ask freely.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+import weakref
+from dataclasses import dataclass, field, replace
+
+import libcst as cst
+
+from .kernel_facts import Kernel, Launch, ModuleFacts, dotted_name
+
+_MAX_DEPTH = 12  # name-resolution depth; host code that deep is not worth following
+
+
+class Kind(str, enum.Enum):
+    LITERAL = "literal"
+    CONSTANT = "compile-time constant"  # e.g. ``meta["BLOCK"]``: fixed per launch, value unknown here
+    CUBE_CORES = "cube"
+    VECTOR_CORES = "vector"
+    CORES = "cores"
+    TILE_COUNT = "tile count"
+    TOTAL_SIZE = "total size"
+    EXTENT = "extent"
+    UNKNOWN = "unknown"
+
+
+CORE_KINDS = frozenset({Kind.CUBE_CORES, Kind.VECTOR_CORES, Kind.CORES})
+RUNTIME_KINDS = frozenset({Kind.TILE_COUNT, Kind.TOTAL_SIZE, Kind.EXTENT})
+# How fast a kind can grow with the data, used when two kinds meet in a sum or a max.
+_GROWTH = {
+    Kind.LITERAL: 0, Kind.CONSTANT: 1, Kind.CUBE_CORES: 2, Kind.VECTOR_CORES: 2, Kind.CORES: 2,
+    Kind.UNKNOWN: 3, Kind.EXTENT: 4, Kind.TILE_COUNT: 5, Kind.TOTAL_SIZE: 6,
+}
+# get_aicore_num(), get_aivector_core_num(), vector_core_count(dev), cube_core_count(dev), get_num_cores()
+_CORE_FUNCTION = re.compile(r"^(get_\w*core_num|\w*core_count|(get_)?num_\w*cores)$")
+_CORE_PROPERTIES = {"num_aicore": Kind.CUBE_CORES, "num_vectorcore": Kind.VECTOR_CORES,
+                    "multiprocessor_count": Kind.CORES, "multi_processor_count": Kind.CORES}
+_DIVIDE_UP = {"cdiv", "ceil_div", "ceildiv", "div_up", "cdiv_int"}
+_TRANSPARENT_CALLS = {"int", "abs", "next_power_of_2", "triton.next_power_of_2"}
+
+
+@dataclass(frozen=True)
+class Factor:
+    """One factor of a grid product, as the host code defines it."""
+
+    kind: Kind
+    expr: cst.CSTNode
+    value: int | None = None
+    capped: bool = False  # under ``min(..., cap)``
+    chunked: bool = False  # depends on a variable of an enclosing chunking host loop
+    weight: int = 1  # runtime factors folded into this one (``B * T * D`` under a cdiv counts 3)
+    names: frozenset[str] = frozenset()  # host names followed to define it
+
+    @property
+    def is_core_count(self) -> bool:
+        return self.kind in CORE_KINDS
+
+    @property
+    def grows(self) -> bool:
+        """Grows with the data and nothing bounds it at this launch."""
+        return self.kind in RUNTIME_KINDS and not self.capped and not self.chunked
+
+
+@dataclass
+class LaunchGrid:
+    """The resolved grid of one launch; ``axes`` is None when its shape is not visible in the module."""
+
+    launch: Launch
+    axes: tuple[tuple[Factor, ...], ...] | None
+    expr: cst.BaseExpression | None = None  # the tuple (or single expression) the axes come from
+
+    @property
+    def factors(self) -> list[Factor]:
+        return [factor for axis in self.axes or () for factor in axis]
+
+    @property
+    def static_size(self) -> int | None:
+        """The grid product when every factor is a literal."""
+        if self.axes is None:
+            return None
+        size = 1
+        for factor in self.factors:
+            if factor.kind is not Kind.LITERAL or factor.value is None:
+                return None
+            size *= factor.value
+        return size
+
+
+# -- public API ----------------------------------------------------------------------------------------------------
+def launch_grid(facts: ModuleFacts, launch: Launch) -> LaunchGrid:
+    """The classified grid of ``launch`` (cached per launch)."""
+    return _analysis(facts).grid(launch)
+
+
+def grid_core_source(facts: ModuleFacts, launch: Launch) -> str | None:
+    """``"cube"``, ``"vector"`` or ``"cores"`` when the launch grid is sized by a core count, else None.
+
+    Derived from the core count means the grid product is one core-count factor (``get_aicore_num()``,
+    ``get_aivector_core_num()``, ``props["num_aicore"]``, ``props.num_vectorcore``, any ``get_*core_num()``,
+    possibly under ``min(x, core_count)`` or divided by a literal), reached directly or through host assignments,
+    times nothing but literal 1s. A literal grid or a data-sized grid is not derived from the core count.
+    """
+    grid = launch_grid(facts, launch)
+    if grid.axes is None:
+        return None
+    cores = [f for f in grid.factors if f.is_core_count]
+    others = [f for f in grid.factors if not f.is_core_count]
+    if len(cores) != 1 or any(f.kind is not Kind.LITERAL or f.value != 1 for f in others):
+        return None
+    return cores[0].kind.value
+
+
+def literal_arguments(facts: ModuleFacts, launch: Launch) -> dict[str, int]:
+    """Kernel parameters that this launch passes as integer literals (directly or through a host name)."""
+    kernel = launch.kernel
+    found: dict[str, int] = {}
+    resolver = _analysis(facts)
+    positional = [a for a in launch.call.args if a.keyword is None and not a.star]
+    if kernel is not None:
+        for name, arg in zip(kernel.params, positional):
+            value = resolver.literal_value(arg.value, launch.call)
+            if value is not None:
+                found[name] = value
+    for name, arg in launch.keywords.items():
+        value = resolver.literal_value(arg.value, launch.call)
+        if value is not None:
+            found[name] = value
+    return found
+
+
+def launches_of(facts: ModuleFacts, kernel: Kernel) -> list[Launch]:
+    """The launches in this module whose target is ``kernel``."""
+    return [launch for launch in facts.launches if launch.kernel is kernel]
+
+
+# -- resolution ----------------------------------------------------------------------------------------------------
+@dataclass
+class _Scope:
+    """Assignments of one host scope (a non-kernel function or the module), in source order."""
+
+    node: cst.CSTNode
+    bindings: dict[str, list[tuple[int, cst.CSTNode]]] = field(default_factory=dict)
+    params: set[str] = field(default_factory=set)
+
+
+_CACHE: weakref.WeakKeyDictionary[ModuleFacts, _GridAnalysis] = weakref.WeakKeyDictionary()
+
+
+def _analysis(facts: ModuleFacts) -> _GridAnalysis:
+    found = _CACHE.get(facts)
+    if found is None:
+        found = _CACHE[facts] = _GridAnalysis(facts)
+    return found
+
+
+class _GridAnalysis:
+    def __init__(self, facts: ModuleFacts) -> None:
+        self.facts = facts
+        self.index = facts.index
+        self._scopes: dict[int, _Scope] = {}
+        self._grids: dict[int, LaunchGrid] = {}
+
+    # -- scopes ---------------------------------------------------------------------------------------------------
+    def _scope_node(self, node: cst.CSTNode) -> cst.CSTNode:
+        for ancestor in self.index.ancestors(node):
+            if isinstance(ancestor, cst.FunctionDef):
+                return ancestor
+        return self.facts.module
+
+    def _scope(self, node: cst.CSTNode) -> _Scope:
+        found = self._scopes.get(id(node))
+        if found is None:
+            found = self._scopes[id(node)] = self._build_scope(node)
+        return found
+
+    def _build_scope(self, scope_node: cst.CSTNode) -> _Scope:
+        scope = _Scope(scope_node)
+        if isinstance(scope_node, cst.FunctionDef):
+            params = scope_node.params
+            for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+                scope.params.add(param.name.value)
+            nodes = self.index.subtree(scope_node)[1:]
+        else:
+            nodes = self.index.of_type(cst.Assign, cst.AnnAssign, cst.FunctionDef)
+        order = self.index.order
+        for node in nodes:
+            if not isinstance(node, (cst.Assign, cst.AnnAssign, cst.FunctionDef)):
+                continue
+            if self._scope_node(node) is not scope_node:
+                continue
+            if isinstance(node, cst.Assign):
+                for target in node.targets:
+                    self._bind(scope, target.target, node.value, order(node))
+            elif isinstance(node, cst.AnnAssign):
+                if node.value is not None:
+                    self._bind(scope, node.target, node.value, order(node))
+            else:
+                scope.bindings.setdefault(node.name.value, []).append((order(node), node))
+        return scope
+
+    def _bind(self, scope: _Scope, target: cst.BaseExpression, value: cst.BaseExpression, position: int) -> None:
+        if isinstance(target, cst.Name):
+            scope.bindings.setdefault(target.value, []).append((position, value))
+        elif (
+            isinstance(target, (cst.Tuple, cst.List))
+            and isinstance(value, (cst.Tuple, cst.List))
+            and len(target.elements) == len(value.elements)
+        ):
+            for element, item in zip(target.elements, value.elements):
+                self._bind(scope, element.value, item.value, position)
+        elif isinstance(target, (cst.Tuple, cst.List)):  # rows, cols = x.shape: each name is one item of the value
+            for i, element in enumerate(target.elements):
+                item = cst.Subscript(value, [cst.SubscriptElement(cst.Index(cst.Integer(str(i))))])
+                self._bind(scope, element.value, item, position)
+
+    def lookup(self, name: str, site: cst.CSTNode) -> tuple[str, cst.CSTNode | None]:
+        """("value", expr) for the last assignment before ``site``; ("param", None); or ("unknown", None)."""
+        scope_node = self._scope_node(site)
+        position = self.index.order(site)
+        enclosing = False  # names of an enclosing scope are read when the inner function runs, after them
+        while True:
+            scope = self._scope(scope_node)
+            candidates = scope.bindings.get(name, ())
+            before = [value for at, value in candidates if at < position or enclosing]
+            if before:
+                return "value", before[-1]
+            if name in scope.params:
+                return "param", None
+            if scope_node is self.facts.module:
+                return "unknown", None
+            enclosing = True
+            scope_node = self._scope_node(scope_node)
+
+    def literal_value(self, expr: cst.BaseExpression, site: cst.CSTNode, depth: int = 0) -> int | None:
+        if isinstance(expr, cst.Integer):
+            return int(expr.value, 0)
+        if isinstance(expr, cst.Name) and depth < _MAX_DEPTH:
+            status, value = self.lookup(expr.value, site)
+            if status == "value" and isinstance(value, cst.BaseExpression):
+                return self.literal_value(value, site, depth + 1)
+        return None
+
+    # -- grids ----------------------------------------------------------------------------------------------------
+    def grid(self, launch: Launch) -> LaunchGrid:
+        found = self._grids.get(id(launch.call))
+        if found is None:
+            found = self._grids[id(launch.call)] = self._build_grid(launch)
+        return found
+
+    def _build_grid(self, launch: Launch) -> LaunchGrid:
+        site = launch.call
+        shape = self._grid_shape(launch.grid, site, 0)
+        if shape is None:
+            return LaunchGrid(launch, None)
+        chunking = self._chunking_names(site)
+        axes = []
+        for element in _elements(shape):
+            factors = _Classifier(self, site).factors(element, 0, frozenset())
+            if chunking:
+                factors = [replace(f, chunked=True) if f.names & chunking else f for f in factors]
+            axes.append(tuple(factors))
+        return LaunchGrid(launch, tuple(axes), shape)
+
+    def _grid_shape(self, expr: cst.BaseExpression, site: cst.CSTNode, depth: int) -> cst.BaseExpression | None:
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(expr, cst.Lambda):
+            return self._grid_shape(expr.body, site, depth + 1)
+        if isinstance(expr, cst.Name):
+            status, value = self.lookup(expr.value, site)
+            if status != "value":
+                return None
+            if isinstance(value, cst.FunctionDef):
+                returned = _single_return(value)
+                return None if returned is None else self._grid_shape(returned, site, depth + 1)
+            return self._grid_shape(value, site, depth + 1)
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            if any(element.value is None or isinstance(element, cst.StarredElement) for element in expr.elements):
+                return None
+            return expr
+        if isinstance(expr, (cst.Integer, cst.Call, cst.BinaryOperation, cst.Subscript, cst.Attribute)):
+            return expr
+        return None
+
+    def _chunking_names(self, site: cst.CSTNode) -> frozenset[str]:
+        """Names bound by host loops around ``site`` that walk the data in chunks (``range(a, b, step)``, while)."""
+        names: set[str] = set()
+        for ancestor in self.index.ancestors(site):
+            if isinstance(ancestor, cst.FunctionDef):
+                break
+            if isinstance(ancestor, cst.For) and _is_stepped_range(ancestor.iter):
+                names.update(_target_names(ancestor.target))
+                step = ancestor.iter.args[2].value  # a grid sized by the step is sized per chunk
+                names.update(n.value for n in (step, *self.index.descendants(step)) if isinstance(n, cst.Name))
+            elif not isinstance(ancestor, cst.While):
+                continue
+            for node in self.index.subtree(ancestor):
+                if isinstance(node, cst.Assign):
+                    for target in node.targets:
+                        names.update(_target_names(target.target))
+                elif isinstance(node, cst.AugAssign):
+                    names.update(_target_names(node.target))
+        return frozenset(names)
+
+
+class _Classifier:
+    """Turns one grid axis into classified product factors, following host names from one launch site."""
+
+    def __init__(self, grids: _GridAnalysis, site: cst.CSTNode) -> None:
+        self.grids = grids
+        self.facts = grids.facts
+        self.site = site
+
+    def factors(self, expr: cst.BaseExpression, depth: int, names: frozenset[str]) -> list[Factor]:
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+            return self.factors(expr.left, depth, names) + self.factors(expr.right, depth, names)
+        if isinstance(expr, cst.Name):
+            return self._name(expr, depth, names)
+        return [self._single(expr, depth, names)]
+
+    def _name(self, expr: cst.Name, depth: int, names: frozenset[str]) -> list[Factor]:
+        name = expr.value
+        if depth >= _MAX_DEPTH or name in names:  # too deep, or a name defined through itself
+            return [Factor(Kind.UNKNOWN, expr, names=names)]
+        names = names | {name}
+        status, value = self.grids.lookup(name, self.site)
+        if status == "value" and isinstance(value, cst.BaseExpression):
+            found = self.factors(value, depth + 1, names)
+            return [replace(f, names=f.names | names) for f in found]
+        if status == "param":
+            return [Factor(Kind.EXTENT, expr, names=names)]
+        return [Factor(Kind.UNKNOWN, expr, names=names)]
+
+    def _one(self, expr: cst.BaseExpression, depth: int, names: frozenset[str]) -> Factor:
+        """The expression as a single factor (a product inside a sum or a division is folded)."""
+        return _fold(self.factors(expr, depth, names), expr)
+
+    def _single(self, expr: cst.BaseExpression, depth: int, names: frozenset[str]) -> Factor:
+        if isinstance(expr, cst.Integer):
+            return Factor(Kind.LITERAL, expr, value=int(expr.value, 0))
+        if isinstance(expr, cst.Call):
+            return self._call(expr, depth, names)
+        if isinstance(expr, cst.Attribute):
+            kind = _CORE_PROPERTIES.get(expr.attr.value)
+            return Factor(kind or Kind.UNKNOWN, expr, names=names)
+        if isinstance(expr, cst.Subscript):
+            return self._subscript(expr, names)
+        if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):
+            return self._override_or_default(expr, depth, names)
+        if isinstance(expr, cst.BinaryOperation):
+            if isinstance(expr.operator, (cst.FloorDivide, cst.Divide)):
+                return self._divide(expr, expr.left, expr.right, depth, names)
+            if isinstance(expr.operator, (cst.Add, cst.Subtract)):
+                return _sum(self._one(expr.left, depth, names), self._one(expr.right, depth, names), expr)
+        return Factor(Kind.UNKNOWN, expr, names=names)
+
+    def _override_or_default(self, expr: cst.BooleanOperation, depth: int, names: frozenset[str]) -> Factor:
+        """``n_cores or vector_core_count(dev)``: an optional caller override in front of a computed default.
+
+        The default says what the value is meant to be; a core-count default makes the whole a core count.
+        """
+        left, right = self._one(expr.left, depth, names), self._one(expr.right, depth, names)
+        if right.is_core_count and left.kind in (Kind.EXTENT, Kind.UNKNOWN, Kind.CONSTANT, Kind.LITERAL):
+            return replace(right, expr=expr, names=left.names | right.names)
+        return _fold_max([left, right], expr)
+
+    def _call(self, call: cst.Call, depth: int, names: frozenset[str]) -> Factor:
+        func = call.func
+        short = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        args = [a.value for a in call.args if a.keyword is None and not a.star]
+        qualified = self.facts.qualname(func) or dotted_name(func) or ""
+        if short in _DIVIDE_UP and len(args) == 2:
+            return self._divide(call, args[0], args[1], depth, names)
+        if short == "min" and isinstance(func, cst.Name) and len(args) >= 2:
+            return _minimum([self._one(a, depth, names) for a in args], call)
+        if short == "max" and isinstance(func, cst.Name) and args:
+            return _fold_max([self._one(a, depth, names) for a in args], call)
+        if (short in _TRANSPARENT_CALLS or qualified in _TRANSPARENT_CALLS) and len(args) == 1:
+            return replace(self._one(args[0], depth, names), expr=call)
+        if short == "numel":
+            return Factor(Kind.TOTAL_SIZE, call, names=names | _receiver_names(func))
+        if short in ("size", "len", "dim"):
+            return Factor(Kind.EXTENT, call, names=names | _receiver_names(func) | _receiver_names(*args[:1]))
+        core = _core_function_kind(short)
+        if core is not None:
+            return Factor(core, call, names=names)
+        return Factor(Kind.UNKNOWN, call, names=names)
+
+    def _subscript(self, expr: cst.Subscript, names: frozenset[str]) -> Factor:
+        key = expr.slice[0].slice if len(expr.slice) == 1 else None
+        index = key.value if isinstance(key, cst.Index) else None
+        if isinstance(index, cst.SimpleString):
+            text = index.evaluated_value
+            if text in _CORE_PROPERTIES:
+                return Factor(_CORE_PROPERTIES[text], expr, names=names)
+            if self._is_lambda_param(expr.value):
+                return Factor(Kind.CONSTANT, expr, names=names)
+            return Factor(Kind.UNKNOWN, expr, names=names)
+        return Factor(Kind.EXTENT, expr, names=names | _receiver_names(expr.value))
+
+    def _is_lambda_param(self, expr: cst.BaseExpression) -> bool:
+        """``meta`` in ``lambda meta: ...`` or ``def grid(meta)``: the launch's compile-time meta-parameters."""
+        if not isinstance(expr, cst.Name):
+            return False
+        for ancestor in self.grids.index.ancestors(expr):
+            if isinstance(ancestor, (cst.Lambda, cst.FunctionDef)):
+                params = ancestor.params
+                return expr.value in {p.name.value for p in (*params.posonly_params, *params.params)}
+        return False
+
+    def _divide(self, expr, numerator, denominator, depth, names) -> Factor:
+        top = self.factors(numerator, depth, names)
+        bottom = self._one(denominator, depth, names)
+        folded = _fold(top, numerator)
+        if folded.is_core_count:
+            return replace(folded, expr=expr)
+        if folded.kind is Kind.LITERAL and bottom.kind is Kind.LITERAL and folded.value is not None and bottom.value:
+            return Factor(Kind.LITERAL, expr, value=-(-folded.value // bottom.value))
+        if folded.kind in (Kind.LITERAL, Kind.CONSTANT):
+            return Factor(Kind.CONSTANT, expr, names=folded.names)
+        runtime = sum(f.weight for f in top if f.kind in RUNTIME_KINDS or f.kind is Kind.UNKNOWN)
+        total = folded.kind is Kind.TOTAL_SIZE or runtime >= 3
+        return Factor(
+            Kind.TOTAL_SIZE if total else Kind.TILE_COUNT,
+            expr,
+            capped=folded.capped,
+            weight=1,
+            names=folded.names | bottom.names,
+        )
+
+
+# -- combining factors ---------------------------------------------------------------------------------------------
+def _fold(factors: list[Factor], expr: cst.BaseExpression) -> Factor:
+    """A product of factors as one factor: literals multiply, otherwise the fastest-growing kind wins."""
+    if len(factors) == 1:
+        return factors[0]
+    names = frozenset().union(*(f.names for f in factors))
+    if all(f.kind is Kind.LITERAL and f.value is not None for f in factors):
+        value = 1
+        for f in factors:
+            value *= f.value
+        return Factor(Kind.LITERAL, expr, value=value)
+    fastest = max(factors, key=lambda f: _GROWTH[f.kind])
+    runtime = [f for f in factors if f.kind in RUNTIME_KINDS or f.kind is Kind.UNKNOWN]
+    return Factor(
+        fastest.kind,
+        expr,
+        capped=all(f.capped for f in runtime) and bool(runtime),
+        chunked=fastest.chunked,
+        weight=max(1, sum(f.weight for f in runtime)),
+        names=names,
+    )
+
+
+def _sum(left: Factor, right: Factor, expr: cst.BaseExpression) -> Factor:
+    if left.kind is Kind.LITERAL and right.kind is Kind.LITERAL and None not in (left.value, right.value):
+        op = expr.operator if isinstance(expr, cst.BinaryOperation) else None
+        value = left.value - right.value if isinstance(op, cst.Subtract) else left.value + right.value
+        return Factor(Kind.LITERAL, expr, value=value)
+    return _fold_max([left, right], expr)
+
+
+def _fold_max(factors: list[Factor], expr: cst.BaseExpression) -> Factor:
+    fastest = max(factors, key=lambda f: _GROWTH[f.kind])
+    if fastest.kind is Kind.LITERAL:
+        values = [f.value for f in factors if f.value is not None]
+        return Factor(Kind.LITERAL, expr, value=max(values) if len(values) == len(factors) else None)
+    return replace(
+        fastest,
+        expr=expr,
+        weight=max(f.weight for f in factors),
+        names=frozenset().union(*(f.names for f in factors)),
+    )
+
+
+def _minimum(factors: list[Factor], expr: cst.BaseExpression) -> Factor:
+    """``min(...)``: bounded by its smallest-growing argument."""
+    slowest = min(factors, key=lambda f: _GROWTH[f.kind])
+    names = frozenset().union(*(f.names for f in factors))
+    if slowest.kind is Kind.LITERAL:
+        values = [f.value for f in factors if f.kind is Kind.LITERAL and f.value is not None]
+        return Factor(Kind.LITERAL, expr, value=min(values) if values else None, capped=True, names=names)
+    if slowest.is_core_count:
+        return Factor(slowest.kind, expr, capped=True, names=names)
+    fastest = max(factors, key=lambda f: _GROWTH[f.kind])
+    return replace(fastest, expr=expr, capped=True, names=names)
+
+
+# -- small syntax helpers ------------------------------------------------------------------------------------------
+def _core_function_kind(name: str) -> Kind | None:
+    """``get_aicore_num`` / ``cube_core_count`` -> cube, ``get_aivector_core_num`` / ``vector_core_count`` ->
+    vector, any other core-count function -> cores."""
+    if name == "get_multiprocessor_count":
+        return Kind.CORES
+    if _CORE_FUNCTION.match(name) is None:
+        return None
+    if "vector" in name or "aiv" in name:
+        return Kind.VECTOR_CORES
+    if "aicore" in name or "cube" in name or "aic_" in name:
+        return Kind.CUBE_CORES
+    return Kind.CORES
+
+
+def _receiver_names(*exprs: cst.BaseExpression) -> frozenset[str]:
+    """The variable a method or attribute chain starts from: ``part`` in ``part.numel`` or ``part.shape[0]``."""
+    found = set()
+    for expr in exprs:
+        while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
+            expr = expr.func if isinstance(expr, cst.Call) else expr.value
+        if isinstance(expr, cst.Name):
+            found.add(expr.value)
+    return frozenset(found)
+
+
+def _elements(shape: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(shape, (cst.Tuple, cst.List)):
+        return [element.value for element in shape.elements]
+    return [shape]
+
+
+def _single_return(function: cst.FunctionDef) -> cst.BaseExpression | None:
+    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+    returns = [
+        small.value
+        for statement in body
+        if isinstance(statement, cst.SimpleStatementLine)
+        for small in statement.body
+        if isinstance(small, cst.Return) and small.value is not None
+    ]
+    return returns[-1] if len(returns) == 1 else None
+
+
+def _is_stepped_range(expr: cst.BaseExpression) -> bool:
+    return (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Name)
+        and expr.func.value == "range"
+        and len(expr.args) == 3
+    )
+
+
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _target_names(element.value)]
+    return []

@@ -1,0 +1,39 @@
+"""``junit``: JUnit XML, for CI systems that show test reports (GitLab, Jenkins, Azure Pipelines).
+
+One test suite per file with findings and one failed test case per finding; a run without findings is a single
+passing case, so the report always shows that the check ran.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from itertools import groupby
+
+from . import RunReport, register, sorted_diagnostics
+
+
+def _suite(filename: str, diagnostics: list) -> ET.Element:
+    suite = ET.Element("testsuite", name=filename, tests=str(len(diagnostics)), failures=str(len(diagnostics)),
+                       errors="0", skipped="0")
+    for diagnostic in diagnostics:
+        where = f"{diagnostic.location.row}:{diagnostic.location.column}"
+        case = ET.SubElement(suite, "testcase", name=f"{diagnostic.code} {diagnostic.name} at {where}",
+                             classname=f"ascendlint.{diagnostic.code}", file=filename,
+                             line=str(diagnostic.location.row))
+        failure = ET.SubElement(case, "failure", message=diagnostic.message, type=diagnostic.severity.value)
+        failure.text = f"{filename}:{where}: {diagnostic.code} {diagnostic.message}"
+    return suite
+
+
+@register("junit")
+def render_junit(report: RunReport) -> str:
+    diagnostics = sorted_diagnostics(report.diagnostics)
+    root = ET.Element("testsuites", name="ascendlint", tests=str(len(diagnostics) or 1),
+                      failures=str(len(diagnostics)), errors="0")
+    for filename, group in groupby(diagnostics, key=lambda d: d.filename):
+        root.append(_suite(filename, list(group)))
+    if not diagnostics:
+        suite = ET.SubElement(root, "testsuite", name="ascendlint", tests="1", failures="0", errors="0", skipped="0")
+        ET.SubElement(suite, "testcase", name="no findings", classname="ascendlint")
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -1,0 +1,90 @@
+"""``rdjson``: reviewdog's diagnostic format, so ``reviewdog -f=rdjson -reporter=github-pr-review`` comments on PRs.
+
+reviewdog counts columns in UTF-8 bytes (ascendlint counts characters), 1-based with exclusive ends. Fixes the
+run could apply (safe ones, and unsafe ones under ``--unsafe-fixes``) become ``suggestions``: reviewdog posts them
+as GitHub suggested changes that a reviewer applies with one click.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..diagnostics import Applicability, Diagnostic, Location, Severity
+from . import RunReport, register, sorted_diagnostics
+
+SOURCE = {"name": "ascendlint", "url": "https://ascendlint.readthedocs.io/"}
+SEVERITIES = {Severity.ERROR: "ERROR", Severity.WARNING: "WARNING", Severity.ADVISORY: "INFO"}
+
+
+class _Lines:
+    """Converts character positions and offsets of one text into reviewdog's (line, UTF-8 byte column)."""
+
+    def __init__(self, text: str | None) -> None:
+        self.text = text
+        self.starts = [0]
+        if text is not None:
+            index = text.find("\n")
+            while index != -1:
+                self.starts.append(index + 1)
+                index = text.find("\n", index + 1)
+
+    def position(self, location: Location) -> dict:
+        if self.text is None or location.row > len(self.starts):
+            return {"line": location.row, "column": location.column}
+        begin = self.starts[location.row - 1]
+        prefix = self.text[begin : begin + location.column - 1]
+        return {"line": location.row, "column": len(prefix.encode("utf-8")) + 1}
+
+    def offset_position(self, offset: int) -> dict:
+        row = self._row_of(offset)
+        return self.position(Location(row, offset - self.starts[row - 1] + 1))
+
+    def _row_of(self, offset: int) -> int:
+        low, high = 0, len(self.starts)
+        while low < high:  # the last line start at or before offset
+            middle = (low + high) // 2
+            if self.starts[middle] <= offset:
+                low = middle + 1
+            else:
+                high = middle
+        return low
+
+
+def _suggestions(diagnostic: Diagnostic, lines: _Lines, unsafe: bool) -> list[dict]:
+    fix = diagnostic.fix
+    if fix is None or lines.text is None:
+        return []
+    if fix.applicability is not Applicability.SAFE and not (unsafe and fix.applicability is Applicability.UNSAFE):
+        return []
+    return [
+        {"range": {"start": lines.offset_position(e.start), "end": lines.offset_position(e.end)}, "text": e.content}
+        for e in fix.edits
+    ]
+
+
+def rdjson_result(report: RunReport) -> dict:
+    lines_of: dict[str, _Lines] = {}
+    diagnostics = []
+    for diagnostic in sorted_diagnostics(report.diagnostics):
+        lines = lines_of.get(diagnostic.filename)
+        if lines is None:
+            lines = lines_of[diagnostic.filename] = _Lines(report.sources.get(diagnostic.filename))
+        entry = {
+            "message": diagnostic.message,
+            "location": {
+                "path": diagnostic.filename,
+                "range": {"start": lines.position(diagnostic.location), "end": lines.position(diagnostic.end_location)},
+            },
+            "severity": SEVERITIES[diagnostic.severity],
+            "code": {"value": diagnostic.code, **({"url": diagnostic.url} if diagnostic.url else {})},
+        }
+        suggestions = _suggestions(diagnostic, lines, report.unsafe_fixes)
+        if suggestions:
+            entry["suggestions"] = suggestions
+        diagnostics.append(entry)
+    return {"source": SOURCE, "diagnostics": diagnostics}
+
+
+@register("rdjson")
+def render_rdjson(report: RunReport) -> str:
+    return json.dumps(rdjson_result(report), indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,222 @@
+"""``sarif``: a SARIF 2.1.0 log that GitHub code scanning (``github/codeql-action/upload-sarif``) accepts.
+
+Every registered rule is described in ``tool.driver.rules`` so that a result's help, severity and documentation
+link show in the code-scanning UI. Columns count Unicode code points (``columnKind``), ends are exclusive, as in
+ascendlint's own diagnostics. Each result carries a fingerprint built from its rule, the text of its line and its
+rank among identical lines, so an alert keeps its identity when code above it moves. Fixes the run could apply
+(safe ones, and unsafe ones under ``--unsafe-fixes``) are included as SARIF ``fixes``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from functools import lru_cache
+from pathlib import Path
+from urllib.parse import quote
+
+from .. import __version__
+from ..diagnostics import Applicability, Diagnostic, Severity
+from ..text_positions import offset_to_location
+from . import RunReport, register, sorted_diagnostics
+
+SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+INFORMATION_URI = "https://ascendlint.readthedocs.io/"
+SOURCE_ROOT = "%SRCROOT%"
+FINGERPRINT_KEY = "ascendlint/v1"
+LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.ADVISORY: "note"}
+PROBLEM_SEVERITY = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.ADVISORY: "recommendation"}
+_FIRST_SENTENCE = re.compile(r"^(.+?[.!?])(?:\s|$)", re.DOTALL)
+
+
+def _rules_for(diagnostics: list[Diagnostic]) -> list:
+    """Every registered rule, plus a minimal stand-in for any code only seen in the findings."""
+    from ..registry import all_rules
+
+    rules = list(all_rules())
+    known = {rule.code for rule in rules}
+    extra: dict[str, tuple] = {}
+    for d in diagnostics:
+        if d.code not in known:
+            extra.setdefault(d.code, (d.code, d.name, d.severity, d.url))
+    return rules + [extra[code] for code in sorted(extra)]
+
+
+def _pascal_case(name: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in re.split(r"[-_\s]+", name) if part)
+
+
+def _first_sentence(text: str) -> str:
+    paragraph = text.split("\n\n")[0].replace("\n", " ").strip()
+    match = _FIRST_SENTENCE.match(paragraph)
+    return match.group(1) if match else paragraph
+
+
+def _rule_descriptor(rule) -> dict:
+    if isinstance(rule, tuple):  # a code with no registered rule
+        code, name, severity, url = rule
+        descriptor = {"id": code, "name": _pascal_case(name), "shortDescription": {"text": f"{code} {name}."}}
+        if url:
+            descriptor["helpUri"] = url
+        descriptor["defaultConfiguration"] = {"level": LEVELS[severity]}
+        return descriptor
+    from ..docs import render_rule
+
+    summary = rule.summary()
+    why = " ".join(rule.why.split())
+    return {
+        "id": rule.code,
+        "name": _pascal_case(rule.name),
+        "shortDescription": {"text": _first_sentence(summary)},
+        "fullDescription": {"text": " ".join(summary.split())},
+        "help": {"text": f"{' '.join(summary.split())}\n\nWhy: {why}", "markdown": render_rule(rule)},
+        "helpUri": rule.url(),
+        "defaultConfiguration": {"level": LEVELS[rule.severity]},
+        "properties": {
+            "tags": ["ascend", "triton"],
+            "problem.severity": PROBLEM_SEVERITY[rule.severity],
+        },
+    }
+
+
+def artifact_uri(filename: str) -> tuple[str, bool]:
+    """(URI, relative?) for a file: relative to the current folder when under it, else an absolute file URI."""
+    path = Path(filename)
+    absolute = Path(os.path.abspath(path))
+    try:
+        relative = absolute.relative_to(Path.cwd())
+    except ValueError:
+        return absolute.as_uri(), False
+    return quote(relative.as_posix(), safe="/"), True
+
+
+def _artifact_location(filename: str) -> dict:
+    uri, relative = artifact_uri(filename)
+    return {"uri": uri, "uriBaseId": SOURCE_ROOT} if relative else {"uri": uri}
+
+
+def _region(diagnostic: Diagnostic, text: str | None) -> dict:
+    start, end = diagnostic.location, diagnostic.end_location
+    region = {"startLine": start.row, "startColumn": start.column}
+    if end > start:  # an empty span (a syntax error's point) is shown to the end of its line
+        region.update(endLine=end.row, endColumn=end.column)
+        snippet = _slice(text, start, end)
+        if snippet:
+            region["snippet"] = {"text": snippet}
+    return region
+
+
+@lru_cache(maxsize=64)
+def _line_starts(text: str) -> tuple[int, ...]:
+    return (0, *(i + 1 for i, c in enumerate(text) if c == "\n"))
+
+
+def _slice(text: str | None, start, end) -> str | None:
+    """The source text of a span, when the span lies inside ``text``."""
+    if text is None:
+        return None
+    starts = _line_starts(text)
+    if not (start.row <= len(starts) and end.row <= len(starts)):
+        return None
+    return text[starts[start.row - 1] + start.column - 1 : starts[end.row - 1] + end.column - 1]
+
+
+def _line_text(text: str | None, row: int) -> str:
+    if text is None:
+        return ""
+    lines = text.split("\n")
+    return lines[row - 1].strip() if 1 <= row <= len(lines) else ""
+
+
+def _fingerprints(diagnostics: list[Diagnostic], sources: dict[str, str]) -> dict[int, str]:
+    """Stable identities: rule, file, the stripped text of the line, and the rank among equal triples."""
+    seen: dict[tuple, int] = {}
+    result = {}
+    for diagnostic in diagnostics:
+        line = _line_text(sources.get(diagnostic.filename), diagnostic.location.row)
+        key = (diagnostic.code, diagnostic.filename, line)
+        rank = seen.get(key, 0)
+        seen[key] = rank + 1
+        digest = hashlib.sha256("\0".join((*key, str(rank))).encode("utf-8")).hexdigest()
+        result[id(diagnostic)] = f"{digest[:32]}:{rank + 1}"
+    return result
+
+
+def _fix(diagnostic: Diagnostic, text: str | None, unsafe: bool) -> dict | None:
+    fix = diagnostic.fix
+    if fix is None or text is None or not fix.edits:
+        return None
+    if fix.applicability is not Applicability.SAFE and not (unsafe and fix.applicability is Applicability.UNSAFE):
+        return None
+    replacements = []
+    for edit in fix.edits:
+        start, end = offset_to_location(text, edit.start), offset_to_location(text, edit.end)
+        replacements.append(
+            {
+                "deletedRegion": {
+                    "startLine": start.row,
+                    "startColumn": start.column,
+                    "endLine": end.row,
+                    "endColumn": end.column,
+                    "charOffset": edit.start,
+                    "charLength": edit.end - edit.start,
+                },
+                "insertedContent": {"text": edit.content},
+            }
+        )
+    return {
+        "description": {"text": fix.message},
+        "artifactChanges": [
+            {"artifactLocation": _artifact_location(diagnostic.filename), "replacements": replacements}
+        ],
+    }
+
+
+def sarif_log(report: RunReport) -> dict:
+    diagnostics = sorted_diagnostics(report.diagnostics)
+    rules = _rules_for(diagnostics)
+    index = {(rule[0] if isinstance(rule, tuple) else rule.code): i for i, rule in enumerate(rules)}
+    fingerprints = _fingerprints(diagnostics, report.sources)
+    results = []
+    for diagnostic in diagnostics:
+        result = {
+            "ruleId": diagnostic.code,
+            "ruleIndex": index[diagnostic.code],
+            "level": LEVELS[diagnostic.severity],
+            "message": {"text": diagnostic.message},
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": _artifact_location(diagnostic.filename),
+                        "region": _region(diagnostic, report.sources.get(diagnostic.filename)),
+                    }
+                }
+            ],
+            "partialFingerprints": {FINGERPRINT_KEY: fingerprints[id(diagnostic)]},
+        }
+        fix = _fix(diagnostic, report.sources.get(diagnostic.filename), report.unsafe_fixes)
+        if fix is not None:
+            result["fixes"] = [fix]
+        results.append(result)
+    run = {
+        "tool": {
+            "driver": {
+                "name": "ascendlint",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "informationUri": INFORMATION_URI,
+                "rules": [_rule_descriptor(rule) for rule in rules],
+            }
+        },
+        "originalUriBaseIds": {SOURCE_ROOT: {"uri": Path.cwd().as_uri().rstrip("/") + "/"}},
+        "columnKind": "unicodeCodePoints",
+        "results": results,
+    }
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+@register("sarif")
+def render_sarif(report: RunReport) -> str:
+    return json.dumps(sarif_log(report), indent=2, ensure_ascii=False) + "\n"

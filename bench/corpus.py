@@ -1,0 +1,95 @@
+"""Benchmark trees: kernel files assembled from this repository, and the standard library with those kernels mixed in.
+
+The kernel tree is every Python file of ``examples/`` and ``reference_kernels/`` plus every rule example (each a
+complete module), copied under distinct names until it reaches the requested number of lines. Distinct names
+matter: the result cache keys on path and content, so copies are separate cache entries, as in a real repository.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sysconfig
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIG = "[tool.ascendlint]\n"  # makes the tree its own project root (config and cache folder live there)
+
+
+@dataclass
+class Tree:
+    root: Path
+    files: list[Path]
+
+    @property
+    def lines(self) -> int:
+        return sum(line_count(path) for path in self.files)
+
+    @property
+    def bytes(self) -> int:
+        return sum(path.stat().st_size for path in self.files)
+
+
+def kernel_sources() -> list[tuple[str, str]]:
+    """(name, text) of every distinct kernel module this repository holds."""
+    from ascendlint.registry import all_rules
+
+    sources = []
+    for folder in ("examples", "reference_kernels"):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            sources.append((f"{folder}_{path.stem}", path.read_text(encoding="utf-8")))
+    for rule in all_rules():
+        for kind, examples in (("invalid", rule.INVALID), ("valid", rule.VALID)):
+            for number, example in enumerate(examples):
+                sources.append((f"{rule.code.lower()}_{kind}_{number}", example.code))
+    return sources
+
+
+def build_kernel_tree(root: Path, min_lines: int) -> Tree:
+    """Copies of the kernel sources (round-robin) until the tree holds at least ``min_lines`` lines."""
+    _fresh(root)
+    sources = kernel_sources()
+    files, lines, copy = [], 0, 0
+    while lines < min_lines or copy == 0:
+        folder = root / f"copy{copy:03d}"
+        folder.mkdir()
+        for name, text in sources:
+            path = folder / f"{name}.py"
+            path.write_text(text, encoding="utf-8")
+            files.append(path)
+            lines += text.count("\n")
+            if lines >= min_lines and copy > 0:
+                break
+        copy += 1
+    return Tree(root, files)
+
+
+def build_mixed_tree(root: Path) -> Tree:
+    """The standard library's ``.py`` files (tests included, site-packages excluded) plus one copy of the kernels."""
+    _fresh(root)
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    shutil.copytree(
+        stdlib,
+        root / "stdlib",
+        ignore=lambda folder, names: [
+            n for n in names if n in ("site-packages", "__pycache__") or (Path(folder, n).is_file() and not n.endswith(".py"))
+        ],
+        symlinks=True,
+    )
+    kernels = root / "kernels"
+    kernels.mkdir()
+    for name, text in kernel_sources():
+        (kernels / f"{name}.py").write_text(text, encoding="utf-8")
+    return Tree(root, sorted(p for p in root.rglob("*.py") if p.is_file() and not p.is_symlink()))
+
+
+def _fresh(root: Path) -> None:
+    if root.exists():
+        shutil.rmtree(root)
+    root.mkdir(parents=True)
+    (root / "pyproject.toml").write_text(CONFIG)
+
+
+def line_count(path: Path) -> int:
+    with open(path, "rb") as handle:
+        return handle.read().count(b"\n")

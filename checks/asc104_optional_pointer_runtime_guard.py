@@ -1,0 +1,339 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from ascendlint.analysis import argument
+from ascendlint.diagnostics import FixSafety, Severity
+from ascendlint.rule import Invalid, Rule, Valid
+
+_DEREFERENCES = {"tl.load", "tl.store", "tl.make_block_ptr", "tl.advance"}
+
+
+class OptionalPointerRuntimeGuard(Rule):
+    """Flags a dereference of an optional pointer that no compile-time condition removes when the pointer is None.
+
+    A pointer is optional when its parameter defaults to `None`, a `triton.heuristics` lambda tests it with
+    `is None` / `is not None`, or the kernel itself tests `ptr is not None`. A dereference (load, store, block
+    pointer or pointer arithmetic) must sit in a branch of a constexpr-only condition that is false when the
+    pointer is None: `if USE_H0:` around a runtime test, or the `elif` after `if not USE_H0:`. A condition such
+    as `if USE_H0 or i_t > 0:` or `if USE_H0 and i_t > 0:` keeps the branch compiled.
+    """
+
+    code = "ASC104"
+    name = "optional-pointer-runtime-guard"
+    message = (
+        "`{pointer}` may be None, but this branch is still compiled then ({reason}); "
+        "enclose it in a constexpr-only test such as `if {flag}:`"
+    )
+    severity = Severity.ERROR
+    fix_safety = FixSafety.NONE
+    why = """
+        A pointer argument passed as `None` becomes a compile-time `None`. Triton drops only branches whose
+        condition is decided at compile time; any branch whose condition has a runtime term is compiled, so a load
+        or store through the `None` pointer in it fails with `AttributeError: 'NoneType' object has no attribute
+        'type'`. triton-ascend 3.2.0 also does not short-circuit a constexpr operand of a mixed `and`/`or`
+        condition.
+    """
+    fix_notes = """
+        Test the constexpr flag on its own and nest the runtime test inside it (`if USE_H0:` then `if i_t > 0:`),
+        or use `if not USE_H0: ... elif cond:` so the dereference sits in a branch removed at compile time.
+    """
+    INVALID = [
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.heuristics({"USE_H0": lambda args: args["h0"] is not None})
+            @triton.jit
+            def kernel(x, h0, o, T, USE_H0: tl.constexpr, BT: tl.constexpr):
+                i_t = tl.program_id(0)
+                offs = tl.arange(0, BT)
+                b_h = tl.zeros([BT], dtype=tl.float32)
+                if USE_H0 or i_t * BT < T:
+                    b_h += tl.load(h0 + offs)
+                tl.store(o + i_t * BT + offs, b_h + tl.load(x + offs))
+            """,
+            doc=True,
+        ),
+        Invalid(
+            """
+            import triton
+            from triton import language as language
+
+            @triton.jit
+            def kernel(x, o, T, h0=None, ht=None, BT: language.constexpr = 16):
+                i_t = language.program_id(0)
+                offs = language.arange(0, BT)
+                b_h = language.load(x + offs)
+                if h0 is not None and i_t > 0:
+                    b_h += language.load(
+                        h0 + offs,
+                    )
+                if i_t == 0:
+                    language.store(ht + offs, b_h)
+                p_o = ht + i_t * BT + offs
+                language.store(o + offs, b_h)
+            """,
+            count=3,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.heuristics(values={"NO_BIAS": lambda args: args["bias"] is None})
+            @triton.jit
+            def kernel(x, bias, o, NO_BIAS: tl.constexpr, FLAG: tl.constexpr, BT: tl.constexpr):
+                offs = tl.arange(0, BT)
+                b = tl.load(x + offs)
+                if NO_BIAS:
+                    b = b * 2.0
+                else:
+                    b += tl.load(bias + offs)
+                if NO_BIAS or FLAG:
+                    b += tl.load(bias + offs)
+                tl.store(o + offs, b)
+            """,
+        ),
+    ]
+    VALID = [
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.heuristics({"USE_H0": lambda args: args["h0"] is not None})
+            @triton.jit
+            def kernel(x, h0, o, T, USE_H0: tl.constexpr, BT: tl.constexpr):
+                i_t = tl.program_id(0)
+                offs = tl.arange(0, BT)
+                b_h = tl.zeros([BT], dtype=tl.float32)
+                if USE_H0:
+                    if i_t * BT < T:
+                        b_h += tl.load(h0 + offs)
+                tl.store(o + i_t * BT + offs, b_h + tl.load(x + offs))
+            """,
+            doc=True,
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.heuristics({"USE_H0": lambda args: args["h0"] is not None})
+            @triton.jit
+            def kernel(x, h0, o, T, USE_H0: tl.constexpr, BT: tl.constexpr):
+                i_t = tl.program_id(0)
+                offs = tl.arange(0, BT)
+                if not USE_H0:
+                    b_h = tl.zeros([BT], dtype=tl.float32)
+                elif i_t * BT < T:
+                    b_h = tl.load(h0 + offs)
+                else:
+                    b_h = tl.load(
+                        h0 + offs + BT,
+                    )
+                tl.store(o + offs, b_h + tl.load(x + offs))
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(x, o, T, h0=None, BT: tl.constexpr = 16):
+                i_t = tl.program_id(0)
+                offs = tl.arange(0, BT)
+                has_h0 = h0 is not None
+                b_h = tl.load(x + offs)
+                if has_h0:
+                    if i_t > 0:
+                        p_h = h0 + offs
+                        b_h += tl.load(p_h)
+                if h0 is not None and T > 0:
+                    b_h += 1.0
+                tl.store(o + offs, b_h if h0 is None else b_h + tl.load(h0 + offs))
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(x, o, scale, T, BT: tl.constexpr):
+                i_t = tl.program_id(0)
+                offs = tl.arange(0, BT)
+                b = tl.load(x + offs)
+                if i_t * BT < T:
+                    b = b * scale
+                tl.store(o + offs, b)
+            """
+        ),
+    ]
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        kernel = self.facts.kernels.get(node.name.value)
+        if kernel is None or kernel.node is not node:
+            return
+        analysis = self.context.analysis(kernel)
+        optional = _optional_pointers(self.facts, kernel, analysis)
+        if not optional:
+            return
+        reported: set[int] = set()
+        for pointer, flags in optional.items():
+            for read in analysis.reads.get(pointer, ()):
+                if not self._dereferences(analysis, read):
+                    continue
+                if not any(d.kind == "param" for d in analysis.definitions(read)):
+                    continue
+                finding = self._unguarded(analysis, read, pointer, flags)
+                if finding is not None and id(finding[0]) not in reported:
+                    reported.add(id(finding[0]))
+                    anchor, reason = finding
+                    flag = next((f for f, present in flags.items() if present), f"{pointer} is not None")
+                    self.report(anchor, self.message.format(pointer=pointer, reason=reason, flag=flag))
+
+    def _dereferences(self, analysis, read: cst.Name) -> bool:
+        parent = analysis.index.parent(read)
+        if isinstance(parent, cst.BinaryOperation) and not isinstance(parent.operator, (cst.BitAnd, cst.BitOr)):
+            return True
+        if isinstance(parent, cst.Arg):
+            call = analysis.index.parent(parent)
+            if not isinstance(call, cst.Call):
+                return False
+            name = self.facts.qualname(call.func) or ""
+            if name in _DEREFERENCES or name.startswith("tl.atomic_"):
+                first = argument(call, 0, "base" if name == "tl.make_block_ptr" else "pointer")
+                return first is read
+        return False
+
+    def _unguarded(self, analysis, read, pointer, flags) -> tuple[cst.CSTNode, str] | None:
+        """The node to report and why, or None when a compile-time condition removes the dereference."""
+        runtime_if = None
+        undecided_if = None
+        child = read
+        for ancestor in analysis.index.ancestors(read):
+            if ancestor is analysis.kernel.node:
+                break
+            if isinstance(ancestor, (cst.If, cst.IfExp)) and child is not ancestor.test:
+                in_body = child is ancestor.body
+                if analysis.is_constexpr(ancestor.test):
+                    value = _when_absent(analysis, ancestor.test, pointer, flags, 0)
+                    if value is (not in_body) or (value is None and not flags):
+                        return None
+                    undecided_if = undecided_if or ancestor
+                elif runtime_if is None:
+                    runtime_if = ancestor
+            child = ancestor
+        if runtime_if is not None:
+            return runtime_if, "its condition has a runtime term"
+        if undecided_if is not None:
+            return undecided_if, "its condition does not exclude the None case"
+        return read, "nothing tests it at compile time"
+
+
+def _optional_pointers(facts, kernel, analysis) -> dict[str, dict[str, bool]]:
+    """Optional pointer parameters -> their heuristics flags (flag name -> True when the flag means "present")."""
+    found: dict[str, dict[str, bool]] = {}
+    for name, default in kernel.defaults.items():
+        if isinstance(default, cst.Name) and default.value == "None":
+            found.setdefault(name, {})
+    if kernel.heuristics is not None:
+        values = argument(kernel.heuristics, 0, "values")
+        for element in values.elements if isinstance(values, cst.Dict) else ():
+            if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
+                continue
+            tested = _lambda_none_test(element.value)
+            if tested is not None and tested[0] in kernel.params:
+                found.setdefault(tested[0], {})[element.key.evaluated_value] = tested[1]
+    for node in analysis.nodes:
+        if isinstance(node, cst.Comparison):
+            tested = _none_test(node)
+            if tested is not None and tested[0] in kernel.params and _in_condition(analysis, node):
+                found.setdefault(tested[0], {})
+    return found
+
+
+def _lambda_none_test(value) -> tuple[str, bool] | None:
+    """`lambda args: args["h0"] is not None` -> ("h0", True)."""
+    if not isinstance(value, cst.Lambda) or not isinstance(value.body, cst.Comparison):
+        return None
+    comparison = value.body
+    if len(comparison.comparisons) != 1 or not _is_none(comparison.comparisons[0].comparator):
+        return None
+    subject = comparison.left
+    key = None
+    if isinstance(subject, cst.Subscript) and len(subject.slice) == 1:
+        index = subject.slice[0].slice
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+            key = index.value.evaluated_value
+    elif (
+        isinstance(subject, cst.Call)
+        and isinstance(subject.func, cst.Attribute)
+        and subject.func.attr.value == "get"
+        and subject.args
+        and isinstance(subject.args[0].value, cst.SimpleString)
+    ):
+        key = subject.args[0].value.evaluated_value
+    operator = comparison.comparisons[0].operator
+    if key is None or not isinstance(operator, (cst.Is, cst.IsNot)):
+        return None
+    return key, isinstance(operator, cst.IsNot)
+
+
+def _none_test(node: cst.Comparison) -> tuple[str, bool] | None:
+    """`ptr is not None` -> ("ptr", True); `ptr is None` -> ("ptr", False)."""
+    if len(node.comparisons) != 1 or not isinstance(node.left, cst.Name):
+        return None
+    comparison = node.comparisons[0]
+    if not _is_none(comparison.comparator) or not isinstance(comparison.operator, (cst.Is, cst.IsNot)):
+        return None
+    return node.left.value, isinstance(comparison.operator, cst.IsNot)
+
+
+def _is_none(node) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def _in_condition(analysis, node) -> bool:
+    child = node
+    for ancestor in analysis.index.ancestors(node):
+        if isinstance(ancestor, (cst.If, cst.IfExp, cst.While)) and child is ancestor.test:
+            return True
+        if isinstance(ancestor, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+            return isinstance(ancestor, cst.Assign)  # `USE_H0 = h0 is not None` names the test for later
+        child = ancestor
+    return False
+
+
+def _when_absent(analysis, test, pointer: str, flags: dict[str, bool], depth: int) -> bool | None:
+    """The value of a compile-time condition when ``pointer`` is None, or None when it does not follow."""
+    if depth > 8:
+        return None
+    if isinstance(test, cst.Comparison):
+        tested = _none_test(test)
+        if tested is not None and tested[0] == pointer:
+            return not tested[1]
+        return None
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _when_absent(analysis, test.expression, pointer, flags, depth + 1)
+        return None if inner is None else not inner
+    if isinstance(test, cst.BooleanOperation):
+        left = _when_absent(analysis, test.left, pointer, flags, depth + 1)
+        right = _when_absent(analysis, test.right, pointer, flags, depth + 1)
+        decisive = isinstance(test.operator, cst.Or)  # `or` is decided by a True operand, `and` by a False one
+        if left is decisive or right is decisive:
+            return decisive
+        return (not decisive) if left is not None and right is not None else None
+    if isinstance(test, cst.Name):
+        if test.value in flags:
+            return not flags[test.value]
+        values = {
+            _when_absent(analysis, d.value, pointer, flags, depth + 1) if d.kind == "assign" else None
+            for d in analysis.definitions(test)
+        }
+        return values.pop() if len(values) == 1 else None
+    return None

@@ -1,0 +1,310 @@
+import libcst as cst
+
+from ascendlint import edits
+from ascendlint.diagnostics import FixSafety, Severity
+from ascendlint.rule import Invalid, Rule, Valid
+
+
+class Int32OffsetOverflow(Rule):
+    """Flags pointer arithmetic whose offset multiplies a runtime index by a runtime extent in int32.
+
+    A runtime index comes from `tl.program_id`, a loop variable or a loaded scalar (or is computed from them); a
+    runtime extent is an integer kernel parameter such as `T`, `H`, `K` or a stride (or is computed from them).
+    Offsets that already hold an int64 value anywhere in their computation are left alone.
+    """
+
+    code = "ASC202"
+    name = "int32-offset-overflow"
+    message = "`{product}`{where} multiplies a runtime index by a runtime extent in int32 and can wrap past 2^31"
+    severity = Severity.WARNING
+    fix_safety = FixSafety.UNSAFE
+    why = """
+        Integer index arithmetic in a Triton kernel is 32-bit unless an operand is int64. Once batch x sequence x
+        head x dim passes 2^31 elements, an offset such as `(bos * H + i_h) * K` wraps and the load or store
+        touches the wrong rows, or faults with "DDR address out of range" on Ascend. Widening the first runtime
+        index makes the whole offset 64-bit.
+    """
+    fix_notes = """
+        The fix wraps the first runtime index of each product in `tl.cast(..., tl.int64)`. It is unsafe because it
+        changes the integer type of the offset (and of anything else computed from that expression).
+    """
+    INVALID = [
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(q, o, H, K, BK: tl.constexpr):
+                i_n, i_h = tl.program_id(0), tl.program_id(1)
+                o_k = tl.arange(0, BK)
+                b_q = tl.load(q + (i_n * H + i_h) * K + o_k)
+                tl.store(o + o_k, b_q)
+            """,
+            fixed="""
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(q, o, H, K, BK: tl.constexpr):
+                i_n, i_h = tl.program_id(0), tl.program_id(1)
+                o_k = tl.arange(0, BK)
+                b_q = tl.load(q + (tl.cast(i_n, tl.int64) * H + i_h) * K + o_k)
+                tl.store(o + o_k, b_q)
+            """,
+            doc=True,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as language
+
+            @triton.jit
+            def kernel(x_ptr, y_ptr, cu_ptr, stride_x, T, BM: language.constexpr):
+                pid = language.program_id(0)
+                rows = pid * BM + language.arange(0, BM)
+                vals = language.load(
+                    x_ptr
+                    + rows * stride_x,
+                    mask=rows < T,
+                )
+                bos = language.load(cu_ptr + pid)
+                offset = bos * T
+                language.store(y_ptr + offset, vals)
+            """,
+            count=2,
+            fixed="""
+            import triton
+            import triton.language as language
+
+            @triton.jit
+            def kernel(x_ptr, y_ptr, cu_ptr, stride_x, T, BM: language.constexpr):
+                pid = language.program_id(0)
+                rows = pid * BM + language.arange(0, BM)
+                vals = language.load(
+                    x_ptr
+                    + language.cast(rows, language.int64) * stride_x,
+                    mask=rows < T,
+                )
+                bos = language.load(cu_ptr + pid)
+                offset = language.cast(bos, language.int64) * T
+                language.store(y_ptr + offset, vals)
+            """,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(x_ptr, y_ptr, T, D, BT: tl.constexpr):
+                NT = tl.cdiv(T, BT)
+                for i_b in range(0, 4):
+                    for i_t in range(0, NT):
+                        p = x_ptr + i_b * T * D
+                        p += i_t * BT * D
+                        tl.store(p + tl.arange(0, BT), tl.zeros([BT], dtype=tl.float32))
+            """,
+            count=2,
+            fixed="""
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(x_ptr, y_ptr, T, D, BT: tl.constexpr):
+                NT = tl.cdiv(T, BT)
+                for i_b in range(0, 4):
+                    for i_t in range(0, NT):
+                        p = x_ptr + tl.cast(i_b, tl.int64) * T * D
+                        p += tl.cast(i_t, tl.int64) * BT * D
+                        tl.store(p + tl.arange(0, BT), tl.zeros([BT], dtype=tl.float32))
+            """,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def clear_row(y_ptr, n_cols, BLOCK: tl.constexpr):
+                row = tl.program_id(0)
+                cols = tl.arange(0, BLOCK)
+                tl.store(y_ptr + row * n_cols + cols, 0.0, mask=cols < n_cols)
+
+            @triton.jit
+            def kernel(y_ptr, n_cols, BLOCK: tl.constexpr):
+                clear_row(y_ptr, n_cols, BLOCK)
+            """,
+            fixed="""
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def clear_row(y_ptr, n_cols, BLOCK: tl.constexpr):
+                row = tl.program_id(0)
+                cols = tl.arange(0, BLOCK)
+                tl.store(y_ptr + tl.cast(row, tl.int64) * n_cols + cols, 0.0, mask=cols < n_cols)
+
+            @triton.jit
+            def kernel(y_ptr, n_cols, BLOCK: tl.constexpr):
+                clear_row(y_ptr, n_cols, BLOCK)
+            """,
+        ),
+    ]
+    VALID = [
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(q, o, H, K, BK: tl.constexpr):
+                i_n, i_h = tl.program_id(0), tl.program_id(1)
+                o_k = tl.arange(0, BK)
+                b_q = tl.load(q + (tl.cast(i_n, tl.int64) * H + i_h) * K + o_k)
+                tl.store(o + o_k, b_q)
+            """,
+            doc=True,
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(x_ptr, y_ptr, T, stride, BT: tl.constexpr, D: tl.constexpr):
+                i_t = tl.program_id(0)
+                o_t = i_t * BT + tl.arange(0, BT)
+                x = tl.load(x_ptr + o_t * D, mask=o_t < T)
+                cols = tl.arange(0, BT)
+                tl.store(y_ptr + cols * stride, x)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(x_ptr, y_ptr, T, H, K, BT: tl.constexpr):
+                i_b = tl.program_id(0).to(tl.int64)
+                i_h = tl.program_id(1)
+                base = (i_b * T * H + i_h) * K
+                widened = (i_h * T).to(tl.int64)
+                tl.store(y_ptr + base + tl.arange(0, BT), tl.load(x_ptr + widened + tl.arange(0, BT)))
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(x_ptr, y_ptr, T, H, BT: tl.constexpr):
+                i_t = tl.program_id(0)
+                n = T * H
+                scale = i_t * T
+                tl.store(y_ptr + i_t, scale + n)
+                p = x_ptr + i_t * BT
+                for i in range(0, tl.cdiv(T, BT)):
+                    p += BT
+                tl.store(p + tl.arange(0, BT), tl.zeros([BT], dtype=tl.float32))
+            """
+        ),
+    ]
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        kernel = self.facts.kernels.get(node.name.value)
+        if kernel is None or kernel.node is not node:
+            return
+        analysis = self.context.analysis(kernel)
+        tl = self.facts.local_alias("tl", "tl")
+        for pointer_expression, offsets in analysis.pointer_expressions:
+            nodes = analysis.offset_nodes(offsets)
+            if any(analysis.may_be_int64(n) for n in nodes):
+                continue
+            wrapping = [n for n in nodes if _is_product(n) and self._wraps(analysis, n)]
+            if wrapping:
+                self._report(analysis, pointer_expression, wrapping, tl)
+
+    @staticmethod
+    def _wraps(analysis, product: cst.BinaryOperation) -> bool:
+        factors = _factors(product)
+        return any(analysis.is_runtime_index(f) for f in factors) and any(
+            analysis.is_runtime_extent(f) for f in factors
+        )
+
+    def _report(self, analysis, pointer_expression, wrapping, tl: str) -> None:
+        wrapping_ids = {id(p) for p in wrapping}
+        leaves = [_first_index_leaf(analysis, p) for p in wrapping]
+        memo: dict[int, bool] = {}
+        leaves = [leaf for leaf in leaves if not _widened_where_defined(analysis, leaf, wrapping_ids, memo)]
+        module = self.context.module
+        shown = module.code_for_node(wrapping[0]).strip()
+        locate = self.context.locator.span
+        product_row, here_row = locate(wrapping[0])[0].row, locate(pointer_expression)[0].row
+        where = "" if product_row == here_row else f" (line {product_row})"
+
+        def build(loc):
+            unique = {id(leaf): leaf for leaf in leaves}.values()
+            return [edits.replace(loc, leaf, f"{tl}.cast({_bare_code(module, leaf)}, {tl}.int64)") for leaf in unique]
+
+        self.report(
+            pointer_expression,
+            self.message.format(product=shown, where=where),
+            fix_message="Cast the first runtime index to int64",
+            edits=build,
+        )
+
+
+def _is_product(node) -> bool:
+    return isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply)
+
+
+def _factors(product: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if _is_product(product):
+        return _factors(product.left) + _factors(product.right)
+    return [product]
+
+
+def _widened_where_defined(analysis, leaf, wrapping_ids: set[int], memo: dict[int, bool]) -> bool:
+    """A name whose every definition computes a wrapping product: the fix there widens the name too."""
+    if not isinstance(leaf, cst.Name):
+        return False
+    definitions = analysis.definitions(leaf)
+    for definition in definitions:
+        if id(definition) not in memo:
+            memo[id(definition)] = (
+                definition.kind == "assign"
+                and definition.value is not None
+                and any(id(n) in wrapping_ids for n in _arithmetic(definition.value))
+            )
+    return bool(definitions) and all(memo[id(d)] for d in definitions)
+
+
+def _arithmetic(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The expression and its operands through arithmetic, without following names."""
+    found, stack = [], [expr]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        if isinstance(node, cst.BinaryOperation):
+            stack += [node.left, node.right]
+        elif isinstance(node, cst.UnaryOperation):
+            stack.append(node.expression)
+    return found
+
+
+def _first_index_leaf(analysis, expr: cst.BaseExpression) -> cst.BaseExpression:
+    """The first operand, in evaluation order, that carries the runtime index (through parentheses and sums)."""
+    while isinstance(expr, cst.BinaryOperation):
+        expr = expr.left if analysis.is_runtime_index(expr.left) else expr.right
+    if isinstance(expr, cst.UnaryOperation) and analysis.is_runtime_index(expr.expression):
+        return _first_index_leaf(analysis, expr.expression)
+    return expr
+
+
+def _bare_code(module: cst.Module, node: cst.CSTNode) -> str:
+    if getattr(node, "lpar", None):
+        node = node.with_changes(lpar=[], rpar=[])
+    return module.code_for_node(node)

@@ -1,0 +1,452 @@
+import libcst as cst
+
+from ascendlint import dist_analysis, edits
+from ascendlint.diagnostics import FixSafety, Severity
+from ascendlint.dist_analysis import FENCE, NOTIFY, SYNCHRONOUS_PUT, DistAnalysis
+from ascendlint.kernel_facts import normalise
+from ascendlint.rule import Invalid, Rule, Valid
+
+CLEAN, DIRTY = False, True  # DIRTY: some path has an MTE store not yet ordered by a fence
+_STORES = frozenset({"tl.store"})
+_ORDERING = frozenset({FENCE, SYNCHRONOUS_PUT})
+
+
+class NotifyWithoutFence(Rule):
+    """Flags a `dl.notify` reached by a `tl.store` with no `libshmem_device.fence()` in between on some path.
+
+    A synchronous `libshmem_device.putmem` also orders what came before it; `barrier_all()` does not. Stores in
+    `triton.jit` helpers count where the helper is called.
+    """
+
+    code = "ASC403"
+    name = "notify-without-fence"
+    message = "`dl.notify` after a store with no `{fence}()` in between: the peer may see the signal first"
+    severity = Severity.ERROR
+    fix_safety = FixSafety.SAFE
+    why = """
+        Stores issued on the MTE path are not ordered with the signal write of `dl.notify`: the peer can observe
+        the signal before the data lands and read a stale buffer. `libshmem_device.fence()` orders the earlier
+        stores before the notify (store -> fence -> notify). A UDMA `putmem` is synchronous and needs no fence.
+    """
+    fix_notes = """
+        The fix inserts `fence()` (spelled with the module's own name for `libshmem_device`) on its own line
+        before the notify, or before the loop that only notifies. When the module does not import
+        `libshmem_device`, the import is added as well.
+    """
+    INVALID = [
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def publish(buf_ptr, signal_ptr, x_ptr, peer, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                remote = dl.symm_at(buf_ptr, peer)
+                tl.store(remote + offs, tl.load(x_ptr + offs))
+                dl.notify(signal_ptr, peer, signal=1, sig_op="set")
+            """,
+            fixed="""
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def publish(buf_ptr, signal_ptr, x_ptr, peer, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                remote = dl.symm_at(buf_ptr, peer)
+                tl.store(remote + offs, tl.load(x_ptr + offs))
+                libshmem_device.fence()
+                dl.notify(signal_ptr, peer, signal=1, sig_op="set")
+            """,
+            doc=True,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device as shmem
+
+            @triton.jit
+            def broadcast(buf_ptr, signal_ptr, x_ptr, n_ranks, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                tile = tl.load(x_ptr + offs)
+                for peer in range(n_ranks):
+                    tl.store(dl.symm_at(buf_ptr, peer) + offs, tile)
+                shmem.barrier_all()
+                for peer in range(n_ranks):
+                    dl.notify(signal_ptr, peer)
+            """,
+            fixed="""
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device as shmem
+
+            @triton.jit
+            def broadcast(buf_ptr, signal_ptr, x_ptr, n_ranks, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                tile = tl.load(x_ptr + offs)
+                for peer in range(n_ranks):
+                    tl.store(dl.symm_at(buf_ptr, peer) + offs, tile)
+                shmem.barrier_all()
+                shmem.fence()
+                for peer in range(n_ranks):
+                    dl.notify(signal_ptr, peer)
+            """,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def copy_tile(dst, src, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                tl.store(dst + offs, tl.load(src + offs))
+
+            @triton.jit
+            def ring(buf_ptr, signal_ptr, x_ptr, peer, n_steps, fast, BLOCK: tl.constexpr):
+                for step in range(n_steps):
+                    if fast:
+                        libshmem_device.putmem(buf_ptr, x_ptr, BLOCK * 4, peer)
+                    else:
+                        copy_tile(dl.symm_at(buf_ptr, peer), x_ptr, BLOCK)
+                    dl.notify(signal_ptr + step, peer)
+            """,
+            fixed="""
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def copy_tile(dst, src, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                tl.store(dst + offs, tl.load(src + offs))
+
+            @triton.jit
+            def ring(buf_ptr, signal_ptr, x_ptr, peer, n_steps, fast, BLOCK: tl.constexpr):
+                for step in range(n_steps):
+                    if fast:
+                        libshmem_device.putmem(buf_ptr, x_ptr, BLOCK * 4, peer)
+                    else:
+                        copy_tile(dl.symm_at(buf_ptr, peer), x_ptr, BLOCK)
+                    libshmem_device.fence()
+                    dl.notify(signal_ptr + step, peer)
+            """,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+
+            @triton.jit
+            def publish(buf_ptr, signal_ptr, x_ptr, peer, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                tl.store(dl.symm_at(buf_ptr, peer) + offs, tl.load(x_ptr + offs))
+                dl.notify(signal_ptr, peer)
+            """,
+            fixed="""
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def publish(buf_ptr, signal_ptr, x_ptr, peer, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                tl.store(dl.symm_at(buf_ptr, peer) + offs, tl.load(x_ptr + offs))
+                libshmem_device.fence()
+                dl.notify(signal_ptr, peer)
+            """,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            from triton_dist.language import notify, symm_at
+            from triton_dist.language.extra.libshmem_device import fence
+
+            @triton.jit
+            def publish(buf_ptr, signal_ptr, x_ptr, peer, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                if peer >= 0:
+                    tl.store(symm_at(buf_ptr, peer) + offs, tl.load(x_ptr + offs))
+                notify(signal_ptr, peer)
+            """,
+            fixed="""
+            import triton
+            import triton.language as tl
+            from triton_dist.language import notify, symm_at
+            from triton_dist.language.extra.libshmem_device import fence
+
+            @triton.jit
+            def publish(buf_ptr, signal_ptr, x_ptr, peer, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                if peer >= 0:
+                    tl.store(symm_at(buf_ptr, peer) + offs, tl.load(x_ptr + offs))
+                fence()
+                notify(signal_ptr, peer)
+            """,
+        ),
+    ]
+    VALID = [
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def publish(buf_ptr, signal_ptr, x_ptr, peer, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                remote = dl.symm_at(buf_ptr, peer)
+                tl.store(remote + offs, tl.load(x_ptr + offs))
+                libshmem_device.fence()
+                dl.notify(signal_ptr, peer, signal=1, sig_op="set")
+            """,
+            doc=True,
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def publish(buf_ptr, signal_ptr, x_ptr, n_ranks, BLOCK: tl.constexpr):
+                for peer in range(n_ranks):
+                    libshmem_device.putmem(buf_ptr, x_ptr, BLOCK * 4, peer)
+                    dl.notify(signal_ptr, peer, signal=1, sig_op="set")
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            from triton_dist.language import notify, symm_at
+            from triton_dist.language.extra.libshmem_device import fence
+
+            @triton.jit
+            def copy_tile(dst, src, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                tl.store(dst + offs, tl.load(src + offs))
+
+            @triton.jit
+            def ring(buf_ptr, signal_ptr, x_ptr, n_ranks, n_steps, BLOCK: tl.constexpr):
+                for step in range(n_steps):
+                    for peer in range(n_ranks):
+                        copy_tile(symm_at(buf_ptr, peer), x_ptr, BLOCK)
+                    fence()
+                    for peer in range(n_ranks):
+                        notify(
+                            signal_ptr + step,
+                            peer,
+                        )
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def publish(buf_ptr, signal_ptr, x_ptr, peer, use_copy, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                if use_copy:
+                    tl.store(dl.symm_at(buf_ptr, peer) + offs, tl.load(x_ptr + offs))
+                    libshmem_device.fence()
+                else:
+                    libshmem_device.putmem(buf_ptr, x_ptr, BLOCK * 4, peer)
+                dl.notify(signal_ptr, peer)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+
+            @triton.jit
+            def announce(signal_ptr, n_ranks):
+                for peer in range(n_ranks):
+                    dl.notify(signal_ptr, peer)
+            """
+        ),
+    ]
+
+    def finish(self) -> None:
+        helper_effects: dict = {}
+        for dist in dist_analysis.distributed_kernels(self.context):
+            if not dist.has_call(NOTIFY):
+                continue
+            order = _FenceOrder(self.context, dist, helper_effects)
+            order.run(dist.kernel.node.body, CLEAN)
+            for notify in dist.calls_to(NOTIFY):
+                if id(notify) in order.unfenced:
+                    self._report(dist, notify)
+
+    def _report(self, dist: DistAnalysis, notify: cst.Call) -> None:
+        fence, imported = _fence_spelling(self.context.facts)
+        anchor = _insertion_statement(dist, notify)
+        module = self.context.module
+
+        def build(loc):
+            if anchor is None:
+                return []
+            row = loc.span(anchor)[0].row
+            indent = edits.indentation_of_line(loc, row)
+            found = [edits.insert_before_line(loc, row, f"{indent}{fence}(){loc.newline}")]
+            if not imported:
+                found.append(_import_edit(loc, module))
+            return found
+
+        self.report(
+            notify,
+            self.message.format(fence=fence),
+            fix_message=f"Insert `{fence}()` before the notify",
+            edits=build,
+        )
+
+
+class _FenceOrder:
+    """Forward pass over the statements of a kernel: is an unfenced store pending where each notify runs?"""
+
+    def __init__(self, context, dist: DistAnalysis, helper_effects: dict) -> None:
+        self.context = context
+        self.dist = dist
+        self.kernels = context.facts.kernels
+        self.helper_effects = helper_effects
+        self.unfenced: set[int] = set()
+        self.recording = True
+
+    def run(self, block: cst.BaseSuite, state: bool) -> bool:
+        if isinstance(block, cst.SimpleStatementSuite):
+            for small in block.body:
+                state = self._expression_effects(small, state)
+            return state
+        for statement in block.body:
+            state = self._statement(statement, state)
+        return state
+
+    def _statement(self, statement: cst.CSTNode, state: bool) -> bool:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                state = self._expression_effects(small, state)
+            return state
+        if isinstance(statement, cst.If):
+            state = self._expression_effects(statement.test, state)
+            taken = self.run(statement.body, state)
+            other = self._else(statement.orelse, state)
+            return taken or other
+        if isinstance(statement, (cst.For, cst.While)):
+            head = statement.iter if isinstance(statement, cst.For) else statement.test
+            state = self._expression_effects(head, state)
+            entry = state
+            for _ in range(2):  # two rounds reach the fixed point of a two-value lattice
+                end = self.run(statement.body, entry)
+                entry = state or end
+            after = entry
+            if statement.orelse is not None:
+                after = self.run(statement.orelse.body, after)
+            return after
+        if isinstance(statement, (cst.With, cst.Try)):
+            return self.run(statement.body, state)
+        return state  # nested definitions run elsewhere
+
+    def _else(self, orelse, state: bool) -> bool:
+        if orelse is None:
+            return state
+        if isinstance(orelse, cst.If):
+            return self._statement(orelse, state)
+        return self.run(orelse.body, state)
+
+    def _expression_effects(self, node: cst.CSTNode, state: bool) -> bool:
+        dist = self.dist
+        for child in (node, *dist.below(node)):
+            if not isinstance(child, cst.Call):
+                continue
+            name = dist.qualname_of(child) or ""
+            if name in _STORES:
+                state = DIRTY
+            elif name in _ORDERING:
+                state = CLEAN
+            elif name == NOTIFY:
+                if state is DIRTY and self.recording:
+                    self.unfenced.add(id(child))
+            elif name.startswith("local."):
+                state = self._helper(name[len("local."):], state)
+        return state
+
+    def _helper(self, name: str, state: bool) -> bool:
+        kernel = self.kernels.get(name)
+        if kernel is None or kernel is self.dist.kernel:
+            return state
+        key = (id(kernel.node), state)
+        if key not in self.helper_effects:
+            self.helper_effects[key] = state  # a recursive call sees no effect
+            helper = dist_analysis.for_kernel(self.context, kernel)
+            inner = _FenceOrder(self.context, helper, self.helper_effects)
+            inner.recording = False
+            self.helper_effects[key] = inner.run(kernel.node.body, state)
+        return self.helper_effects[key]
+
+
+def _insertion_statement(dist: DistAnalysis, notify: cst.Call) -> cst.CSTNode | None:
+    """The statement to put the fence before: the notify's own line, or the loop(s) that only notify."""
+    statement = next((a for a in dist.index.ancestors(notify) if isinstance(a, cst.SimpleStatementLine)), None)
+    if statement is None or len(statement.body) != 1:
+        return None  # a line holding several statements is left to the user
+    parent = dist.index.parent(statement)
+    while isinstance(parent, cst.IndentedBlock):
+        owner = dist.index.parent(parent)
+        if not isinstance(owner, (cst.For, cst.While)) or owner.orelse is not None:
+            break
+        if any(dist.calls_in(owner, _STORES | {"shmem.putmem"})) or _calls_helper(dist, owner.body):
+            break
+        statement = owner
+        parent = dist.index.parent(owner)
+    return statement
+
+
+def _calls_helper(dist: DistAnalysis, node: cst.CSTNode) -> bool:
+    return any(
+        isinstance(c, cst.Call) and (dist.qualname_of(c) or "").startswith("local.")
+        for c in dist.below(node)
+    )
+
+
+def _fence_spelling(facts) -> tuple[str, bool]:
+    """How this module names `fence` (`fence`, `shmem.fence`...), and whether that name is already imported."""
+    for wanted, suffix in ((FENCE, ""), ("shmem", ".fence")):
+        for local, full in facts.aliases.items():
+            if normalise(full) == wanted:
+                return local + suffix, True
+    return "libshmem_device.fence", False
+
+
+def _import_edit(loc, module: cst.Module):
+    """Add `from triton_dist.language.extra import libshmem_device` after the module's last top-level import."""
+    last = None
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine) and any(
+            isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body
+        ):
+            last = statement
+    line = f"from triton_dist.language.extra import libshmem_device{loc.newline}"
+    if last is None:
+        return edits.insert_before_line(loc, 1, line)
+    row = loc.span(last)[1].row
+    return edits.insert_before_line(loc, row + 1, line)

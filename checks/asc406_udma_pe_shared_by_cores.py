@@ -1,0 +1,174 @@
+from ascendlint import dist_analysis
+from ascendlint.diagnostics import Severity
+from ascendlint.dist_analysis import UDMA_CALLS, udma_argument
+from ascendlint.rule import Invalid, Rule, Valid
+
+
+class UdmaPeSharedByCores(Rule):
+    """Flags `putmem`/`getmem` that every program runs for the same pe.
+
+    Quiet when the pe, an enclosing loop or an enclosing `if` that selects one program (`pid == ...`, or a test
+    on the pe itself) depends on `tl.program_id`, e.g. `for pe in range(pid, n_pes, n_programs)`; also quiet for
+    a kernel that this module launches only on a one-program grid.
+    """
+
+    code = "ASC406"
+    name = "udma-pe-shared-by-cores"
+    message = "`{call}` to pe `{pe}` runs on every program: several cores drive the same pe"
+    severity = Severity.WARNING
+    why = """
+        UDMA completion (`quiet()`) keeps one slot per pe per core. When every program issues transfers to the
+        same pe, several cores drive one pe's queue at once and completion tracking breaks: transfers are
+        reported complete early or the kernel hangs. Partition the pes across programs so each pe has one
+        driving core.
+    """
+    INVALID = [
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def all_gather(buf_ptr, x_ptr, nbytes):
+                rank = dl.rank()
+                for pe in range(dl.num_ranks()):
+                    libshmem_device.putmem(buf_ptr + rank * nbytes, x_ptr, nbytes, pe)
+            """,
+            doc=True,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            from triton_dist.language.extra import libshmem_device as shmem
+
+            @triton.jit
+            def pull_all(buf_ptr, y_ptr, nbytes, n_producers):
+                pid = tl.program_id(0)
+                if pid < n_producers:
+                    for pe in range(shmem.n_pes()):
+                        shmem.getmem(
+                            y_ptr + pe * nbytes,
+                            buf_ptr,
+                            nbytes,
+                            pe,
+                        )
+            """
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def to_root(buf_ptr, x_ptr, nbytes):
+                offset = tl.program_id(0) * nbytes
+                libshmem_device.putmem(buf_ptr + offset, x_ptr + offset, nbytes, 0)
+            """
+        ),
+    ]
+    VALID = [
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def all_gather(buf_ptr, x_ptr, nbytes):
+                rank = dl.rank()
+                pid = tl.program_id(0)
+                n_programs = tl.num_programs(0)
+                for pe in range(pid, dl.num_ranks(), n_programs):
+                    libshmem_device.putmem(buf_ptr + rank * nbytes, x_ptr, nbytes, pe)
+            """,
+            doc=True,
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def all_gather(buf_ptr, x_ptr, nbytes):
+                pid = tl.program_id(0)
+                n_ranks = dl.num_ranks()
+                for pe in range(n_ranks):
+                    if pe % tl.num_programs(0) == pid:
+                        libshmem_device.putmem(buf_ptr, x_ptr, nbytes, pe)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def one_pe_per_program(buf_ptr, x_ptr, nbytes):
+                pe = tl.program_id(0)
+                libshmem_device.putmem(buf_ptr, x_ptr, nbytes, pe)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def routed(buf_ptr, x_ptr, dest_ptr, n_tasks, nbytes):
+                pid = tl.program_id(0)
+                for task in range(pid, n_tasks, tl.num_programs(0)):
+                    pe = tl.load(dest_ptr + task)
+                    libshmem_device.putmem(buf_ptr, x_ptr + task * nbytes, nbytes, pe)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def leader_only(buf_ptr, x_ptr, nbytes, n_pes):
+                if tl.program_id(0) == 0:
+                    for pe in range(n_pes):
+                        libshmem_device.putmem(buf_ptr, x_ptr, nbytes, pe)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            import triton
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def broadcast(buf_ptr, x_ptr, nbytes, n_pes):
+                for pe in range(n_pes):
+                    libshmem_device.putmem(buf_ptr, x_ptr, nbytes, pe)
+
+            def run(buf, x, n_pes):
+                broadcast[(1,)](buf, x, x.numel() * x.element_size(), n_pes)
+            """
+        ),
+    ]
+
+    def finish(self) -> None:
+        single_program = dist_analysis.kernels_launched_on_one_program(self.context.facts)
+        for dist in dist_analysis.distributed_kernels(self.context):
+            if dist.kernel.name in single_program:
+                continue
+            for call in dist.calls_to(*sorted(UDMA_CALLS)):
+                name = dist.qualname_of(call)
+                pe = udma_argument(call, name, "pe")
+                if pe is None or dist.partitioned_by_program(call, pe):
+                    continue
+                shown = " ".join(self.context.module.code_for_node(pe).split())
+                self.report(call, self.message.format(call=name.split(".")[-1], pe=shown))

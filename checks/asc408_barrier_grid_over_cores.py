@@ -1,0 +1,224 @@
+import libcst as cst
+
+from ascendlint import dist_analysis
+from ascendlint.diagnostics import Severity
+from ascendlint.dist_analysis import PROGRAM_WAITS, DistAnalysis, call_argument
+from ascendlint.grid import Factor, Kind, grid_core_source, launch_grid
+from ascendlint.rule import Invalid, Rule, Valid
+
+_SPIN_CALLS = frozenset({"tl.atomic_cas", "tl.atomic_xchg", "tl.atomic_add"})
+
+
+class BarrierGridOverCores(Rule):
+    """Flags a launch of a kernel that waits on other programs with a grid not sized by the core count.
+
+    Waiting means `dl.wait`, `barrier_all()`, `signal_wait_until` or a spin loop (`while` on a volatile load
+    or an atomic), in the kernel or a `triton.jit` helper it calls. Sized by the core count means
+    `get_*core_num()`, the `num_aicore` / `num_vectorcore` device properties, or `min(x, core_count)`; a
+    literal or data-sized grid is flagged, a grid this module cannot see is not.
+    """
+
+    code = "ASC408"
+    name = "barrier-grid-over-cores"
+    message = "`{kernel}` waits on other programs but its grid `{grid}` is not sized by the core count"
+    severity = Severity.WARNING
+    why = """
+        Only as many programs run at once as there are physical cores; the rest start when a running program
+        finishes. A program that waits for another program (a signal, a barrier, a spin loop) never finishes
+        when the one it waits for is not resident yet, so the launch hangs as soon as the grid exceeds the core
+        count. Size the grid by the core count and loop over the work inside the kernel.
+    """
+    INVALID = [
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def exchange(x_ptr, n, BLOCK: tl.constexpr):
+                offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+                tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+                libshmem_device.barrier_all()
+
+            def run(x):
+                exchange[(triton.cdiv(x.numel(), 1024),)](x, x.numel(), BLOCK=1024)
+            """,
+            doc=True,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+
+            @triton.jit
+            def wait_ready(signal_ptr):
+                token = dl.wait(signal_ptr, 1, "gpu", "acquire")
+                return token
+
+            @triton.jit
+            def consumer(buf_ptr, signal_ptr, out_ptr, BLOCK: tl.constexpr):
+                token = wait_ready(signal_ptr + tl.program_id(0))
+                offs = tl.arange(0, BLOCK)
+                tl.store(out_ptr + offs, tl.load(dl.consume_token(buf_ptr, token) + offs))
+
+            def run(buf, signal, out):
+                ncore = 40
+                consumer[(ncore,)](buf, signal, out, BLOCK=128)
+            """
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def grid_sync(counter_ptr, x_ptr, n_programs):
+                tl.atomic_add(counter_ptr, 1)
+                while tl.load(counter_ptr, volatile=True) < n_programs:
+                    pass
+                tl.store(x_ptr + tl.program_id(0), 1)
+
+            def run(counter, x, batch, heads):
+                grid = (batch, heads)
+                grid_sync[grid](counter, x, batch * heads)
+            """
+        ),
+    ]
+    VALID = [
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            from triton_dist.language.extra import libshmem_device
+            from triton.runtime import driver
+
+            @triton.jit
+            def exchange(x_ptr, n, BLOCK: tl.constexpr):
+                pid = tl.program_id(0)
+                for start in range(pid * BLOCK, n, tl.num_programs(0) * BLOCK):
+                    offs = start + tl.arange(0, BLOCK)
+                    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+                libshmem_device.barrier_all()
+
+            def run(x):
+                props = driver.active.utils.get_device_properties(x.device.index)
+                n_cores = props["num_vectorcore"]
+                exchange[(n_cores,)](x, x.numel(), BLOCK=1024)
+            """,
+            doc=True,
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+
+            @triton.jit
+            def consumer(buf_ptr, signal_ptr, out_ptr, n_tasks, BLOCK: tl.constexpr):
+                for task in range(tl.program_id(0), n_tasks, tl.num_programs(0)):
+                    token = dl.wait(signal_ptr + task, 1, "gpu", "acquire")
+                    offs = task * BLOCK + tl.arange(0, BLOCK)
+                    tl.store(out_ptr + offs, tl.load(dl.consume_token(buf_ptr, token) + offs))
+
+            def run(buf, signal, out, n_tasks, get_aicore_num):
+                consumer[(min(n_tasks, get_aicore_num()),)](buf, signal, out, n_tasks, BLOCK=128)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def scale(x_ptr, n, BLOCK: tl.constexpr):
+                offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+                tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+            def run(x):
+                scale[(triton.cdiv(x.numel(), 1024),)](x, x.numel(), BLOCK=1024)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            from triton_dist.language.extra import libshmem_device
+            from my_project.cores import cube_core_count
+
+            @triton.jit
+            def exchange(x_ptr, n, BLOCK: tl.constexpr):
+                libshmem_device.barrier_all()
+
+            def run(x, grid):
+                exchange[grid](x, x.numel(), BLOCK=1024)
+                exchange[(cube_core_count(x.device),)](x, x.numel(), BLOCK=1024)
+            """
+        ),
+    ]
+
+    def finish(self) -> None:
+        facts = self.context.facts
+        if not facts.launches:
+            return
+        waiting = _waiting_kernels(self.context)
+        for launch in facts.launches:
+            kernel = launch.kernel
+            if kernel is None or kernel.name not in waiting:
+                continue
+            if not _grid_is_known_and_not_core_sized(facts, launch):
+                continue
+            grid = " ".join(self.context.module.code_for_node(launch.grid).split())
+            self.report(launch.call, self.message.format(kernel=kernel.name, grid=grid))
+
+
+def _grid_is_known_and_not_core_sized(facts, launch) -> bool:
+    if grid_core_source(facts, launch) is not None:
+        return False
+    grid = launch_grid(facts, launch)
+    if grid.axes is None:
+        return False
+    return not any(_unknown(factor) for factor in grid.factors)
+
+
+def _unknown(factor: Factor) -> bool:
+    """A factor this module cannot size: unresolved, a compile-time meta value, or a host parameter whose name
+    says it counts cores."""
+    if factor.kind in (Kind.UNKNOWN, Kind.CONSTANT):
+        return True
+    return factor.kind is Kind.EXTENT and isinstance(factor.expr, cst.Name) and "core" in factor.expr.value.lower()
+
+
+def _waiting_kernels(context) -> set[str]:
+    """Kernels that wait on other programs themselves or through the `triton.jit` helpers they call."""
+    kernels = context.facts.kernels
+    if not dist_analysis.imports_distributed(context.facts) and not context.index.of_type(cst.While):
+        return set()
+    analyses = {name: dist_analysis.for_kernel(context, kernel) for name, kernel in kernels.items()}
+    waiting = {name for name, dist in analyses.items() if dist.has_call(*PROGRAM_WAITS) or _spins(dist)}
+    changed = True
+    while changed:
+        changed = False
+        for name, dist in analyses.items():
+            if name not in waiting and any(f"local.{helper}" in dist.calls for helper in waiting):
+                waiting.add(name)
+                changed = True
+    return waiting
+
+
+def _spins(dist: DistAnalysis) -> bool:
+    """A `while` loop that polls memory other programs write (volatile load or atomic in its test or body)."""
+    for loop in dist.nodes:
+        if not isinstance(loop, cst.While):
+            continue
+        for node in dist.below(loop):
+            if not isinstance(node, cst.Call):
+                continue
+            name = dist.qualname_of(node)
+            if name in _SPIN_CALLS:
+                return True
+            volatile = call_argument(node, 99, "volatile")
+            if name == "tl.load" and isinstance(volatile, cst.Name) and volatile.value == "True":
+                return True
+    return False

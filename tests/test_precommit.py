@@ -1,0 +1,116 @@
+"""The pre-commit hooks, through the real ``pre-commit try-repo`` on a throwaway git repository.
+
+The hook repository is a fresh commit of this project's package files, not the working tree itself: try-repo of
+a work tree with uncommitted changes commits only its staged and tracked files into a shadow repository, so a new,
+untracked file would go missing. pre-commit installs the hook with pip, which fetches the build backend
+(setuptools) from the package index, as in any user's install.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+from tests.helpers import lint
+
+REPO = Path(__file__).resolve().parents[1]
+PROJECT_FILES = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml")
+BAD = "import triton\n\n\ndef run(k, x):\n    k[(1,)](x, num_warps=4)\n"
+FIXED = "import triton\n\n\ndef run(k, x):\n    k[(1,)](x)\n"
+
+
+def _package_folders() -> set[str]:
+    """The top-level folders pip needs, from the packages and package-dir that pyproject.toml declares."""
+    setuptools = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    folders = setuptools.get("package-dir", {})
+    return {folders.get(package, package.replace(".", "/")).split("/")[0] for package in setuptools["packages"]}
+
+
+def _require(available: bool, what: str) -> None:
+    if available:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"{what} is required in CI for the pre-commit hook test")
+    pytest.skip(f"{what} is not installed: cannot run pre-commit try-repo")
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory) -> dict:
+    _require(shutil.which("git") is not None, "git")
+    _require(importlib.util.find_spec("pre_commit") is not None, "pre-commit (the `test` extra)")
+    home = tmp_path_factory.mktemp("pre-commit-home")  # keeps pre-commit's log out of the user's cache folder
+    return {
+        **os.environ,
+        "PRE_COMMIT_HOME": str(home),
+        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
+        "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+    }
+
+
+def _git(cwd: Path, env: dict, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, timeout=60)
+
+
+@pytest.fixture(scope="module")
+def hook_repo(tmp_path_factory, env) -> Path:
+    """A one-commit git repository holding what pip needs to install ascendlint, and the hook definitions."""
+    root = tmp_path_factory.mktemp("hook-repo")
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in PROJECT_FILES:
+        shutil.copy2(REPO / name, root / name)
+    for name in sorted(_package_folders()):
+        shutil.copytree(REPO / name, root / name, ignore=ignore)
+    _git(root, env, "init", "-q")
+    _git(root, env, "add", "-A")
+    _git(root, env, "commit", "-q", "-m", "snapshot")
+    return root
+
+
+@pytest.fixture(scope="module")
+def hook_run(hook_repo, tmp_path_factory, env) -> tuple[dict[str, str], Path]:
+    """Both hooks in one try-repo call (try-repo installs the hook environment afresh on every call)."""
+    user = tmp_path_factory.mktemp("user-repo")
+    _git(user, env, "init", "-q")
+    (user / "kernel.py").write_text(BAD, encoding="utf-8")
+    (user / "notes.txt").write_text("num_warps=4 here is not Python\n", encoding="utf-8")
+    _git(user, env, "add", "-A")
+    result = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), "--all-files"],
+        cwd=user, env=env, capture_output=True, text=True, timeout=600,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    sections = {}
+    for chunk in output.split("- hook id: ")[1:]:
+        hook_id, _, rest = chunk.partition("\n")
+        sections[hook_id.strip()] = rest
+    assert set(sections) == {"ascendlint", "ascendlint-fix"}, output
+    return sections, user
+
+
+def test_check_hook_fails_on_a_bad_kernel_and_names_the_finding(hook_run):
+    sections, _ = hook_run
+    report = sections["ascendlint"]
+    assert "- exit code: 1" in report
+    assert "kernel.py:5:16: ASC101" in report
+    assert "notes.txt" not in report
+
+
+def test_fix_hook_repairs_the_file(hook_run):
+    sections, user = hook_run
+    assert "- files were modified by this hook" in sections["ascendlint-fix"]
+    assert "Fixed 1 (0 remaining)" in sections["ascendlint-fix"]
+    assert (user / "kernel.py").read_text(encoding="utf-8") == FIXED
+    assert lint(FIXED, "ASC101") == []
