@@ -480,6 +480,10 @@ class KernelAnalysis:
             return T.DYNAMIC | T.BLOCK
         if name in _TRANSPARENT_CALLS and positional:
             return self.traits(positional[0])
+        if name == "tl.where" and len(positional) == 3:
+            values = [self.traits(p) for p in positional[1:]]
+            width = _combined_width(values)
+            return (_union(values) & ~_WIDTHS) | width | T.DYNAMIC | (self.traits(positional[0]) & T.DYNAMIC)
         if name in _COMBINING_CALLS and positional:
             parts = [self.traits(p) for p in positional]
             width = _combined_width(parts) or T.NARROW
@@ -616,6 +620,8 @@ class KernelAnalysis:
             return None
         if name in kernel.constexpr or name in kernel.do_not_specialize or name in self.pointer_params:
             return None
+        if kernel.name in self.facts.helpers:
+            return None
         annotation = kernel.annotations.get(name)
         if annotation is not None and not (isinstance(annotation, cst.Name) and annotation.value == "int"):
             return None
@@ -669,9 +675,10 @@ class KernelAnalysis:
                 found.append(node)
         return found
 
-    def offset_nodes(self, offsets: list[cst.BaseExpression]) -> list[cst.BaseExpression]:
+    def offset_nodes(self, offsets: list[cst.BaseExpression], stop=None) -> list[cst.BaseExpression]:
         """Every expression an offset is computed from: through arithmetic, subscripts, ``tl.multiple_of``-style
-        hints and, for names, the expressions of their reaching definitions. Other calls are leaves."""
+        hints and, for names, the expressions of their reaching definitions. Other calls are leaves, and so is
+        any node for which ``stop(node)`` is true."""
         found: list[cst.BaseExpression] = []
         seen: set[int] = set()
         stack = list(reversed(offsets))
@@ -681,6 +688,8 @@ class KernelAnalysis:
                 continue
             seen.add(id(node))
             found.append(node)
+            if stop is not None and stop(node):
+                continue
             if isinstance(node, cst.BinaryOperation):
                 stack.extend((node.right, node.left))
             elif isinstance(node, cst.UnaryOperation):
@@ -691,6 +700,8 @@ class KernelAnalysis:
                 stack.extend((node.orelse, node.body))
             elif isinstance(node, cst.Call) and (self.facts.qualname(node.func) in _TRANSPARENT_CALLS) and node.args:
                 stack.append(node.args[0].value)
+            elif self.facts.is_call_to(node, "tl.where") and len(node.args) == 3:
+                stack.extend((node.args[2].value, node.args[1].value))
             elif isinstance(node, cst.Name):
                 for definition in self.definitions(node):
                     if definition.kind == "assign" and definition.value is not None:

@@ -1,7 +1,8 @@
 """Which ``tl.make_block_ptr`` calls a kernel value comes from, shared by the block-pointer rules.
 
-Follows the reaching definitions of the shared kernel analysis through ``tl.advance`` and through jit helpers that
-return block pointers (also as one element of a returned tuple).
+Follows the reaching definitions of the shared kernel analysis through ``tl.advance``, through jit helpers that
+return block pointers (also as one element of a returned tuple) and into a jit helper's parameter from the
+calling kernels.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ class BlockPointerOrigins:
         self.analysis = analysis
         self.facts = analysis.facts
         self.context = context
+        self._params: dict[str, list[cst.Call]] = {}
 
     def of(self, expr: cst.BaseExpression | None) -> list[cst.Call]:
         """The block pointers ``expr`` is made from; empty unless it is a block pointer on every path."""
@@ -45,14 +47,43 @@ class BlockPointerOrigins:
             if id(definition) in seen:
                 sources.append(None)  # p = tl.advance(p, ...): the loop-carried value is what p was before
                 continue
+            if definition.kind == "param":
+                if expr.value not in self._params:
+                    self._params[expr.value] = []  # a helper reached again through its own callers sees nothing
+                    self._params[expr.value] = self._passed_to(expr.value, depth)
+                sources.append(self._params[expr.value])
+                continue
             if definition.kind != "assign" or definition.value is None:
-                return []  # a parameter, a loop variable or an augmented assignment
+                return []  # a loop variable or an augmented assignment
             position = _unpacked_position(definition.statement, expr.value, definition.value)
             if position is not None:
                 sources.append(self._returned_by(definition.value, position, depth))
             else:
                 sources.append(self._must(definition.value, depth + 1, seen | {id(definition)}))
         return _all_paths(sources)
+
+    def _passed_to(self, param: str, depth: int) -> list[cst.Call]:
+        """Block pointers every call site in this module passes for a jit helper's parameter (none for a kernel
+        that is launched, whose arguments come from the host)."""
+        helper = self.analysis.kernel
+        if helper.name not in self.facts.helpers or param not in helper.params:
+            return []
+        position = helper.params.index(param)
+        sources: list[list[cst.Call] | None] = []
+        for caller in self.facts.kernels.values():
+            if caller is helper:
+                continue
+            origins = None
+            for node in self.context.index.subtree(caller.node):
+                calls_helper = isinstance(node, cst.Call) and isinstance(node.func, cst.Name)
+                if not calls_helper or node.func.value != helper.name:
+                    continue
+                passed = argument(node, position, param)
+                if passed is None:
+                    return []
+                origins = origins or block_pointer_origins(self.context, caller)
+                sources.append(origins._must(passed, depth + 1, frozenset()))
+        return _all_paths(sources) or []
 
     def _returned_by(self, call: cst.Call, position: int | None, depth: int) -> list[cst.Call]:
         """Block pointers a jit helper returns on every path (at ``position`` of a returned tuple when given)."""

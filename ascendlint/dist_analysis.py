@@ -9,6 +9,7 @@ of their loop variables: ``for pe in range(pid, n, step)`` makes ``pe`` depend o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import libcst as cst
@@ -38,6 +39,8 @@ PIPELINE_SYNC = PROGRAM_WAITS | {NOTIFY, "shmem.signal_op"}
 _LOOPS = (cst.For, cst.While)
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.For, cst.While, cst.If)  # NodeIndex.subtree works
 _RANGES = frozenset({"local.range", "tl.range", "tl.static_range"})
+_INDEXING_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply)
+_PASS_THROUGH_CALLS = frozenset({"tl.cast", CONSUME_TOKEN})
 
 # Positions and keyword spellings of the pointer, size and pe arguments of the UDMA calls.
 _UDMA_PE_POSITION = {"shmem.putmem_signal": 6, "shmem.putmem_signal_nbi": 6}
@@ -91,6 +94,8 @@ class DistAnalysis:
         self.values = values
         self.nodes = index.subtree(kernel.node)
         self.calls: dict[str, list[cst.Call]] = {}
+        # Parameters through which callers pass a program id (filled for the module by `distributed_kernels`).
+        self.program_params: set[str] = set()
         self.qualnames: dict[int, str] = {}
         self._below: dict[int, list[cst.CSTNode]] = {}
         self._reads: dict[int, list[cst.Name]] = {}
@@ -143,15 +148,16 @@ class DistAnalysis:
         return found
 
     # -- value sources ---------------------------------------------------------------------------------------------
-    def definitions_reaching(self, expr: cst.BaseExpression) -> list[Definition]:
-        """Every definition whose value can flow into ``expr``, transitively (loop iterables included)."""
+    def definitions_reaching(self, expr: cst.BaseExpression, through_loops: bool = True) -> list[Definition]:
+        """Every definition whose value can flow into ``expr``, transitively (loop iterables included unless
+        ``through_loops`` is False: then a loop variable is where the search stops)."""
         pending = list(self.reads_in(expr))
         seen: set[int] = set()
         found: list[Definition] = []
         while pending:
             read = pending.pop()
             for definition in self.values.definitions(read):
-                if id(definition) in seen:
+                if id(definition) in seen or (definition.kind == "loop" and not through_loops):
                     continue
                 seen.add(id(definition))
                 found.append(definition)
@@ -170,30 +176,70 @@ class DistAnalysis:
     def depends_on(self, expr: cst.BaseExpression, names: set[str]) -> bool:
         return bool(self.names_feeding(expr) & names)
 
-    def _expressions_reaching(self, expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    def _expressions_reaching(
+        self, expr: cst.BaseExpression, through_loops: bool = True
+    ) -> Iterator[cst.BaseExpression]:
         yield expr
-        for definition in self.definitions_reaching(expr):
+        for definition in self.definitions_reaching(expr, through_loops):
             if definition.value is not None:
                 yield definition.value
 
-    def derives_from_call(self, expr: cst.BaseExpression, qualnames: frozenset | set) -> bool:
-        for source in self._expressions_reaching(expr):
+    def derives_from_call(
+        self, expr: cst.BaseExpression, qualnames: frozenset | set, through_loops: bool = True
+    ) -> bool:
+        for source in self._expressions_reaching(expr, through_loops):
             for node in (source, *self.below(source)):
                 if isinstance(node, cst.Call) and self.qualnames.get(id(node)) in qualnames:
                     return True
         return False
 
     def modulo_operands(self, expr: cst.BaseExpression) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
-        """(x, n) of every ``x % n`` that reaches ``expr``, e.g. a ring index ``i % buffer_num``."""
-        found = []
-        for source in self._expressions_reaching(expr):
-            for node in (source, *self.below(source)):
-                if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+        """(x, n) of every ``x % n`` that indexes ``expr`` directly, e.g. a ring index ``i % buffer_num``.
+
+        Only sums, differences and products lead from the modulo to ``expr`` (through names and casts): a
+        remainder that is divided again (``(i % G) // W``) or passed to a helper is a tile coordinate of a
+        swizzle, not a ring index.
+        """
+        found: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []
+        pending, seen = [expr], set()
+        while pending:
+            node = pending.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if isinstance(node, cst.BinaryOperation):
+                if isinstance(node.operator, cst.Modulo):
                     found.append((node.left, node.right))
+                elif isinstance(node.operator, _INDEXING_OPERATORS):
+                    pending.extend((node.left, node.right))
+            elif isinstance(node, cst.UnaryOperation):
+                pending.append(node.expression)
+            elif isinstance(node, cst.Subscript):
+                pending.append(node.value)
+            elif isinstance(node, cst.Call):
+                pending.extend(self._cast_operands(node))
+            elif isinstance(node, cst.Name):
+                pending.extend(self.assigned_values(node) or ())
         return found
 
+    def _cast_operands(self, call: cst.Call) -> list[cst.BaseExpression]:
+        """What a cast, a token consumption or a symmetric mapping passes through: ``x`` of ``tl.cast(x, ..)``,
+        ``x.to(..)``, ``dl.consume_token(x, t)``, ``dl.symm_at(x, pe)``."""
+        name = self.qualnames.get(id(call))
+        if name in _PASS_THROUGH_CALLS or name in MAPPING_CALLS:
+            return [call.args[0].value] if call.args else []
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "to":
+            return [func.value]
+        return []
+
     def depends_on_program_id(self, expr: cst.BaseExpression) -> bool:
-        return self.derives_from_call(expr, {PROGRAM_ID})
+        """Derived from `tl.program_id`, here or in a caller that passes it in as an argument."""
+        if self.derives_from_call(expr, {PROGRAM_ID}):
+            return True
+        if not self.program_params:
+            return False
+        return any(d.kind == "param" and d.name in self.program_params for d in self.definitions_reaching(expr))
 
     def assigned_values(self, read: cst.Name) -> list[cst.BaseExpression] | None:
         """The values a name can hold at ``read``: None for an untouched kernel argument.
@@ -391,7 +437,55 @@ def distributed_kernels(context: FileContext) -> list[DistAnalysis]:
     if not imports_distributed(facts):
         return []
     found = [for_kernel(context, kernel) for kernel in facts.kernels.values()]
+    context.memo(("dist-program-params",), lambda: _link_program_params(context, found))
     return [d for d in found if any(n.startswith(("dl.", "shmem.")) for n in d.calls)]
+
+
+_PROGRAM_ID_NAME = re.compile(r"^(pid|program_id|\w+_pid)$")
+
+
+def _link_program_params(context: FileContext, analyses: list[DistAnalysis]) -> bool:
+    """Mark the helper parameters that receive a program id from some call in this module.
+
+    `helper(pid, ...)` with `pid = tl.program_id(0)` makes `pid` a program id inside `helper` too, so a helper
+    looping `for task in range(pid, n, n_programs)` is as partitioned as the kernel that calls it. A helper that
+    this module neither calls nor launches is assumed to take a program id in a parameter named `pid` (or `*_pid`).
+    """
+    by_name = {d.kernel.name: d for d in analyses}
+    called = {launch.kernel.name for launch in context.facts.launches if launch.kernel is not None}
+    for dist in analyses:
+        called.update(name[len("local."):] for name in dist.calls if name.startswith("local."))
+    for name, dist in by_name.items():
+        if name not in called:
+            dist.program_params.update(p for p in dist.kernel.params if _PROGRAM_ID_NAME.match(p))
+    changed = True
+    while changed:
+        changed = False
+        for caller in analyses:
+            for name, calls in caller.calls.items():
+                helper = by_name.get(name[len("local."):]) if name.startswith("local.") else None
+                if helper is None or helper is caller:
+                    continue
+                for call in calls:
+                    for param, value in _bound_arguments(helper.kernel, call):
+                        if param not in helper.program_params and caller.depends_on_program_id(value):
+                            helper.program_params.add(param)
+                            changed = True
+    return True
+
+
+def _bound_arguments(kernel: Kernel, call: cst.Call) -> Iterator[tuple[str, cst.BaseExpression]]:
+    """(parameter, argument) pairs of a call of `kernel`, positional and keyword."""
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            return
+        if arg.keyword is not None:
+            if arg.keyword.value in kernel.params:
+                yield arg.keyword.value, arg.value
+        elif position < len(kernel.params):
+            yield kernel.params[position], arg.value
+            position += 1
 
 
 def imports_distributed(facts: ModuleFacts) -> bool:

@@ -19,6 +19,9 @@ _PREFIXES = (
     ("triton.language", "tl"),
     ("triton_dist.language", "dl"),
 )
+# Names projects re-export from their own helper modules (``from vllm.triton_utils import tl, triton``).
+_REEXPORTED = {"triton": "triton", "tl": "triton.language", "dl": "triton_dist.language"}
+_JIT_DECORATORS = ("triton.jit", "triton_dist.jit")  # newer Triton-distributed code decorates with its own jit
 _CANONICAL_FULL = {
     "tl": "triton.language",
     "dl": "triton_dist.language",
@@ -108,15 +111,20 @@ class ModuleFacts:
                     self.aliases.setdefault(local, local)
                 self.imported_names.add(local)
             return
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+        if isinstance(node.names, cst.ImportStar):
             return
-        base = _module_name(node.module)
+        base = _module_name(node.module) if node.module is not None else ""
+        from_triton = not node.relative and (base == "triton" or base.startswith("triton."))
         for alias in node.names:
             name = _module_name(alias.name)
             local = name
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 local = alias.asname.name.value
-            self.aliases[local] = f"{base}.{name}"
+            reexported = None if from_triton else _REEXPORTED.get(name)
+            if reexported is not None:
+                self.aliases[local] = reexported
+            elif not node.relative:
+                self.aliases[local] = f"{base}.{name}"
             self.imported_names.add(local)
 
     def qualname(self, node: cst.BaseExpression) -> str | None:
@@ -154,6 +162,20 @@ class ModuleFacts:
                 found[kernel.name] = kernel
         return found
 
+    @cached_property
+    def helpers(self) -> set[str]:
+        """Kernels used only as jit helpers: called from another kernel of this module and never launched here.
+        Their parameters take whatever the calling kernel passes (tensors, usually), not host arguments."""
+        kernels = self.kernels
+        called: set[str] = set()
+        for kernel in kernels.values():
+            for node in self.index.subtree(kernel.node):
+                callee = node.func.value if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) else None
+                if callee in kernels and callee != kernel.name:
+                    called.add(callee)
+        launched = {launch.kernel.name for launch in self.launches if launch.kernel is not None}
+        return called - launched
+
     def kernel_nodes(self) -> dict[int, Kernel]:
         return {id(k.node): k for k in self.kernels.values()}
 
@@ -174,7 +196,7 @@ class ModuleFacts:
             expr = decorator.decorator
             call = expr if isinstance(expr, cst.Call) else None
             name = self.qualname(call.func if call else expr)
-            if name == "triton.jit":
+            if name in _JIT_DECORATORS:
                 jit = decorator
                 jit_call = call
             elif name == "triton.autotune" and call is not None:

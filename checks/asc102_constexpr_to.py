@@ -98,6 +98,21 @@ class ConstexprTo(Rule):
             import triton.language as tl
 
             @triton.jit
+            def gate(x, w):
+                return x.to(tl.float32) * tl.sigmoid(w.to(tl.float32))
+
+            @triton.jit
+            def kernel(x_ptr, w_ptr, o_ptr, BLOCK: tl.constexpr):
+                offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+                tl.store(o_ptr + offs, gate(tl.load(x_ptr + offs), tl.load(w_ptr + offs)))
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
             def kernel(x_ptr, B: tl.constexpr):
                 off = tl.cast(B, tl.int64)
                 tl.store(x_ptr, off)
@@ -167,7 +182,7 @@ class ConstexprTo(Rule):
         analysis = self.context.analysis(kernel)
         value = func.value
         tl = self.facts.local_alias("tl", "tl")
-        shown = self.context.module.code_for_node(value)
+        shown = " ".join(self.context.module.code_for_node(value).split())
         if analysis.is_constexpr(value):
             message, severity = self.message, self.severity
         elif analysis.specializable_param(value) is not None:

@@ -177,7 +177,7 @@ class BlockPtrInt64Offsets(Rule):
         for keyword, position in checked:
             for element in _elements(analysis, argument(node, position, keyword)):
                 if analysis.may_be_int64(element):
-                    shown = module.code_for_node(element).strip()
+                    shown = " ".join(module.code_for_node(element).split())
                     self.report(element, self.message.format(element=shown, argument=f"`{keyword}`"))
 
 

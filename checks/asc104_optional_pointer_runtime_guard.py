@@ -101,6 +101,22 @@ class OptionalPointerRuntimeGuard(Rule):
         Valid(
             """
             import triton
+            from vllm.triton_utils import tl
+
+            @triton.heuristics({"HAS_SLOTS": lambda args: args["slots"] is not None})
+            @triton.jit
+            def kernel(x, o, slots, HAS_SLOTS: tl.constexpr, WRITE_BACK: tl.constexpr, BT: tl.constexpr):
+                i_n = tl.program_id(0)
+                offs = tl.arange(0, BT)
+                b_x = tl.load(x + i_n * BT + offs)
+                if WRITE_BACK:
+                    row = tl.load(slots + i_n).to(tl.int64)
+                    tl.store(o + row * BT + offs, b_x)
+            """
+        ),
+        Valid(
+            """
+            import triton
             import triton.language as tl
 
             @triton.heuristics({"USE_H0": lambda args: args["h0"] is not None})
@@ -224,6 +240,8 @@ class OptionalPointerRuntimeGuard(Rule):
                     value = _when_absent(analysis, ancestor.test, pointer, flags, 0)
                     if value is (not in_body) or (value is None and not flags):
                         return None
+                    if value is None and not _mentions(ancestor.test, {pointer, *flags}):
+                        return None  # another compile-time switch the caller sets together with the pointer
                     undecided_if = undecided_if or ancestor
                 elif runtime_if is None:
                     runtime_if = ancestor
@@ -233,6 +251,17 @@ class OptionalPointerRuntimeGuard(Rule):
         if undecided_if is not None:
             return undecided_if, "its condition does not exclude the None case"
         return read, "nothing tests it at compile time"
+
+
+def _mentions(test: cst.BaseExpression, names: set[str]) -> bool:
+    """Whether a condition reads any of ``names``."""
+    return any(isinstance(node, cst.Name) and node.value in names for node in _walk(test))
+
+
+def _walk(node: cst.CSTNode):
+    yield node
+    for child in node.children:
+        yield from _walk(child)
 
 
 def _optional_pointers(facts, kernel, analysis) -> dict[str, dict[str, bool]]:

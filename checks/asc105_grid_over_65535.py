@@ -1,3 +1,5 @@
+import libcst as cst
+
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.grid import Kind, LaunchGrid, launch_grid
 from ascendlint.rule import Invalid, Rule, Valid
@@ -13,6 +15,7 @@ class GridOver65535(Rule):
     counts of runtime extents multiply (M-tiles x N-tiles), when three or more runtime factors multiply
     (`(NT, B * H)`), or when an axis counts a total size (`cdiv(x.numel(), BLOCK)`). A factor under
     `min(..., cap)` or computed per chunk inside a host loop `for start in range(0, n, step)` is bounded.
+    A module that sets `TRITON_ALL_BLOCKS_PARALLEL` itself has chosen the launcher's clamping and is not flagged.
     """
 
     code = "ASC105"
@@ -24,8 +27,8 @@ class GridOver65535(Rule):
         On Ascend the product of the grid axes (coreDim) must be at most 65535: triton-ascend's launcher refuses
         larger grids with `grid should be less than 65536!`, and distributed runs have been seen to hang instead.
         A grid that scales with the input passes small tests and fails on production shapes. Setting
-        `TRITON_ALL_BLOCKS_PARALLEL=1` silences the check only by clamping the blocks to the physical cores, which
-        changes how the kernel runs.
+        `TRITON_ALL_BLOCKS_PARALLEL=1` lifts the limit only by clamping the blocks to the physical cores, which
+        changes how the kernel runs (programs that wait on each other can hang).
     """
     fix_notes = """
         Launch one program per physical core (`get_device_properties(dev)["num_vectorcore"]`, or `num_aicore` for
@@ -138,8 +141,46 @@ class GridOver65535(Rule):
                 ](x, y, rows, cols, BR=16, BC=256)
             """,
         ),
+        Invalid(
+            """
+            import os
+
+            os.environ.setdefault("TRITON_ALL_BLOCKS_PARALLEL", "0")
+
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def scale(x_ptr, n, BLOCK: tl.constexpr):
+                offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+                tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+            def run(x):
+                n = x.numel()
+                scale[(triton.cdiv(n, 1024),)](x, n, BLOCK=1024)
+            """
+        ),
     ]
     VALID = [
+        Valid(
+            """
+            import os
+
+            os.environ["TRITON_ALL_BLOCKS_PARALLEL"] = "1"
+
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def scale(x_ptr, n, BLOCK: tl.constexpr):
+                offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+                tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+            def run(x):
+                n = x.numel()
+                scale[(triton.cdiv(n, 1024),)](x, n, BLOCK=1024)
+            """
+        ),
         Valid(
             """
             import triton
@@ -263,10 +304,44 @@ class GridOver65535(Rule):
     ]
 
     def finish(self) -> None:
+        if _opts_into_block_clamping(self.context.index):
+            return
         for launch in self.facts.launches:
             reason = _unbounded_reason(launch_grid(self.facts, launch))
             if reason is not None:
                 self.report(launch.call, self.message.format(reason=reason))
+
+
+def _opts_into_block_clamping(index) -> bool:
+    """The module itself sets `TRITON_ALL_BLOCKS_PARALLEL` (not to "0"): large grids are a deliberate choice there,
+    the launcher clamps them to the physical cores instead of refusing them."""
+    for node in index.of_type(cst.Call, cst.Assign):
+        if isinstance(node, cst.Call):
+            func = node.func
+            named = isinstance(func, cst.Attribute) and func.attr.value in ("setdefault", "putenv")
+            values = [a.value for a in node.args]
+            if named and len(values) == 2 and _is_switch_name(values[0]) and not _is_zero(values[1]):
+                return True
+        else:
+            targets = [t.target for t in node.targets]
+            names_switch = any(isinstance(t, cst.Subscript) and _subscript_names_switch(t) for t in targets)
+            if names_switch and not _is_zero(node.value):
+                return True
+    return False
+
+
+def _subscript_names_switch(target: cst.Subscript) -> bool:
+    return len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index) and _is_switch_name(
+        target.slice[0].slice.value
+    )
+
+
+def _is_switch_name(node) -> bool:
+    return isinstance(node, cst.SimpleString) and node.evaluated_value == "TRITON_ALL_BLOCKS_PARALLEL"
+
+
+def _is_zero(node) -> bool:
+    return isinstance(node, cst.SimpleString) and node.evaluated_value == "0"
 
 
 def _unbounded_reason(grid: LaunchGrid) -> str | None:

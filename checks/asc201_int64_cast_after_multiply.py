@@ -137,7 +137,7 @@ class Int64CastAfterMultiply(Rule):
         parent = self.context.index.parent(node)
         self.report(
             node,
-            self.message.format(product=module.code_for_node(products[0]).strip()),
+            self.message.format(product=" ".join(module.code_for_node(products[0]).split())),
             fix_message="Cast the first runtime factor to int64 before multiplying",
             edits=lambda loc: [
                 edits.replace(loc, node, _widened(module, analysis, value, products, tl, dtype, parent))

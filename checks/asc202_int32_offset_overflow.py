@@ -150,6 +150,62 @@ class Int32OffsetOverflow(Rule):
                 clear_row(y_ptr, n_cols, BLOCK)
             """,
         ),
+        Invalid(
+            """
+            import triton
+            from vllm.triton_utils import tl
+
+            @triton.jit
+            def kernel(q, k, o, T, D: tl.constexpr, BT: tl.constexpr):
+                i_n = tl.program_id(0)
+                bos = i_n * T
+                offs = tl.arange(0, BT)
+                b_q = tl.load(q + bos * D + offs)
+                b_k = tl.load(k + bos * D + offs)
+                tl.store(o + bos * D + offs, b_q + b_k)
+            """,
+            fixed="""
+            import triton
+            from vllm.triton_utils import tl
+
+            @triton.jit
+            def kernel(q, k, o, T, D: tl.constexpr, BT: tl.constexpr):
+                i_n = tl.program_id(0)
+                bos = tl.cast(i_n, tl.int64) * T
+                offs = tl.arange(0, BT)
+                b_q = tl.load(q + bos * D + offs)
+                b_k = tl.load(k + bos * D + offs)
+                tl.store(o + bos * D + offs, b_q + b_k)
+            """,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(a_ptr, c_ptr, M, stride_am, BM: tl.constexpr, BK: tl.constexpr):
+                pid = tl.program_id(0)
+                offs_m = pid * BM + tl.arange(0, BM)
+                offs_m = tl.where(offs_m < M, offs_m, 0)
+                offs_k = tl.arange(0, BK)
+                tile = tl.load(a_ptr + offs_m[:, None] * stride_am + offs_k[None, :])
+                tl.store(c_ptr + offs_m[:, None] * BK + offs_k[None, :], tile)
+            """,
+            fixed="""
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(a_ptr, c_ptr, M, stride_am, BM: tl.constexpr, BK: tl.constexpr):
+                pid = tl.program_id(0)
+                offs_m = pid * BM + tl.arange(0, BM)
+                offs_m = tl.where(offs_m < M, offs_m, 0)
+                offs_k = tl.arange(0, BK)
+                tile = tl.load(a_ptr + tl.cast(offs_m[:, None], tl.int64) * stride_am + offs_k[None, :])
+                tl.store(c_ptr + offs_m[:, None] * BK + offs_k[None, :], tile)
+            """,
+        ),
     ]
     VALID = [
         Valid(
@@ -219,13 +275,20 @@ class Int32OffsetOverflow(Rule):
             return
         analysis = self.context.analysis(kernel)
         tl = self.facts.local_alias("tl", "tl")
+        reported: set[int] = set()
         for pointer_expression, offsets in analysis.pointer_expressions:
             nodes = analysis.offset_nodes(offsets)
             if any(analysis.may_be_int64(n) for n in nodes):
                 continue
             wrapping = [n for n in nodes if _is_product(n) and self._wraps(analysis, n)]
-            if wrapping:
-                self._report(analysis, pointer_expression, wrapping, tl)
+            if not wrapping:
+                continue
+            local = set(map(id, analysis.offset_nodes(offsets, stop=lambda n: isinstance(n, cst.Name))))
+            if all(id(p) in reported and id(p) not in local for p in wrapping):
+                continue  # a product computed on another line is reported once, where it is first used
+            reported.update(map(id, wrapping))
+            wrapping.sort(key=lambda product: id(product) not in local)  # show a product written here first
+            self._report(analysis, pointer_expression, wrapping, tl)
 
     @staticmethod
     def _wraps(analysis, product: cst.BinaryOperation) -> bool:
@@ -240,7 +303,7 @@ class Int32OffsetOverflow(Rule):
         memo: dict[int, bool] = {}
         leaves = [leaf for leaf in leaves if not _widened_where_defined(analysis, leaf, wrapping_ids, memo)]
         module = self.context.module
-        shown = module.code_for_node(wrapping[0]).strip()
+        shown = " ".join(module.code_for_node(wrapping[0]).split())
         locate = self.context.locator.span
         product_row, here_row = locate(wrapping[0])[0].row, locate(pointer_expression)[0].row
         where = "" if product_row == here_row else f" (line {product_row})"

@@ -1,7 +1,8 @@
 import libcst as cst
 
 from ascendlint import edits
-from ascendlint.diagnostics import FixSafety, Severity
+from ascendlint.analysis import argument
+from ascendlint.diagnostics import Applicability, FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
 
@@ -55,7 +56,7 @@ class SeqlensLoadedInt32(Rule):
                 i_n, i_h = tl.program_id(0), tl.program_id(1)
                 bos = tl.load(cu_seqlens + i_n).to(tl.int64)
                 eos = tl.load(cu_seqlens + i_n + 1).to(tl.int32)
-                T = eos - bos
+                T = (eos - bos).to(tl.int32)
                 o_t = tl.arange(0, BT)
                 b_x = tl.load(x + (bos + o_t[:, None]) * H * K + i_h * K, mask=o_t[:, None] < T)
                 tl.store(o + i_n * BT + o_t, tl.sum(b_x, 1))
@@ -99,8 +100,39 @@ class SeqlensLoadedInt32(Rule):
                 language.store(o + i_c, language.sum(language.load(p, boundary_check=(0, 1))))
             """,
         ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(x, o, chunk_indices, T, H: tl.constexpr, D: tl.constexpr, BT: tl.constexpr):
+                i_c, i_h = tl.program_id(0), tl.program_id(1)
+                i_t = tl.load(chunk_indices + i_c).to(tl.int32)
+                p_x = tl.make_block_ptr(x + i_h * D, (T, D), (H * D, 1), (i_t * BT, 0), (BT, D), (1, 0))
+                b_x = tl.load(p_x, boundary_check=(0, 1))
+                o_t = i_t * BT + tl.arange(0, BT)
+                tl.store(o + o_t * H + i_h, tl.sum(b_x, 1), mask=o_t < T)
+            """,
+        ),
     ]
     VALID = [
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(x, o, cu_seqlens, BT: tl.constexpr):
+                i_n, i_h = tl.program_id(0), tl.program_id(1)
+                bos = tl.load(cu_seqlens + i_n).to(tl.int64)
+                eos = tl.load(cu_seqlens + i_n + 1).to(tl.int32)
+                T = eos - bos
+                o_t = tl.arange(0, BT)
+                b_x = tl.load(x + bos + i_h * T + o_t, mask=o_t < T)
+                tl.store(o + bos + i_h * T + o_t, b_x * 2, mask=o_t < T)
+            """
+        ),
         Valid(
             """
             import triton
@@ -168,26 +200,100 @@ class SeqlensLoadedInt32(Rule):
             return
         analysis = self.context.analysis(kernel)
         reported: set[int] = set()
+        block_sources = _block_offset_sources(analysis)
         offsets = [offset for _, found in analysis.pointer_expressions for offset in found]
         factors = []
         for product in analysis.offset_nodes(offsets):
             if isinstance(product, cst.BinaryOperation) and isinstance(product.operator, cst.Multiply):
                 factors += [product.left, product.right]
-        for leaf in analysis.offset_nodes(factors):
+        for leaf in analysis.offset_nodes(factors, stop=lambda node: _is_length(analysis, node)):
             if id(leaf) not in reported and _narrowed_load(analysis, leaf):
                 reported.add(id(leaf))
-                self._report(analysis, leaf)
+                self._report(analysis, leaf, reaches_block_offsets=id(leaf) in block_sources)
 
-    def _report(self, analysis, call: cst.Call) -> None:
+    def _report(self, analysis, call: cst.Call, reaches_block_offsets: bool) -> None:
         _, dtype = analysis.cast_target(call)
         tl = self.facts.local_alias("tl", "tl")
         module = self.context.module
+        lengths = _lengths_computed_from(analysis, call)
+
+        def build(loc):
+            found = [edits.replace(loc, dtype, f"{tl}.int64")]
+            for length in lengths:
+                found.append(edits.replace(loc, length, f"({module.code_for_node(length)}).to({tl}.int32)"))
+            return found
+
         self.report(
             call,
             self.message.format(call=_short(module.code_for_node(call))),
-            fix_message="Load the offset as int64",
-            edits=lambda loc: [edits.replace(loc, dtype, f"{tl}.int64")],
+            fix_message="Load the offset as int64" + (" and narrow the lengths computed from it" if lengths else ""),
+            edits=build,
+            # a widened value that also sizes block pointer offsets turns them int64, which Ascend rejects (ASC103)
+            applicability=Applicability.UNSAFE if reaches_block_offsets else None,
         )
+
+
+def _lengths_computed_from(analysis, call: cst.Call) -> list[cst.BinaryOperation]:
+    """`eos - bos` differences assigned to a name and computed from ``call``: once the load is int64 they would be
+    int64 too, and a length belongs in int32 (it sizes tiles, loops and block pointer shapes)."""
+    found = []
+    for node in analysis.nodes:
+        named = isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name)
+        if not named:
+            continue
+        value = node.value
+        if _is_length(analysis, value) and any(n is call for n in analysis.offset_nodes([value.left, value.right])):
+            found.append(value)
+    return found
+
+
+def _block_offset_sources(analysis) -> set[int]:
+    """Every expression the offsets or block shape of a block pointer are computed from, through names, loop bounds
+    and calls such as `tl.cdiv`; a cast or a length (`eos - bos`, narrowed by the fix) ends the walk."""
+    facts = analysis.facts
+    stack = []
+    for node in analysis.nodes:
+        if facts.is_call_to(node, "tl.make_block_ptr"):
+            stack += [argument(node, 3, "offsets"), argument(node, 4, "block_shape")]
+        elif facts.is_call_to(node, "tl.advance"):
+            stack.append(argument(node, 1, "offsets"))
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if _is_length(analysis, node):
+            continue
+        if isinstance(node, (cst.Tuple, cst.List)):
+            stack += [element.value for element in node.elements]
+        elif isinstance(node, cst.BinaryOperation):
+            stack += [node.left, node.right]
+        elif isinstance(node, cst.UnaryOperation):
+            stack.append(node.expression)
+        elif isinstance(node, cst.Subscript):
+            stack.append(node.value)
+        elif isinstance(node, cst.IfExp):
+            stack += [node.body, node.orelse]
+        elif isinstance(node, cst.Call) and analysis.cast_target(node) is None:
+            stack += [a.value for a in node.args]
+        elif isinstance(node, cst.Name):
+            for definition in analysis.definitions(node):
+                if definition.kind in ("assign", "augmented", "loop"):
+                    stack.append(definition.value)
+                if definition.kind == "augmented":
+                    stack.append(definition.statement.target)  # `p += step` also keeps what `p` was
+    return seen
+
+
+def _is_length(analysis, node) -> bool:
+    """`eos - bos` of two loaded positions is a length: it fits 32 bits whatever the positions are."""
+    return (
+        isinstance(node, cst.BinaryOperation)
+        and isinstance(node.operator, cst.Subtract)
+        and analysis.is_loaded(node.left)
+        and analysis.is_loaded(node.right)
+    )
 
 
 def _narrowed_load(analysis, node) -> bool:

@@ -164,8 +164,57 @@ class BlockPtrNoBoundaryCheck(Rule):
                 tl.store(x_ptr + tl.arange(0, BD), tl.sum(b_x, axis=0))
             """,
         ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def row_sum(p_x):
+                return tl.sum(tl.load(p_x), 1)
+
+            @triton.jit
+            def kernel(x, o, T, D: tl.constexpr, BT: tl.constexpr):
+                i_t = tl.program_id(0)
+                p_x = tl.make_block_ptr(x, (T, D), (D, 1), (i_t * BT, 0), (BT, D), (1, 0))
+                tl.store(o + i_t * BT + tl.arange(0, BT), row_sum(p_x))
+            """,
+            fixed="""
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def row_sum(p_x):
+                return tl.sum(tl.load(p_x, boundary_check=(0, 1)), 1)
+
+            @triton.jit
+            def kernel(x, o, T, D: tl.constexpr, BT: tl.constexpr):
+                i_t = tl.program_id(0)
+                p_x = tl.make_block_ptr(x, (T, D), (D, 1), (i_t * BT, 0), (BT, D), (1, 0))
+                tl.store(o + i_t * BT + tl.arange(0, BT), row_sum(p_x))
+            """,
+        ),
     ]
     VALID = [
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def row_sum(p_x):
+                return tl.sum(tl.load(p_x), 1)
+
+            @triton.jit
+            def kernel(x, o, T, D: tl.constexpr, BT: tl.constexpr):
+                i_t = tl.program_id(0)
+                rows = i_t * BT + tl.arange(0, BT)
+                p_x = x + rows[:, None] * D + tl.arange(0, D)[None, :]
+                p_y = tl.make_block_ptr(x, (T, D), (D, 1), (i_t * BT, 0), (BT, D), (1, 0))
+                total = row_sum(p_x) + tl.sum(tl.load(p_y, boundary_check=(0, 1)), 1)
+                tl.store(o + rows, total)
+            """
+        ),
         Valid(
             """
             import triton

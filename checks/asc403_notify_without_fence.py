@@ -15,7 +15,8 @@ class NotifyWithoutFence(Rule):
     """Flags a `dl.notify` reached by a `tl.store` with no `libshmem_device.fence()` in between on some path.
 
     A synchronous `libshmem_device.putmem` also orders what came before it; `barrier_all()` does not. Stores in
-    `triton.jit` helpers count where the helper is called.
+    `triton.jit` helpers count where the helper is called. Branches of a constexpr `if` never meet: a store under
+    `if not FLAG:` does not reach a notify under `if FLAG:`, not even in the next loop iteration.
     """
 
     code = "ASC403"
@@ -197,6 +198,37 @@ class NotifyWithoutFence(Rule):
                 notify(signal_ptr, peer)
             """,
         ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def maybe_push(out_ptr, signal_ptr, x_ptr, n_tiles, peer, PUSH: tl.constexpr, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                for t in range(n_tiles):
+                    if PUSH:
+                        tl.store(dl.symm_at(out_ptr, peer) + t * BLOCK + offs, tl.load(x_ptr + t * BLOCK + offs))
+                    dl.notify(signal_ptr + t, peer)
+            """,
+            fixed="""
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def maybe_push(out_ptr, signal_ptr, x_ptr, n_tiles, peer, PUSH: tl.constexpr, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                for t in range(n_tiles):
+                    if PUSH:
+                        tl.store(dl.symm_at(out_ptr, peer) + t * BLOCK + offs, tl.load(x_ptr + t * BLOCK + offs))
+                    libshmem_device.fence()
+                    dl.notify(signal_ptr + t, peer)
+            """,
+        ),
     ]
     VALID = [
         Valid(
@@ -285,6 +317,29 @@ class NotifyWithoutFence(Rule):
                     dl.notify(signal_ptr, peer)
             """
         ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def scatter_tiles(out_ptr, signal_ptr, x_ptr, n_tiles, peer, ATOMIC: tl.constexpr, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                for t in range(n_tiles):
+                    tile = tl.load(x_ptr + t * BLOCK + offs)
+                    if ATOMIC:
+                        tl.atomic_add(dl.symm_at(out_ptr, peer) + t * BLOCK + offs, tile, sem="release")
+                        dl.notify(signal_ptr + t, peer)
+                    else:
+                        tl.store(dl.symm_at(out_ptr, peer) + t * BLOCK + offs, tile)
+                if not ATOMIC:
+                    libshmem_device.fence()
+                    for t in range(n_tiles):
+                        dl.notify(signal_ptr + t, peer)
+            """
+        ),
     ]
 
     def finish(self) -> None:
@@ -292,10 +347,13 @@ class NotifyWithoutFence(Rule):
         for dist in dist_analysis.distributed_kernels(self.context):
             if not dist.has_call(NOTIFY):
                 continue
-            order = _FenceOrder(self.context, dist, helper_effects)
-            order.run(dist.kernel.node.body, CLEAN)
+            unfenced: set[int] = set()
+            for choices in _constexpr_choices(self.context.analysis(dist.kernel), dist):
+                order = _FenceOrder(self.context, dist, helper_effects, choices)
+                order.run(dist.kernel.node.body, CLEAN)
+                unfenced |= order.unfenced
             for notify in dist.calls_to(NOTIFY):
-                if id(notify) in order.unfenced:
+                if id(notify) in unfenced:
                     self._report(dist, notify)
 
     def _report(self, dist: DistAnalysis, notify: cst.Call) -> None:
@@ -324,11 +382,12 @@ class NotifyWithoutFence(Rule):
 class _FenceOrder:
     """Forward pass over the statements of a kernel: is an unfenced store pending where each notify runs?"""
 
-    def __init__(self, context, dist: DistAnalysis, helper_effects: dict) -> None:
+    def __init__(self, context, dist: DistAnalysis, helper_effects: dict, choices: dict | None = None) -> None:
         self.context = context
         self.dist = dist
         self.kernels = context.facts.kernels
         self.helper_effects = helper_effects
+        self.choices = choices or {}  # constexpr condition text -> the value this compile gives it
         self.unfenced: set[int] = set()
         self.recording = True
 
@@ -348,6 +407,11 @@ class _FenceOrder:
             return state
         if isinstance(statement, cst.If):
             state = self._expression_effects(statement.test, state)
+            chosen = _chosen_branch(self.dist, statement.test, self.choices)
+            if chosen is True:
+                return self.run(statement.body, state)
+            if chosen is False:
+                return self._else(statement.orelse, state)
             taken = self.run(statement.body, state)
             other = self._else(statement.orelse, state)
             return taken or other
@@ -402,6 +466,46 @@ class _FenceOrder:
             inner.recording = False
             self.helper_effects[key] = inner.run(kernel.node.body, state)
         return self.helper_effects[key]
+
+
+_MAX_CONSTEXPR_CONDITIONS = 4  # 2**4 compiles at most; further conditions are left open (both branches)
+
+
+def _constexpr_choices(values, dist: DistAnalysis) -> list[dict[str, bool]]:
+    """One assignment of values to the kernel's constexpr `if` conditions per compile variant.
+
+    A compile takes one side of each constexpr condition, so a store under `if not FLAG:` and a notify under
+    `if FLAG:` never meet, not even across loop iterations.
+    """
+    conditions: list[str] = []
+    for node in dist.nodes:
+        if isinstance(node, cst.If) and values.is_constexpr(node.test):
+            key = _condition_key(dist, node.test)[0]
+            if key not in conditions:
+                conditions.append(key)
+    conditions = conditions[:_MAX_CONSTEXPR_CONDITIONS]
+    return [
+        {key: bool(bits >> position & 1) for position, key in enumerate(conditions)}
+        for bits in range(2 ** len(conditions))
+    ]
+
+
+def _condition_key(dist: DistAnalysis, test: cst.BaseExpression) -> tuple[str, bool]:
+    """The condition's source text without leading `not`s, and whether an odd number of them was stripped."""
+    negated = False
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, negated = test.expression, not negated
+    return " ".join(dist.facts.module.code_for_node(test).split()), negated
+
+
+def _chosen_branch(dist: DistAnalysis, test: cst.BaseExpression, choices: dict[str, bool]) -> bool | None:
+    """True/False when this compile variant fixes the condition, None when it is a runtime test."""
+    if not choices:
+        return None
+    key, negated = _condition_key(dist, test)
+    if key not in choices:
+        return None
+    return choices[key] != negated
 
 
 def _insertion_statement(dist: DistAnalysis, notify: cst.Call) -> cst.CSTNode | None:

@@ -17,8 +17,9 @@ from ascendlint.rule import Invalid, Rule, Valid
 class MissingCreditReturn(Rule):
     """Flags a consumer `dl.wait` on a reused ring slot that its loop never hands back with a zero signal.
 
-    A consumer is a `dl.wait` (not waiting for 0) inside a loop whose slot index comes from `i % buffer_num`, `i`
-    advancing with the loop (`% num_ranks()` picks a peer, not a buffer).
+    A consumer is a `dl.wait` (not waiting for 0) inside a loop whose slot index is `i % buffer_num`, `i`
+    advancing with the loop, reached through sums and products only (`% num_ranks()` picks a peer, not a buffer;
+    a remainder divided again, as in a tile swizzle, is a coordinate, not a ring index).
     The credit return is a `dl.notify(slot, rank, 0)` (or a `tl.store` of 0) into the same signal buffer in the
     same loop body. Exactly one resetter per slot: resetting it twice in one body is flagged, and so is a
     consumer that every program runs on the same slots (not partitioned by program id).
@@ -218,6 +219,23 @@ class MissingCreditReturn(Rule):
                     token = dl.wait(signal_ptr + src, 1, "gpu", "acquire")
                     tile = tl.load(dl.consume_token(buf_ptr + src * BLOCK, token) + offs)
                     tl.store(out_ptr + src * BLOCK + offs, tile)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+
+            @triton.jit
+            def gathered_rows(a_ptr, signal_ptr, out_ptr, n_tiles, n_groups, tiles_per_chunk, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                for tile in range(tl.program_id(0), n_tiles, tl.num_programs(0)):
+                    row_tile = (tile % n_groups) * (n_tiles // n_groups) + tile // n_groups
+                    chunk = row_tile // tiles_per_chunk
+                    token = dl.wait(signal_ptr + chunk, 1, "gpu", "acquire")
+                    rows = dl.consume_token(a_ptr, token) + row_tile * BLOCK
+                    tl.store(out_ptr + row_tile * BLOCK + offs, tl.load(rows + offs))
             """
         ),
     ]

@@ -9,7 +9,8 @@ class UdmaPeSharedByCores(Rule):
 
     Quiet when the pe, an enclosing loop or an enclosing `if` that selects one program (`pid == ...`, or a test
     on the pe itself) depends on `tl.program_id`, e.g. `for pe in range(pid, n_pes, n_programs)`; also quiet for
-    a kernel that this module launches only on a one-program grid.
+    a kernel that this module launches only on a one-program grid. A `triton.jit` helper's parameter counts as a
+    program id when a caller passes one in (or, for a helper this module never calls, when it is named `pid`).
     """
 
     code = "ASC406"
@@ -67,6 +68,36 @@ class UdmaPeSharedByCores(Rule):
             def to_root(buf_ptr, x_ptr, nbytes):
                 offset = tl.program_id(0) * nbytes
                 libshmem_device.putmem(buf_ptr + offset, x_ptr + offset, nbytes, 0)
+            """
+        ),
+        Invalid(
+            """
+            import triton
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def push_from(first_pe, buf_ptr, x_ptr, nbytes, n_pes):
+                for pe in range(first_pe, n_pes):
+                    libshmem_device.putmem(buf_ptr, x_ptr, nbytes, pe)
+
+            @triton.jit
+            def broadcast(buf_ptr, x_ptr, nbytes, n_pes):
+                push_from(1, buf_ptr, x_ptr, nbytes, n_pes)
+            """
+        ),
+        Invalid(
+            """
+            import triton
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def push_to_all(buf_ptr, x_ptr, nbytes, pid, n_pes):
+                for step in range(n_pes):
+                    pe = (pid + step) % n_pes
+                    libshmem_device.putmem(buf_ptr + pid * nbytes, x_ptr, nbytes, pe)
+
+            def run(buf, x, process_index, n_pes, n_cores):
+                push_to_all[(n_cores,)](buf, x, x.numel() * x.element_size(), process_index, n_pes)
             """
         ),
     ]
@@ -156,6 +187,36 @@ class UdmaPeSharedByCores(Rule):
 
             def run(buf, x, n_pes):
                 broadcast[(1,)](buf, x, x.numel() * x.element_size(), n_pes)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def push_tasks(first_task, task_step, buf_ptr, x_ptr, n_pes, n_chunks, chunk_bytes):
+                for task in range(first_task, n_pes * n_chunks, task_step):
+                    pe = task % n_pes
+                    offset = (task // n_pes) * chunk_bytes
+                    libshmem_device.putmem(buf_ptr + offset, x_ptr + offset, chunk_bytes, pe)
+
+            @triton.jit
+            def scatter(buf_ptr, x_ptr, n_pes, n_chunks, chunk_bytes):
+                worker = tl.program_id(0)
+                push_tasks(worker, tl.num_programs(0), buf_ptr, x_ptr, n_pes, n_chunks, chunk_bytes=chunk_bytes)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def push_owned_pes(buf_ptr, x_ptr, nbytes, n_pes, pid, n_programs):
+                for pe in range(pid, n_pes, n_programs):
+                    libshmem_device.putmem(buf_ptr, x_ptr, nbytes, pe)
             """
         ),
     ]

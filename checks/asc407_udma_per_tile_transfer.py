@@ -18,7 +18,8 @@ class UdmaPerTileTransfer(Rule):
 
     A tile loop steps by a constexpr (`range(0, K, BLOCK)`) or counts `tl.cdiv(...)` tiles, and the transfer's
     address or size follows the loop variable. Loops that wait or notify each iteration are pipelines, not
-    tile loops, and a loop over pes is not a tile loop.
+    tile loops, and a loop over pes is not a tile loop. A transfer whose address comes from an index loaded in
+    the loop (a gather of scattered rows) is left alone: no single call covers it.
     """
 
     code = "ASC407"
@@ -63,6 +64,19 @@ class UdmaPerTileTransfer(Rule):
                         BLOCK * 2,
                         peer,
                     )
+            """
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def push_segment(buf_ptr, x_ptr, starts_ptr, segment, n, peer, BLOCK: tl.constexpr):
+                start = tl.load(starts_ptr + segment)
+                for k in range(0, n, BLOCK):
+                    libshmem_device.putmem(buf_ptr + start + k, x_ptr + start + k, BLOCK * 2, peer)
             """
         ),
     ]
@@ -123,6 +137,22 @@ class UdmaPerTileTransfer(Rule):
                 libshmem_device.putmem(buf_ptr, x_ptr, nbytes, peer)
             """
         ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def send_selected_rows(buf_ptr, x_ptr, row_ids_ptr, n_rows, peer, ROW: tl.constexpr, BLOCK: tl.constexpr):
+                for tile in range(tl.cdiv(n_rows, BLOCK)):
+                    first = tile * BLOCK
+                    for i in range(tl.minimum(BLOCK, n_rows - first)):
+                        row = tl.load(row_ids_ptr + first + i)
+                        libshmem_device.putmem_nbi(buf_ptr + (first + i) * ROW, x_ptr + row * ROW, ROW * 2, peer)
+                    libshmem_device.quiet()
+            """
+        ),
     ]
 
     def finish(self) -> None:
@@ -147,8 +177,30 @@ def _tile_loop_of(dist: DistAnalysis, call: cst.Call, is_constexpr) -> cst.For |
             continue
         follows_loop = any(e is not None and dist.depends_on(e, variable) for e in moved)
         if follows_loop and _steps_over_tiles(dist, loop.iter, is_constexpr):
-            return loop
+            return None if _gathers(dist, loop, moved[:2]) else loop
     return None
+
+
+def _gathers(dist: DistAnalysis, loop: cst.For, addresses: list) -> bool:
+    """An address comes from an index loaded inside the loop (`row = tl.load(idx_ptr + i)`): each call moves
+    a different, non-adjacent piece, so no single call can cover them."""
+    body = loop.body
+    for address in addresses:
+        if address is None:
+            continue
+        for definition in dist.definitions_reaching(address):
+            statement = definition.statement
+            if definition.value is None or statement is None:
+                continue
+            if not any(ancestor is body for ancestor in dist.index.ancestors(statement)):
+                continue  # defined before the loop: the same for every tile
+            if any(dist.qualname_of(node) == "tl.load" for node in _calls(dist, definition.value)):
+                return True
+    return False
+
+
+def _calls(dist: DistAnalysis, expr: cst.BaseExpression) -> list[cst.Call]:
+    return [node for node in (expr, *dist.below(expr)) if isinstance(node, cst.Call)]
 
 
 def _steps_over_tiles(dist: DistAnalysis, iterable: cst.BaseExpression, is_constexpr) -> bool:
@@ -162,4 +214,4 @@ def _steps_over_tiles(dist: DistAnalysis, iterable: cst.BaseExpression, is_const
     step = call_argument(iterable, 2, "step")
     if step is not None and not is_integer(step, 1) and is_constexpr(step):
         return True
-    return dist.derives_from_call(stop, {"tl.cdiv", "triton.cdiv"})
+    return dist.derives_from_call(stop, {"tl.cdiv", "triton.cdiv"}, through_loops=False)

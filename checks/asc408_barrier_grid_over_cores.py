@@ -1,3 +1,5 @@
+import re
+
 import libcst as cst
 
 from ascendlint import dist_analysis
@@ -7,6 +9,8 @@ from ascendlint.grid import Factor, Kind, grid_core_source, launch_grid
 from ascendlint.rule import Invalid, Rule, Valid
 
 _SPIN_CALLS = frozenset({"tl.atomic_cas", "tl.atomic_xchg", "tl.atomic_add"})
+# Programs every Ascend device keeps resident at once (the smallest AI-core count the distributed kernels target).
+RESIDENT_PROGRAMS = 20
 
 
 class BarrierGridOverCores(Rule):
@@ -14,8 +18,9 @@ class BarrierGridOverCores(Rule):
 
     Waiting means `dl.wait`, `barrier_all()`, `signal_wait_until` or a spin loop (`while` on a volatile load
     or an atomic), in the kernel or a `triton.jit` helper it calls. Sized by the core count means
-    `get_*core_num()`, the `num_aicore` / `num_vectorcore` device properties, or `min(x, core_count)`; a
-    literal or data-sized grid is flagged, a grid this module cannot see is not.
+    `get_*core_num()`, the `num_aicore` / `num_vectorcore` device properties, a host value named as a core or
+    SM count (`n_cores`, `num_sms`), or `min(x, core_count)`; a data-sized grid or a literal grid of more than 20
+    programs is flagged, a grid this module cannot see is not.
     """
 
     code = "ASC408"
@@ -83,6 +88,22 @@ class BarrierGridOverCores(Rule):
             def run(counter, x, batch, heads):
                 grid = (batch, heads)
                 grid_sync[grid](counter, x, batch * heads)
+            """
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def stage_and_sync(x_ptr, n, BLOCK: tl.constexpr):
+                offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+                tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+                libshmem_device.barrier_all()
+
+            def run(x):
+                stage_and_sync[(64,)](x, x.numel(), BLOCK=1024)
             """
         ),
     ]
@@ -156,6 +177,45 @@ class BarrierGridOverCores(Rule):
                 exchange[(cube_core_count(x.device),)](x, x.numel(), BLOCK=1024)
             """
         ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def publish_row(sym_ptr, out_ptr, RANK: tl.constexpr, N_RANKS: tl.constexpr, ELEMS: tl.constexpr):
+                offs = tl.arange(0, ELEMS)
+                for peer in range(N_RANKS):
+                    libshmem_device.putmem(sym_ptr + RANK * ELEMS, sym_ptr + RANK * ELEMS, ELEMS * 4, peer)
+                libshmem_device.barrier_all_vec()
+                tl.store(out_ptr + offs, tl.load(sym_ptr + ((RANK + 1) % N_RANKS) * ELEMS + offs))
+
+            def run(sym, out, rank, n_ranks):
+                publish_row[(1, 1, 1)](sym, out, RANK=rank, N_RANKS=n_ranks, ELEMS=16)
+                publish_row[8, 1, 1](sym, out, RANK=rank, N_RANKS=n_ranks, ELEMS=16)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+
+            @triton.jit
+            def persistent_consumer(buf_ptr, signal_ptr, out_ptr, n_tiles, BLOCK: tl.constexpr):
+                for tile in range(tl.program_id(0), n_tiles, tl.num_programs(0)):
+                    token = dl.wait(signal_ptr + tile, 1, "gpu", "acquire")
+                    offs = tile * BLOCK + tl.arange(0, BLOCK)
+                    tl.store(out_ptr + offs, tl.load(dl.consume_token(buf_ptr, token) + offs))
+
+            def run(buf, signal, out, n_tiles, num_sms, reserved_sms):
+                worker_sms = num_sms - reserved_sms
+                grid = lambda meta: (min(worker_sms, triton.cdiv(n_tiles, meta["BLOCK"])),)
+                persistent_consumer[grid](buf, signal, out, n_tiles, BLOCK=128)
+                persistent_consumer[(num_sms,)](buf, signal, out, n_tiles, BLOCK=128)
+            """
+        ),
     ]
 
     def finish(self) -> None:
@@ -179,15 +239,33 @@ def _grid_is_known_and_not_core_sized(facts, launch) -> bool:
     grid = launch_grid(facts, launch)
     if grid.axes is None:
         return False
+    size = grid.static_size
+    if size is not None and size <= RESIDENT_PROGRAMS:
+        return False  # a literal grid that small is resident on every device
     return not any(_unknown(factor) for factor in grid.factors)
 
 
 def _unknown(factor: Factor) -> bool:
-    """A factor this module cannot size: unresolved, a compile-time meta value, or a host parameter whose name
-    says it counts cores."""
+    """A factor this module cannot size: unresolved, a compile-time meta value, a host value whose name says it
+    counts cores (`n_cores`, `num_sms`), or a `min(...)` capped by such a value."""
     if factor.kind in (Kind.UNKNOWN, Kind.CONSTANT):
         return True
-    return factor.kind is Kind.EXTENT and isinstance(factor.expr, cst.Name) and "core" in factor.expr.value.lower()
+    if factor.kind is Kind.EXTENT and isinstance(factor.expr, cst.Name) and _counts_cores(factor.expr.value):
+        return True
+    return factor.capped and isinstance(factor.expr, cst.Call) and any(
+        isinstance(arg.value, cst.Name) and _counts_cores(arg.value.value) for arg in factor.expr.args
+    )
+
+
+_CORE_WORDS = frozenset({"core", "cores", "ncore", "ncores", "aicore", "sm", "sms", "nsm", "nsms"})
+
+
+def _counts_cores(name: str) -> bool:
+    """`ncore`, `n_cores`, `num_sms`, `gemm_sm`, `multi_processor_count`: a count of cores or SMs."""
+    lowered = name.lower()
+    if "core" in lowered or "processor" in lowered:
+        return True
+    return bool(_CORE_WORDS & set(re.split(r"[^a-z0-9]+", lowered)))
 
 
 def _waiting_kernels(context) -> set[str]:

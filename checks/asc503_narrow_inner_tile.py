@@ -118,6 +118,19 @@ class NarrowInnerTile(Rule):
             import triton.language as tl
 
             @triton.jit
+            def rows(x_ptr, y_ptr, n):
+                cols = tl.arange(0, 16)
+                weights = tl.sum(cols.to(tl.float32), 0)
+                cols = tl.arange(0, 256)
+                tl.store(y_ptr + cols, tl.load(x_ptr + cols, mask=cols < n) * weights, mask=cols < n)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
             def copy_rows(x_ptr, y_ptr, T, D, BT: tl.constexpr, BD: tl.constexpr):
                 i_t = tl.program_id(0)
                 p_x = tl.make_block_ptr(x_ptr, (T, D), (D, 1), (i_t * BT, 0), (BT, BD), (1, 0))
@@ -265,8 +278,8 @@ class NarrowInnerTile(Rule):
         kernel = analysis.kernel
         if analysis.is_param(expr.value):
             return self._launch_value(kernel, expr.value) if kernel.is_constexpr_param(expr.value) else None
-        values = analysis.assignments.get(expr.value, ())
-        if len(values) == 1 and isinstance(values[0], cst.BaseExpression):
+        values = _reaching_values(analysis, expr)
+        if len(values) == 1 and values[0] is not None:
             return self._value(analysis, values[0], depth + 1)
         return None
 
@@ -285,8 +298,8 @@ class NarrowInnerTile(Rule):
         value = argument(call, _VALUE_POSITION[op], "value")
         for _ in range(_DEPTH):
             if isinstance(value, cst.Name):
-                assigned = analysis.assignments.get(value.value, ())
-                if len(assigned) != 1 or not isinstance(assigned[0], cst.BaseExpression):
+                assigned = _reaching_values(analysis, value)
+                if len(assigned) != 1 or assigned[0] is None:
                     return None
                 value = assigned[0]
                 continue
@@ -337,9 +350,15 @@ def _collect_aranges(facts, analysis, expr, axis, scaled, depth, seen, found) ->
         return
     if isinstance(expr, cst.Name) and expr.value not in seen and not analysis.is_param(expr.value):
         seen = seen | {expr.value}
-        for value in analysis.assignments.get(expr.value, ()):
-            if isinstance(value, cst.BaseExpression):
+        for value in _reaching_values(analysis, expr):
+            if value is not None:
                 _collect_aranges(facts, analysis, value, axis, scaled, depth + 1, seen, found)
+
+
+def _reaching_values(analysis: KernelAnalysis, read: cst.Name) -> list[cst.BaseExpression | None]:
+    """The expressions assigned to ``read`` by the definitions that reach it (None for any other binding),
+    so a name reused for several tiles is resolved to the tile in force at this read."""
+    return [d.value if d.kind == "assign" else None for d in analysis.definitions(read)]
 
 
 def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:

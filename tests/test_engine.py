@@ -128,6 +128,12 @@ def test_kernels_constexprs_and_do_not_specialize_are_found():
     assert launch.kernel is kernel and set(launch.keywords) == {"BLOCK"}
 
 
+def test_triton_dist_jit_kernels_are_kernels():
+    module = cst.parse_module("import triton_dist\n\n@triton_dist.jit\ndef k(x_ptr):\n    pass\n")
+    facts = ModuleFacts(module, NodeIndex(module))
+    assert list(facts.kernels) == ["k"]
+
+
 def test_local_alias_is_used_for_fixes():
     module = cst.parse_module("import triton\n")
     facts = ModuleFacts(module, NodeIndex(module))

@@ -399,3 +399,21 @@ def test_long_sums_and_long_assignment_chains_stay_fast_and_shallow():
     assert not probe.analysis.may_be_int64(pointer)
     assert probe.analysis.is_runtime_index(probe.read("c300"))
     assert time.perf_counter() - started < 10  # exponential re-evaluation would take hours
+
+
+def test_a_runtime_index_keeps_its_traits_through_tl_where():
+    probe = Probe(
+        """
+        @triton.jit
+        def kernel(x, M, stride, BM: tl.constexpr):
+            offs = tl.program_id(0) * BM + tl.arange(0, BM)
+            clamped = tl.where(offs < M, offs, 0)
+            wide = tl.where(offs < M, offs.to(tl.int64), 0)
+            tl.store(x + clamped * stride + wide, 0.0)
+        """
+    )
+    analysis = probe.analysis
+    assert analysis.is_runtime_index(probe.read("clamped"))
+    assert not analysis.may_be_int64(probe.read("clamped"))
+    assert analysis.may_be_int64(probe.read("wide"))
+    assert probe.expr("tl.program_id(0)") in analysis.offset_nodes([probe.read("clamped")])

@@ -1,0 +1,38 @@
+"""ASC203's fix widens a load; it is applied by plain `--fix` only when no block pointer offset depends on it."""
+
+from __future__ import annotations
+
+from ascendlint.registry import all_rules
+from tests.helpers import fix, lint
+
+RULE = next(r for r in all_rules() if r.code == "ASC203")
+SIZES_BLOCK_OFFSETS = RULE.INVALID[-1].code
+
+
+def test_the_fix_is_unsafe_when_the_widened_value_sizes_block_pointer_offsets():
+    assert fix(SIZES_BLOCK_OFFSETS, "ASC203", unsafe=False).text == SIZES_BLOCK_OFFSETS
+    widened = fix(SIZES_BLOCK_OFFSETS, "ASC203", unsafe=True).text
+    assert "tl.load(chunk_indices + i_c).to(tl.int64)" in widened
+    assert [d.code for d in lint(widened, "ASC103")] == ["ASC103"]
+
+
+def test_the_fix_stays_safe_when_only_a_length_computed_from_the_value_reaches_block_pointers():
+    source = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def kernel(x, o, cu_seqlens, H: tl.constexpr, D: tl.constexpr, BT: tl.constexpr):
+    i_n, i_h = tl.program_id(0), tl.program_id(1)
+    bos = tl.load(cu_seqlens + i_n).to(tl.int32)
+    eos = tl.load(cu_seqlens + i_n + 1).to(tl.int32)
+    T = eos - bos
+    for i_t in range(tl.cdiv(T, BT)):
+        p_x = tl.make_block_ptr(x + (bos * H + i_h) * D, (T, D), (H * D, 1), (i_t * BT, 0), (BT, D), (1, 0))
+        tl.store(o + (bos * H + i_h) * D + i_t, tl.sum(tl.load(p_x, boundary_check=(0, 1))))
+"""
+    fixed = fix(source, "ASC203", unsafe=False).text
+    assert "bos = tl.load(cu_seqlens + i_n).to(tl.int64)" in fixed
+    assert "T = (eos - bos).to(tl.int32)" in fixed
+    assert lint(fixed, "ASC103") == []
+    assert lint(fixed, "ASC203") == []
