@@ -29,7 +29,24 @@ class _FormatChoice(click.Choice):
         super().__init__(output.names(), case_sensitive=False)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Group(click.Group):
+    """Any unexpected failure exits 2 with a one-line error, never 1 (which means "findings")."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):  # click reports these itself
+            raise
+        except OSError as exc:  # e.g. --output-file in a folder that does not exist
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(EXIT_ERROR)
+        except Exception as exc:  # noqa: BLE001 - last resort: report, do not trace back
+            click.echo(f"error: ascendlint failed unexpectedly ({type(exc).__name__}: {exc}); "
+                       "please report this with the file that caused it", err=True)
+            sys.exit(EXIT_ERROR)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ascendlint")
 def main() -> None:
     """Static analysis for Triton kernels on Huawei Ascend NPUs."""

@@ -5,6 +5,7 @@ Files named explicitly are always linted. Directories reached through symlinks a
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,7 +74,7 @@ def discover(paths: list[Path], settings: Settings) -> Discovery:
 
     for path in paths:
         if path.is_symlink() and not path.exists():
-            result.errors.append((path, "broken symbolic link"))
+            result.errors.append((path, _dangling_reason(path)))
         elif path.is_file():
             add(path)
         elif path.is_dir():
@@ -110,7 +111,7 @@ def _walk(top: Path, settings: Settings, exclude, add, result: Discovery) -> Non
             child = folder_path / name
             if child.is_symlink():
                 continue
-            if _excluded(child, True, settings, exclude) or _ignored(child.resolve(), True, specs):
+            if _excluded(child, True, settings, exclude) or _ignored(_real(child), True, specs):
                 continue
             kept.append(name)
             specs_for[str(child)] = specs
@@ -119,9 +120,28 @@ def _walk(top: Path, settings: Settings, exclude, add, result: Discovery) -> Non
             if not name.endswith(".py"):
                 continue
             child = folder_path / name
-            if _excluded(child, False, settings, exclude) or _ignored(child.resolve(), False, specs):
+            if _excluded(child, False, settings, exclude) or _ignored(_real(child), False, specs):
                 continue
             if child.is_symlink() and not child.exists():
-                result.errors.append((child, "broken symbolic link"))
+                result.errors.append((child, _dangling_reason(child)))
+                continue
+            if not child.is_file():  # a FIFO or device named *.py would block or stream forever
+                result.errors.append((child, "not a regular file"))
                 continue
             add(child)
+
+
+def _real(path: Path) -> Path:
+    """``Path.resolve`` that never raises: a symbolic link loop resolves as far as it goes."""
+    return Path(os.path.realpath(path))
+
+
+def _dangling_reason(link: Path) -> str:
+    try:
+        link.resolve(strict=True)
+    except RuntimeError:  # Python < 3.13 reports a symlink loop this way
+        return "symbolic link loop"
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "symbolic link loop"
+    return "broken symbolic link (its target does not exist)"

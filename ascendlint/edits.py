@@ -28,9 +28,8 @@ def delete_argument(loc: Locator, args: list, index: int) -> Edit:
         next_start, _ = loc.offsets(args[index + 1])
         return Edit(start, next_start, "")
     if index > 0:
-        previous = args[index - 1]
-        value = getattr(previous, "value", previous)
-        _, previous_end = loc.offsets(value)
+        # An argument's span covers its own parentheses but not the comma it owns: start right after it.
+        _, previous_end = loc.offsets(args[index - 1])
         return Edit(previous_end, end + _trailing_comma_length(loc.text, end), "")
     return Edit(start, end + _trailing_comma_length(loc.text, end), "")
 

@@ -83,6 +83,7 @@ def lint_text(
         diagnostics.extend(_internal_error(filename, code, exc, rules) for code, exc in crashed.items())
     kept, used = _unsuppressed(diagnostics, context.locator)
     kept.extend(_unused_noqa(context, rules, used, crashed))
+    context.release()
     return sorted(kept, key=Diagnostic.sort_key)
 
 

@@ -79,7 +79,7 @@ def fix_text(text: str, lint: Callable[[str], list[Diagnostic]], unsafe: bool = 
     rejected_keys: set[tuple] = set()
     diagnostics = lint(text)
     for _ in range(MAX_ROUNDS):
-        candidates = [d for d in diagnostics if _key(d) not in rejected_keys]
+        candidates = [d for d in diagnostics if _key(d, text) not in rejected_keys]
         chosen = select_non_overlapping(candidates, unsafe)
         if not chosen:
             break
@@ -105,7 +105,7 @@ def _apply_one_by_one(text, chosen, outcome, rejected_keys):
             kept.append(diagnostic)
         else:
             outcome.rejected.append(diagnostic)
-            rejected_keys.add(_key(diagnostic))
+            rejected_keys.add(_key(diagnostic, text))
     if not kept:
         return text, []
     updated = apply_edits(text, [e for d in kept for e in d.fix.edits])
@@ -115,5 +115,7 @@ def _apply_one_by_one(text, chosen, outcome, rejected_keys):
     return apply_edits(text, first.fix.edits), [first]
 
 
-def _key(diagnostic: Diagnostic) -> tuple:
-    return (diagnostic.code, diagnostic.message, diagnostic.fix.edits if diagnostic.fix else None)
+def _key(diagnostic: Diagnostic, text: str) -> tuple:
+    """Identifies a fix by what it replaces and with what, not where: other fixes shift offsets between rounds."""
+    edits = diagnostic.fix.edits if diagnostic.fix else ()
+    return (diagnostic.code, diagnostic.message, tuple((text[e.start : e.end], e.content) for e in edits))

@@ -16,7 +16,14 @@ from .config import Settings, relative_to_root
 from .diagnostics import Diagnostic
 from .prefilter import could_hold_kernel
 from .rule_index import RuleInfo, rule_classes
-from .source import SourceDecodeError, SourceText, atomic_write, decode_source
+from .source import (
+    SourceDecodeError,
+    SourceText,
+    atomic_write,
+    content_digest,
+    decode_source,
+    read_source_bytes,
+)
 
 if TYPE_CHECKING:
     from .rule import Rule
@@ -34,6 +41,7 @@ class FileResult:
     diff: str = ""
     error: str | None = None  # the file could not be read or written: nothing about it is known
     text: str | None = None  # the (fixed) text, kept only when there are findings to show in context
+    source_digest: str | None = None  # digest of the bytes the fixes were computed from (set when fixes change them)
 
 
 @dataclass
@@ -46,7 +54,7 @@ class Options:
 class Linter:
     """Settings resolved once per run; lints any number of files."""
 
-    def __init__(self, rules: Sequence[type[Rule]], settings: Settings, cache: ResultCache | None = None) -> None:
+    def __init__(self, rules: Sequence[RuleLike], settings: Settings, cache: ResultCache | None = None) -> None:
         self.rules = list(rules)
         self.settings = settings
         self.cache = cache
@@ -56,7 +64,7 @@ class Linter:
             (pathspec.GitIgnoreSpec.from_lines([glob]), codes) for glob, codes in settings.per_file_ignores.items()
         ]
 
-    def rules_for(self, path: Path | None) -> list[type[Rule]]:
+    def rules_for(self, path: Path | None) -> list[RuleLike]:
         if path is None or not self._per_file:
             return self.rules
         relative = relative_to_root(path, self.settings.root)
@@ -98,7 +106,7 @@ class Linter:
         if not (options.fix or options.diff):
             result.diagnostics = self.lint_source(source.text, filename, rules)
             result.text = source.text if result.diagnostics else None
-            self.remember(data, filename, path, options, result, rules)
+            self.remember(data, path, options, result, rules)
             return result, None
         from . import fixes
 
@@ -111,7 +119,15 @@ class Linter:
             return result, None
         if options.diff:
             result.diff = unified_diff(source, outcome.text, filename)
-        return result, source.encode(outcome.text)
+        try:
+            new_data = source.encode(outcome.text)
+        except UnicodeEncodeError as exc:  # a fix introduced a character the file's declared encoding lacks
+            result.error = f"fixes not applied: the fixed text cannot be encoded as {source.encoding} ({exc.reason})"
+            result.diagnostics.extend(result.fixed)
+            result.fixed, result.diff = [], ""
+            return result, None
+        result.source_digest = content_digest(data)
+        return result, new_data
 
     def without_cache(self) -> "Linter":
         """The same linter, for work whose caching the caller does itself (worker processes, batch runs)."""
@@ -131,7 +147,7 @@ class Linter:
         return fingerprint, content_key(relative_to_root(path, self.settings.root), data)
 
     def cached_result(
-        self, data: bytes, filename: str, path: Path | None, options: Options, rules: Sequence[type[Rule]] | None = None
+        self, data: bytes, filename: str, path: Path | None, options: Options, rules: Sequence[RuleLike] | None = None
     ) -> FileResult | None:
         """The stored result for these exact bytes, path, rules and options, or None (no cache, miss, fix mode)."""
         slot = self._cache_slot(data, path, options, self.rules_for(path) if rules is None else rules)
@@ -146,9 +162,8 @@ class Linter:
                 return None
         return FileResult(path=filename, diagnostics=found, text=text)
 
-    def remember(
-        self, data: bytes, filename: str, path: Path | None, options: Options, result: FileResult, rules=None
-    ) -> None:
+    def remember(self, data: bytes, path: Path | None, options: Options, result: FileResult, rules=None) -> None:
+        """Store a lint-only result (one that changed nothing on disk) for the next run."""
         if result.error is None and not result.fixed and not result.diff:
             slot = self._cache_slot(data, path, options, self.rules_for(path) if rules is None else rules)
             if slot is not None:
@@ -167,7 +182,7 @@ class Linter:
         filename = str(path)
         if new_data is not None and options.fix and not options.diff:
             try:
-                atomic_write(filename, new_data)
+                atomic_write(filename, new_data, result.source_digest)
             except OSError as exc:
                 result.error = f"could not write fixes: {exc.strerror or exc}"
                 result.diagnostics.extend(result.fixed)
@@ -176,8 +191,9 @@ class Linter:
 
 
 def read_path(path: Path) -> tuple[bytes, str | None]:
+    """The file's bytes, or why they cannot be had (oversized files: see ``source.read_source_bytes``)."""
     try:
-        return path.read_bytes(), None
+        return read_source_bytes(path), None
     except IsADirectoryError:
         return b"", "is a directory"
     except OSError as exc:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import ast
 import codecs
+import hashlib
 import io
 import os
 import re
 import tempfile
+import threading
 import tokenize
+import warnings
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import TYPE_CHECKING
@@ -54,18 +57,71 @@ def decode_source(data: bytes) -> SourceText:
     return SourceText(text=text, encoding=codec, bom=bom)
 
 
-def atomic_write(path: str, data: bytes) -> None:
-    """Write through a temporary file in the same folder and rename it over the original, keeping its mode."""
-    directory = os.path.dirname(os.path.abspath(path))
-    mode = os.stat(path).st_mode & 0o7777
+MAX_SOURCE_BYTES = 10 * 1024 * 1024  # libcst needs about 3 s per MiB: bigger files are generated, not written
+
+
+class SourceTooLarge(OSError):
+    """A file that mentions triton but is too large to parse in reasonable time and memory."""
+
+
+def read_source_bytes(path: str | os.PathLike) -> bytes:
+    """The file's bytes; an oversized file is read only to learn whether it mentions triton at all.
+
+    Oversized files that never mention triton come back empty (they are skipped like any such file); those that
+    do raise SourceTooLarge, so the user hears about them instead of waiting minutes.
+    """
+    with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size <= MAX_SOURCE_BYTES:
+            return handle.read()
+        if not _stream_mentions(handle, b"triton"):
+            return b""
+    raise SourceTooLarge(
+        f"file is {size / 2**20:.1f} MiB, over the {MAX_SOURCE_BYTES // 2**20} MiB limit for linting; "
+        "exclude it (extend-exclude) if it is generated"
+    )
+
+
+def _stream_mentions(handle, needle: bytes, chunk_size: int = 1 << 20) -> bool:
+    tail = b""
+    while chunk := handle.read(chunk_size):
+        if needle in tail + chunk[: len(needle)] or needle in chunk:
+            return True
+        tail = chunk[-(len(needle) - 1) :]
+    return False
+
+
+class SourceChanged(OSError):
+    """The file changed on disk between reading it and writing its fixes."""
+
+
+def content_digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def atomic_write(path: str, data: bytes, expected_digest: str | None = None) -> None:
+    """Write through a temporary file in the same folder and rename it over the original.
+
+    The original survives any failure (it is replaced in one rename). Mode and, where permitted, owner are kept;
+    a symbolic link keeps pointing at its target, which is what gets rewritten. With ``expected_digest``, a file
+    that changed since it was read is left alone (another tool's edit is never overwritten).
+    """
+    target = os.path.realpath(path)
+    directory = os.path.dirname(target)
+    status = os.stat(target)
     fd, tmp = tempfile.mkstemp(prefix=".ascendlint-", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        os.chmod(tmp, status.st_mode & 0o7777)
+        _keep_owner(tmp, status)
+        if expected_digest is not None:
+            with open(target, "rb") as current:
+                if content_digest(current.read()) != expected_digest:
+                    raise SourceChanged(f"{path} changed on disk while it was being linted; fixes not written")
+        os.replace(tmp, target)
     except BaseException:
         try:
             os.unlink(tmp)
@@ -74,15 +130,35 @@ def atomic_write(path: str, data: bytes) -> None:
         raise
 
 
+def _keep_owner(tmp: str, status: os.stat_result) -> None:
+    if hasattr(os, "chown") and (status.st_uid, status.st_gid) != (os.getuid(), os.getgid()):
+        try:
+            os.chown(tmp, status.st_uid, status.st_gid)
+        except OSError:  # not permitted: the fixed file belongs to whoever ran the fix
+            pass
+
+
 # -- parsing without crashing the process ----------------------------------------------------------------------
 # libcst's native parser recurses on the machine stack: about 1,500 nested brackets, or a few thousand chained
-# lambdas or unary operators, overflow it and kill the whole process (SIGSEGV), where CPython's parser refuses
-# such code with a SyntaxError. Text that could be that deep is shown to CPython's parser first.
+# lambdas, unary or binary operators, overflow it and kill the whole process (SIGSEGV). So text that could nest
+# deeply is first shown to CPython's parser, which refuses such code with a SyntaxError (the verdict we report)
+# instead of crashing, and what it accepts is parsed by libcst on a thread with a large stack. Ordinary code,
+# far below those depths, is parsed directly.
+PARSER_STACK_BYTES = 512 * 1024 * 1024  # address space only: pages are committed as the parser touches them
 SHALLOW_BRACKETS = 150  # below this bracket depth (strings included) libcst is safe with room to spare
 SHALLOW_CHAINS = 500  # runs of lambdas / unary operators shorter than this are safe too
+# One chain of ~12,000 binary operators overflows the main thread's stack (6,000 was seen to pass); a text with
+# fewer operators than this in total cannot hold such a chain, so it may be parsed without the big-stack thread.
+SHALLOW_OPERATORS = 3000
+_OPERATOR_MARKS = ("+", "-", "*", "/", "%", "&", "|", "^", "<", ">", "@", " and ", " or ", " if ")
 _BRACKETS = re.compile(r"[^()\[\]{}]+")
 _BRACKET_STEP = {ord("("): 1, ord("["): 1, ord("{"): 1, ord(")"): -1, ord("]"): -1, ord("}"): -1}
-_LONG_CHAIN = re.compile(r"(?:(?:\blambda\b[^:\n]*:|\bnot\b|\bawait\b|[-+~])\s*){%d,}" % SHALLOW_CHAINS)
+_UNARY_RUN = re.compile(rf"[-+~][-+~\s]{{{SHALLOW_CHAINS},}}")
+_WORD_RUNS = {word: re.compile(rf"(?:{word}\s+){{{SHALLOW_CHAINS},}}") for word in ("not", "await")}
+
+
+class ParseFailure(ValueError):
+    """libcst failed in a way other than a syntax error; reported like one."""
 
 
 class NestingTooDeep(ValueError):
@@ -91,18 +167,49 @@ class NestingTooDeep(ValueError):
 
 def parse_module(text: str) -> cst.Module:
     """``libcst.parse_module`` guarded against native stack overflow and parser panics (both become errors)."""
-    if _could_be_deep(text):
+    deep = _could_be_deep(text)
+    if deep:
         problem = _depth_problem(text)
         if problem is not None:
             raise NestingTooDeep(problem)
     import libcst as cst
 
+    outcome: dict[str, object] = {}
+
+    def parse() -> None:
+        try:
+            outcome["module"] = cst.parse_module(text)
+        except BaseException as exc:  # noqa: BLE001 - handed to the calling thread below
+            outcome["error"] = exc
+
+    if deep:
+        _on_big_stack(parse)  # a thread per such file: rare, and only these need the room
+    else:
+        parse()  # shallow code cannot come near the stack limit: no thread to start
+    error = outcome.get("error")
+    if error is None:
+        return outcome["module"]  # type: ignore[return-value]
+    if isinstance(error, (cst.ParserSyntaxError, RecursionError, MemoryError, ValueError)):
+        raise error
+    # Anything else is a parse failure too: CSTValidationError (a name the tokenizer took but Python does not),
+    # or a panic of the native parser, which arrives as a BaseException (pyo3's PanicException).
+    raise ParseFailure(f"{type(error).__name__}: {error}") from error
+
+
+def _on_big_stack(function) -> None:
+    """Run ``function`` in a thread whose stack is far larger than the main thread's usual 8 MiB."""
+    previous = threading.stack_size()
     try:
-        return cst.parse_module(text)
-    except (Exception, KeyboardInterrupt, SystemExit):
-        raise
-    except BaseException as exc:  # a panic in the native parser is a BaseException (pyo3's PanicException)
-        raise ValueError(f"the parser failed: {type(exc).__name__}: {exc}") from exc
+        threading.stack_size(PARSER_STACK_BYTES)
+    except (ValueError, RuntimeError):  # the platform refuses: parse on this thread's stack
+        function()
+        return
+    try:
+        worker = threading.Thread(target=function, name="ascendlint-parse", daemon=True)
+        worker.start()
+    finally:
+        threading.stack_size(previous)
+    worker.join()
 
 
 def bracket_depth(text: str) -> int:
@@ -111,18 +218,27 @@ def bracket_depth(text: str) -> int:
     return max(accumulate(map(_BRACKET_STEP.__getitem__, brackets)), default=0)
 
 
+def _operator_count(text: str) -> int:
+    return sum(text.count(mark) for mark in _OPERATOR_MARKS)
+
+
 def _could_be_deep(text: str) -> bool:
+    """Cheap and conservative (C-speed scans only): False means libcst cannot come near its stack limit."""
     return (
-        bracket_depth(text) > SHALLOW_BRACKETS
+        _operator_count(text) >= SHALLOW_OPERATORS
+        or bracket_depth(text) > SHALLOW_BRACKETS
         or text.count("lambda") >= SHALLOW_CHAINS
-        or _LONG_CHAIN.search(text) is not None
+        or _UNARY_RUN.search(text) is not None
+        or any(text.count(word) >= SHALLOW_CHAINS and run.search(text) for word, run in _WORD_RUNS.items())
     )
 
 
 def _depth_problem(text: str) -> str | None:
     """CPython's verdict on nesting only; other syntax errors (newer syntax, typos) are left to libcst."""
     try:
-        compile(text, "<nesting>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        with warnings.catch_warnings():  # e.g. "invalid escape sequence": not ours to print
+            warnings.simplefilter("ignore")
+            compile(text, "<nesting>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
         if "too many nested" in str(exc.msg) or "too complex" in str(exc.msg):
             return f"{exc.msg} (line {exc.lineno})"

@@ -71,9 +71,7 @@ def build_mixed_tree(root: Path) -> Tree:
     shutil.copytree(
         stdlib,
         root / "stdlib",
-        ignore=lambda folder, names: [
-            n for n in names if n in ("site-packages", "__pycache__") or (Path(folder, n).is_file() and not n.endswith(".py"))
-        ],
+        ignore=lambda folder, names: [n for n in names if _not_source(Path(folder, n))],
         symlinks=True,
     )
     kernels = root / "kernels"
@@ -81,6 +79,10 @@ def build_mixed_tree(root: Path) -> Tree:
     for name, text in kernel_sources():
         (kernels / f"{name}.py").write_text(text, encoding="utf-8")
     return Tree(root, sorted(p for p in root.rglob("*.py") if p.is_file() and not p.is_symlink()))
+
+
+def _not_source(path: Path) -> bool:
+    return path.name in ("site-packages", "__pycache__") or (path.is_file() and path.suffix != ".py")
 
 
 def _fresh(root: Path) -> None:

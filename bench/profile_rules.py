@@ -54,7 +54,7 @@ def _one_pass(texts: list[str], rules) -> tuple[float, dict[str, float]]:
     with ExitStack() as stack:
         _patch(stack, engine, "NodeIndex", counter.wrap(engine.NodeIndex, "walk (NodeIndex)"))
         _patch(stack, engine, "ModuleFacts", counter.wrap(engine.ModuleFacts, "module facts"))
-        _patch(stack, cst, "parse_module", counter.wrap(cst.parse_module, "libcst parse"))
+        _patch(stack, engine, "parse_module", counter.wrap(engine.parse_module, "parse as the engine runs it"))
         _patch(stack, Locator, "_offset_ranges", counter.wrap(Locator._offset_ranges, "positions (files that report)"))
         _patch(stack, FileContext, "analysis", counter.wrap(FileContext.analysis, "kernel analyses (shared)"))
         for rule in rules:
@@ -66,6 +66,16 @@ def _one_pass(texts: list[str], rules) -> tuple[float, dict[str, float]]:
             engine.lint_text(text, "bench.py", rules)
         total = time.process_time() - start
     return total, counter.spent
+
+
+def _plain_parse_seconds(texts: list[str]) -> float:
+    best = float("inf")
+    for _ in range(ROUNDS):
+        start = time.process_time()
+        for text in texts:
+            cst.parse_module(text)
+        best = min(best, time.process_time() - start)
+    return best
 
 
 def _parses(text: str) -> bool:
@@ -82,16 +92,16 @@ def report(files: list[Path]) -> tuple[list[str], float]:
     texts = [text for text in (p.read_text(encoding="utf-8") for p in first_copy) if _parses(text)]
     lines = sum(t.count("\n") for t in texts)
     rules = [r for r in all_rules() if not r.tool_rule]
+    parse = _plain_parse_seconds(texts)
     passes = [_one_pass(texts, rules) for _ in range(ROUNDS)]
     total = min(t for t, _ in passes)
     labels = {label for _, spent in passes for label in spent}
     best = {label: min(spent.get(label, 0.0) for _, spent in passes) for label in labels}
-    parse = best.pop("libcst parse", 0.0) or 1e-9
     codes = {r.code for r in rules}
     phases = {k: v for k, v in best.items() if k not in codes}
     per_rule = {k: v for k, v in best.items() if k in codes}
     rules_total = sum(per_rule.values())
-    engine_rest = max(0.0, total - parse - sum(phases.values()) - rules_total)
+    engine_rest = max(0.0, total - sum(phases.values()) - rules_total)
     out = [
         f"One copy of the kernel sources that parse: {len(texts)} files, {lines} lines, {len(rules)} rules; "
         f"CPU seconds, best of {ROUNDS} passes.",
@@ -99,7 +109,7 @@ def report(files: list[Path]) -> tuple[list[str], float]:
         "| part | CPU seconds | x parse |",
         "|---|---:|---:|",
         f"| whole lint | {total:.3f} | {total / parse:.2f} |",
-        f"| libcst parse | {parse:.3f} | 1.00 |",
+        f"| plain `libcst.parse_module` on this thread (the baseline) | {parse:.3f} | 1.00 |",
         *(f"| {label} | {seconds:.3f} | {seconds / parse:.2f} |" for label, seconds in sorted(phases.items())),
         f"| all rules' own code | {rules_total:.3f} | {rules_total / parse:.2f} |",
         f"| engine (dispatch, reports, noqa, sorting) | {engine_rest:.3f} | {engine_rest / parse:.2f} |",

@@ -56,6 +56,20 @@ class Measurement:
         return self.lines / self.seconds if self.seconds else float("inf")
 
 
+CODE = {"path": str(REPO)}  # where the measured processes import ascendlint from (see snapshot_code)
+
+
+def snapshot_code(work: Path) -> Path:
+    """A frozen copy of ascendlint and its rules, so that edits made to the tree during a run change nothing."""
+    target = work / "code"
+    shutil.rmtree(target, ignore_errors=True)
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(REPO / "ascendlint", target / "ascendlint", ignore=skip)
+    shutil.copytree(REPO / "checks", target / "ascendlint" / "checks", ignore=skip)
+    CODE["path"] = str(target)
+    return target
+
+
 def timed(command: list[str], repeat: int, cwd: Path | None = None, before=None) -> list[float]:
     runs = []
     for _ in range(repeat):
@@ -63,7 +77,7 @@ def timed(command: list[str], repeat: int, cwd: Path | None = None, before=None)
             before()
         start = time.perf_counter()
         subprocess.run(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
-                       env={**os.environ, "PYTHONPATH": str(REPO)})
+                       env={**os.environ, "PYTHONPATH": CODE["path"]})
         runs.append(time.perf_counter() - start)
     return runs
 
@@ -93,10 +107,12 @@ def measure_tree(tree: Tree, repeat: int, with_fixit: bool, prefix: str) -> dict
     add("libcst parse-only", timed([PYTHON, "-c", PARSE_ONLY, str(listing)], repeat))
     add("ascendlint cold, 1 process", timed(ascendlint(root, "--no-cache", "--jobs", "1"), repeat))
     add("ascendlint cold, all cores", timed(ascendlint(root, "--no-cache"), repeat))
-    add("ascendlint cold, writing the cache", timed(ascendlint(root), repeat, before=lambda: shutil.rmtree(cache, True)))
+    drop_cache = lambda: shutil.rmtree(cache, ignore_errors=True)  # noqa: E731
+    add("ascendlint cold, writing the cache", timed(ascendlint(root), repeat, before=drop_cache))
     add("ascendlint warm (nothing changed)", timed(ascendlint(root), repeat))
     if tool("ruff"):
-        add("ruff check --no-cache", timed([tool("ruff"), "check", "--no-cache", "--exit-zero", "--quiet", root], repeat))
+        ruff = [tool("ruff"), "check", "--no-cache", "--exit-zero", "--quiet", root]
+        add("ruff check --no-cache", timed(ruff, repeat))
     if tool("flake8"):
         add("flake8 (all cores)", timed([tool("flake8"), "--exit-zero", root], slow_repeat))
     first_copy = tree.root / "copy000"
@@ -163,8 +179,9 @@ def machine_facts() -> list[str]:
         except Exception:  # noqa: BLE001 - a missing tool is reported as such
             versions.append(f"{name} (not installed)")
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg()) if hasattr(os, "getloadavg") else "unknown"
     return [
-        f"date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
+        f"date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; load average at the end: {load}",
         f"machine: {cpu}, {cores} usable cores, {platform.system()} {platform.release()}",
         f"python: {platform.python_version()}; {', '.join(versions)}",
     ]
@@ -232,6 +249,7 @@ def main() -> None:
     parser.add_argument("--no-write", action="store_true", help="print only; leave docs/performance.md alone")
     args = parser.parse_args()
 
+    snapshot_code(args.work)
     if args.tree is not None:
         files = sorted(p for p in args.tree.rglob("*.py") if p.is_file())
         trees = {"given": Tree(args.tree.resolve(), files)}

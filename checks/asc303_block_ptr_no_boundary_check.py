@@ -314,5 +314,5 @@ def _checked_axes(rank: int) -> str:
 
 
 def _append_keyword(loc, call: cst.Call, rank: int) -> Edit:
-    _, end = loc.offsets(call.args[-1].value)
+    _, end = loc.offsets(call.args[-1])  # the argument's span keeps its value's parentheses
     return Edit(end, end, f", boundary_check={_checked_axes(rank)}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
 from pathlib import Path
 
@@ -90,3 +91,13 @@ def test_cli_output_is_identical_with_and_without_the_pool(cli, tmp_path, tree):
     assert serial.returncode == pooled.returncode == 1
     assert pooled.stdout == serial.stdout and '"code": "ASC101"' in serial.stdout
     assert pooled.stderr == serial.stderr
+
+
+def _die_in_worker(item, options):
+    os._exit(3)
+
+
+def test_a_dying_worker_falls_back_to_the_serial_run(tmp_path, tree, monkeypatch):
+    serial = _run(tmp_path, tree, Options(), jobs=1)
+    monkeypatch.setattr(parallel, "_lint_one", _die_in_worker)
+    assert _run(tmp_path, tree, Options(), jobs=2) == serial

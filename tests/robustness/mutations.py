@@ -1,0 +1,94 @@
+"""Hypothesis strategies that damage kernel sources the way editing, merging and generators do.
+
+Most mutations keep the code parseable (so the rules really run on odd-but-valid kernels); some break it on purpose
+(so the syntax-error path and half-written code are exercised too).
+"""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import strategies as st
+
+_IDENTIFIER = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
+_NUMBER = re.compile(r"\b\d+(?:\.\d*)?\b")
+_NUMBERS = ["0", "1", "-1", "2", "3", "65535", "65536", "2**31", "2**40", "1.5", "0.0", "None", "True"]
+_SNIPPETS = [
+    "(", ")", "[", "]", ":", ",", ".", "=", "*", "**", "\\", "#", "'", '"', '"""', "\n", "\t", "    ",
+    "lambda: ", "await ", "yield ", "not ", "None", "tl.constexpr", "tl.load(", "tl.store(", "tl.dot(",
+    "tl.program_id(0)", "tl.arange(0, 16)", ".to(tl.int64)", "dl.wait(", "dl.notify(", "shmem.putmem(",
+    "@triton.jit\n", "@triton.autotune(configs=[], key=[])\n", "kernel[(1,)](", "num_warps=4", "# noqa",
+    "# noqa: ASC101", "# ascendlint: skip-file\n", "async ", "global x\n", "del x\n", "pass\n", "\r\n", "\x0c",
+    "é", "\u2028", "ƒ = 1\n", "\U0003203e",
+]
+
+
+def _lines(text: str) -> list[str]:
+    return text.splitlines(keepends=True) or [""]
+
+
+@st.composite
+def mutation(draw, text: str) -> str:
+    """One edit of ``text``."""
+    lines = _lines(text)
+    kind = draw(
+        st.sampled_from(
+            ["delete_lines", "duplicate_line", "swap_lines", "rename", "renumber", "insert", "delete_span",
+             "indent", "truncate", "crlf", "tabs", "move_block", "parenthesize"]
+        )
+    )
+    row = draw(st.integers(0, len(lines) - 1))
+    if kind == "delete_lines":
+        count = draw(st.integers(1, 3))
+        return "".join(lines[:row] + lines[row + count :])
+    if kind == "duplicate_line":
+        return "".join(lines[: row + 1] + [lines[row]] + lines[row + 1 :])
+    if kind == "swap_lines":
+        other = draw(st.integers(0, len(lines) - 1))
+        lines[row], lines[other] = lines[other], lines[row]
+        return "".join(lines)
+    if kind == "move_block":
+        count = draw(st.integers(1, 6))
+        block, rest = lines[row : row + count], lines[:row] + lines[row + count :]
+        target = draw(st.integers(0, len(rest)))
+        return "".join(rest[:target] + block + rest[target:])
+    if kind == "rename":
+        names = sorted(set(_IDENTIFIER.findall(text))) or ["x"]
+        old, new = draw(st.sampled_from(names)), draw(st.sampled_from(names))
+        return re.sub(rf"\b{re.escape(old)}\b", new, text, count=draw(st.integers(0, 3)))
+    if kind == "renumber":
+        spans = [m.span() for m in _NUMBER.finditer(text)]
+        if not spans:
+            return text
+        start, end = draw(st.sampled_from(spans))
+        return text[:start] + draw(st.sampled_from(_NUMBERS)) + text[end:]
+    if kind == "parenthesize":
+        spans = [m.span() for m in _IDENTIFIER.finditer(text)]
+        if not spans:
+            return text
+        start, end = draw(st.sampled_from(spans))
+        return f"{text[:start]}({text[start:end]}){text[end:]}"
+    position = draw(st.integers(0, len(text)))
+    if kind == "insert":
+        return text[:position] + draw(st.sampled_from(_SNIPPETS)) + text[position:]
+    if kind == "delete_span":
+        return text[:position] + text[position + draw(st.integers(1, 12)) :]
+    if kind == "indent":
+        change = draw(st.sampled_from(["    ", "  ", "\t", ""]))
+        line = lines[row]
+        lines[row] = change + line if draw(st.booleans()) else line[len(line) - len(line.lstrip(" \t")) :]
+        return "".join(lines)
+    if kind == "truncate":
+        return text[:position]
+    if kind == "crlf":
+        return text.replace("\r\n", "\n").replace("\n", "\r\n")
+    return text.replace("    ", "\t")  # tabs
+
+
+@st.composite
+def mutated(draw, sources: list[tuple[str, str]], max_edits: int = 4) -> tuple[str, str]:
+    """(name of the original, text after one to ``max_edits`` edits)."""
+    name, text = draw(st.sampled_from(sources))
+    for _ in range(draw(st.integers(1, max_edits))):
+        text = draw(mutation(text))
+    return name, text

@@ -1,0 +1,82 @@
+"""Fuzzing every registered rule and fix: generated programs and damaged kernels must never crash the linter.
+
+CI-sized and derandomized (the same examples every run, so a failure is reproducible and never flaky);
+``scripts/fuzz.py`` runs the same checks for as long as you like with fresh randomness. Fixes refused as not
+parsing are safe for the file and tracked by the strict expected failures of ``test_fix_safety.py``; the unmodified
+corpus must not have any.
+"""
+
+from __future__ import annotations
+
+import hypothesmith
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.robustness.harness import corpus, examine
+from tests.robustness.mutations import mutated
+
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::SyntaxWarning")]  # from hypothesmith
+
+
+
+def ci(max_examples: int) -> settings:
+    return settings(
+        max_examples=max_examples,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+
+
+SOURCES = corpus()
+KERNEL_HEADER = "import triton\nimport triton.language as tl\n"
+
+
+def test_corpus_covers_rule_examples_and_kernels():
+    names = [name for name, _ in SOURCES]
+    assert any(name.startswith("ASC1") for name in names)
+    assert any(name.startswith("reference_kernels/") for name in names) or any(name.startswith("examples/") for name in names)
+
+
+@pytest.mark.parametrize("name, text", SOURCES, ids=[name for name, _ in SOURCES])
+def test_unmodified_corpus_survives_every_rule_and_fix(name, text):
+    verdict = examine(text)
+    assert verdict, verdict.problems
+    assert verdict.refused == []
+
+
+@pytest.mark.parametrize("name, text", SOURCES, ids=[name for name, _ in SOURCES])
+def test_corpus_with_crlf_line_endings_survives_and_stays_crlf(name, text):
+    verdict = examine(text.replace("\r\n", "\n").replace("\n", "\r\n"))
+    assert verdict, verdict.problems
+
+
+@ci(1500)
+@given(mutated(SOURCES))
+def test_mutated_kernels_survive_every_rule_and_fix(case):
+    name, text = case
+    verdict = examine(text)
+    assert verdict, (name, verdict.problems, text)
+
+
+@ci(60)
+@given(hypothesmith.from_node())
+def test_generated_programs_survive_every_rule_and_fix(program):
+    verdict = examine(KERNEL_HEADER + program)
+    assert verdict, (verdict.problems, program)
+
+
+@ci(150)
+@given(hypothesmith.from_grammar())
+def test_grammar_generated_programs_survive_every_rule_and_fix(program):
+    verdict = examine(KERNEL_HEADER + program)
+    assert verdict, (verdict.problems, program)
+
+
+@ci(60)
+@given(st.text(max_size=200))
+def test_arbitrary_text_after_a_triton_import_survives(noise):
+    verdict = examine(KERNEL_HEADER + noise)
+    assert verdict, (verdict.problems, noise)

@@ -1,0 +1,67 @@
+"""The guarded parse: deep nesting becomes a syntax finding instead of a native stack overflow (SIGSEGV)."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+from ascendlint import source
+from tests.helpers import lint
+from tests.robustness.harness import examine
+
+
+def nested(depth: int, tail: str = "") -> str:
+    return "import triton\nx = " + "(" * depth + "1" + ")" * depth + "\n" + tail
+
+
+def test_nesting_cpython_refuses_is_refused_before_libcst_sees_it():
+    with pytest.raises(source.NestingTooDeep, match="too many nested parentheses"):
+        source.parse_module(nested(5000))
+
+
+def test_nesting_cpython_accepts_is_parsed_and_linted_with_positions():
+    launch = "def run(k, x):\n    y = [" + "(" * 150 + "x" + ")" * 150 + "]\n    k[(1,)](y, num_warps=4)\n"
+    found = lint(nested(190, launch))
+    assert [d.code for d in found] == ["ASC101"]
+    assert examine(nested(190, launch))
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting():
+    text = "import triton\ns = '" + "(" * 3000 + "'\n"
+    assert source.bracket_depth(text) > 1000
+    assert isinstance(source.parse_module(text), cst.Module)
+
+
+def test_newer_syntax_with_deep_brackets_is_refused_on_the_bracket_count():
+    text = "type Alias = int\n" + nested(2000)  # CPython 3.11 stops at `type`, before the brackets
+    with pytest.raises(source.NestingTooDeep):
+        source.parse_module(text)
+
+
+def test_newer_syntax_with_shallow_brackets_is_left_to_libcst():
+    text = "type Alias = int\nx = [[1]]\n"
+    assert source.parse_module(text).code == text
+
+
+def test_a_panic_in_the_native_parser_becomes_a_value_error(monkeypatch):
+    class FakePanic(BaseException):
+        pass
+
+    def panic(text):
+        raise FakePanic("internal parser error")
+
+    monkeypatch.setattr(cst, "parse_module", panic)
+    with pytest.raises(source.ParseFailure, match="FakePanic: internal parser error"):
+        source.parse_module("import triton\n")
+
+
+def test_parse_errors_reach_the_caller_unchanged():
+    with pytest.raises(cst.ParserSyntaxError):
+        source.parse_module("def f(:\n")
+
+
+def test_names_the_tokenizer_accepts_but_python_does_not_become_a_syntax_finding():
+    text = "import triton\nx\U0003203e = 1\n"  # a character outside Python's identifier set
+    found = lint(text)
+    assert [d.code for d in found] == ["ASC001"]
+    assert "is not a valid identifier" in found[0].message
