@@ -272,9 +272,3 @@ class ModuleFacts:
             keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
             found.append(Launch(call=call, target=target, grid=element.value, kernel=kernel, keywords=keywords))
         return found
-
-    def launch_for_call(self, call: cst.Call) -> Launch | None:
-        for launch in self.launches:
-            if launch.call is call:
-                return launch
-        return None

@@ -7,15 +7,11 @@ line splitting, so it costs about half as much; most files have no finding and p
 
 from __future__ import annotations
 
-import bisect
-import re
-
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 from .diagnostics import Location
-
-_NEWLINE = re.compile(r"\r\n?|\n")
+from .text_positions import line_starts, location_in
 
 
 class Locator:
@@ -27,18 +23,8 @@ class Locator:
 
     @property
     def line_starts(self) -> list[int]:
-        """Offsets where lines begin; ``\\r\\n``, ``\\r`` and ``\\n`` all end a line, as in Python's tokenizer."""
         if self._line_starts is None:
-            text = self.text
-            if "\r" in text:
-                self._line_starts = [0, *(match.end() for match in _NEWLINE.finditer(text))]
-            else:
-                starts = [0]
-                index = text.find("\n")
-                while index != -1:
-                    starts.append(index + 1)
-                    index = text.find("\n", index + 1)
-                self._line_starts = starts
+            self._line_starts = line_starts(self.text)
         return self._line_starts
 
     def _offset_ranges(self) -> dict[int, tuple[int, int]]:
@@ -74,8 +60,7 @@ class Locator:
         return self.line_starts[location.row - 1] + location.column - 1
 
     def location_of(self, offset: int) -> Location:
-        row = bisect.bisect_right(self.line_starts, offset)
-        return Location(row, offset - self.line_starts[row - 1] + 1)
+        return location_in(self.line_starts, offset)
 
     def line_text(self, row: int) -> str:
         starts = self.line_starts

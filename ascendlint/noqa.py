@@ -15,6 +15,8 @@ import tokenize
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
+from .text_positions import line_starts
+
 _CODE = r"(?:[A-Z]+[0-9]+|ASC)\b"
 _NOQA = re.compile(
     rf"#\s*noqa(?::[\s]?(?P<codes>{_CODE}(?:[\s,]+{_CODE})*))?",
@@ -90,15 +92,6 @@ class LineFacts:
     line_starts: list[int]
     comments: dict[int, tuple[int, int, str]]  # row -> (start offset, end offset, text)
     unsafe_rows: frozenset[int]  # the line ends inside a string, or continues with a backslash
-
-
-def line_starts(text: str) -> list[int]:
-    starts = [0]
-    index = text.find("\n")
-    while index != -1:
-        starts.append(index + 1)
-        index = text.find("\n", index + 1)
-    return starts
 
 
 def scan(text: str) -> LineFacts:

@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 from .. import __version__
 from ..diagnostics import Applicability, Diagnostic, Severity
-from ..text_positions import offset_to_location
+from ..text_positions import line_starts, offset_to_location
 from . import RunReport, register, sorted_diagnostics
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -110,7 +110,7 @@ def _region(diagnostic: Diagnostic, text: str | None) -> dict:
 
 @lru_cache(maxsize=64)
 def _line_starts(text: str) -> tuple[int, ...]:
-    return (0, *(i + 1 for i, c in enumerate(text) if c == "\n"))
+    return tuple(line_starts(text))
 
 
 def _slice(text: str | None, start, end) -> str | None:
