@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from .kernel_facts import Kernel, ModuleFacts
+from .analysis.module_facts import Kernel, ModuleFacts
 from .locator import Locator
-from .walk import NodeIndex
+from .analysis.walk import NodeIndex
 
 if TYPE_CHECKING:
-    from .analysis import KernelAnalysis
+    from .analysis.values import KernelAnalysis
     from .rule import Report
 
 
@@ -48,7 +48,7 @@ class FileContext:
 
     def analysis(self, kernel: Kernel) -> "KernelAnalysis":
         """The shared intra-kernel analysis of ``kernel`` (computed once per file, whichever rule asks first)."""
-        from .analysis import KernelAnalysis
+        from .analysis.values import KernelAnalysis
 
         found = self._analyses.get(id(kernel.node))
         if found is None:

@@ -16,12 +16,12 @@ import libcst as cst
 from . import noqa
 from .context import FileContext
 from .diagnostics import Diagnostic, Fix, Location, Severity
-from .kernel_facts import ModuleFacts
+from .analysis.module_facts import ModuleFacts
 from .locator import Locator
 from .prefilter import could_hold_kernel  # noqa: F401 - part of the engine's interface
 from .rule import Report, Rule
 from .source import parse_module
-from .walk import NodeIndex
+from .analysis.walk import NodeIndex
 
 SYNTAX_ERROR = "ASC001"
 INTERNAL_ERROR = "ASC002"

@@ -1,6 +1,6 @@
 import libcst as cst
 
-from ascendlint.analysis import argument
+from ascendlint.analysis.values import argument
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ascendlint.diagnostics import FixSafety, Severity
-from ascendlint.grid import Kind, LaunchGrid, launch_grid
+from ascendlint.analysis.grid import Kind, LaunchGrid, launch_grid
 from ascendlint.rule import Invalid, Rule, Valid
 
 _LIMIT = 65535

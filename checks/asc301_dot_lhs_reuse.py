@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ascendlint import edits
-from ascendlint.analysis import argument
+from ascendlint.analysis.values import argument
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ascendlint.analysis import KernelAnalysis, argument
-from ascendlint.block_pointers import block_pointer_origins
+from ascendlint.analysis.values import KernelAnalysis, argument
+from ascendlint.analysis.block_pointers import block_pointer_origins
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 

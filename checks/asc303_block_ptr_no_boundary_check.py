@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ascendlint.analysis import argument
-from ascendlint.block_pointers import block_pointer_origins, block_rank
+from ascendlint.analysis.values import argument
+from ascendlint.analysis.block_pointers import block_pointer_origins, block_rank
 from ascendlint.diagnostics import Edit, FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 

@@ -2,9 +2,9 @@ import builtins
 
 import libcst as cst
 
-from ascendlint import dist_analysis
+from ascendlint.analysis import distributed as dist_analysis
 from ascendlint.diagnostics import Severity
-from ascendlint.dist_analysis import CONSUME_TOKEN, WAIT, DistAnalysis, call_argument
+from ascendlint.analysis.distributed import CONSUME_TOKEN, WAIT, DistAnalysis, call_argument
 from ascendlint.rule import Invalid, Rule, Valid
 
 # Expressions a token may pass through on its way to an assignment or a call argument.

@@ -1,8 +1,9 @@
 import libcst as cst
 
-from ascendlint import dist_analysis, edits
+from ascendlint import edits
+from ascendlint.analysis import distributed as dist_analysis
 from ascendlint.diagnostics import FixSafety, Severity
-from ascendlint.dist_analysis import BARRIERS, MAPPING_CALLS, NOTIFY, PUT_CALLS, DistAnalysis, call_argument
+from ascendlint.analysis.distributed import BARRIERS, MAPPING_CALLS, NOTIFY, PUT_CALLS, DistAnalysis, call_argument
 from ascendlint.rule import Invalid, Rule, Valid
 
 _STORES = frozenset({"tl.store"}) | PUT_CALLS

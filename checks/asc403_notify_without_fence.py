@@ -1,9 +1,10 @@
 import libcst as cst
 
-from ascendlint import dist_analysis, edits
+from ascendlint import edits
+from ascendlint.analysis import distributed as dist_analysis
 from ascendlint.diagnostics import FixSafety, Severity
-from ascendlint.dist_analysis import FENCE, NOTIFY, SYNCHRONOUS_PUT, DistAnalysis
-from ascendlint.kernel_facts import normalise
+from ascendlint.analysis.distributed import FENCE, NOTIFY, SYNCHRONOUS_PUT, DistAnalysis
+from ascendlint.analysis.module_facts import normalise
 from ascendlint.rule import Invalid, Rule, Valid
 
 CLEAN, DIRTY = False, True  # DIRTY: some path has an MTE store not yet ordered by a fence

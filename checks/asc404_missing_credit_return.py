@@ -1,8 +1,8 @@
 import libcst as cst
 
-from ascendlint import dist_analysis
+from ascendlint.analysis import distributed as dist_analysis
 from ascendlint.diagnostics import Severity
-from ascendlint.dist_analysis import (
+from ascendlint.analysis.distributed import (
     NOTIFY,
     RANK_COUNTS,
     WAIT,

@@ -1,6 +1,7 @@
-from ascendlint import dist_analysis, edits
+from ascendlint import edits
+from ascendlint.analysis import distributed as dist_analysis
 from ascendlint.diagnostics import FixSafety, Severity
-from ascendlint.dist_analysis import UDMA_CALLS, udma_remote_operand
+from ascendlint.analysis.distributed import UDMA_CALLS, udma_remote_operand
 from ascendlint.rule import Invalid, Rule, Valid
 
 

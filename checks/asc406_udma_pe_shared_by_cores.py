@@ -1,6 +1,6 @@
-from ascendlint import dist_analysis
+from ascendlint.analysis import distributed as dist_analysis
 from ascendlint.diagnostics import Severity
-from ascendlint.dist_analysis import UDMA_CALLS, udma_argument
+from ascendlint.analysis.distributed import UDMA_CALLS, udma_argument
 from ascendlint.rule import Invalid, Rule, Valid
 
 

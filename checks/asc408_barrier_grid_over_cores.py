@@ -2,10 +2,10 @@ import re
 
 import libcst as cst
 
-from ascendlint import dist_analysis
+from ascendlint.analysis import distributed as dist_analysis
 from ascendlint.diagnostics import Severity
-from ascendlint.dist_analysis import PROGRAM_WAITS, DistAnalysis, call_argument
-from ascendlint.grid import Factor, Kind, grid_core_source, launch_grid
+from ascendlint.analysis.distributed import PROGRAM_WAITS, DistAnalysis, call_argument
+from ascendlint.analysis.grid import Factor, Kind, grid_core_source, launch_grid
 from ascendlint.rule import Invalid, Rule, Valid
 
 _SPIN_CALLS = frozenset({"tl.atomic_cas", "tl.atomic_xchg", "tl.atomic_add"})

@@ -3,8 +3,8 @@ from __future__ import annotations
 import libcst as cst
 
 from ascendlint.diagnostics import FixSafety, Severity
-from ascendlint.grid import grid_core_source
-from ascendlint.kernel_facts import Kernel
+from ascendlint.analysis.grid import grid_core_source
+from ascendlint.analysis.module_facts import Kernel
 from ascendlint.rule import Invalid, Rule, Valid
 
 _CUBE_OPS = {"tl.dot", "tl.dot_scaled"}

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ascendlint.analysis import KernelAnalysis
+from ascendlint.analysis.values import KernelAnalysis
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ascendlint.analysis import KernelAnalysis, argument
-from ascendlint.block_pointers import block_pointer_origins
+from ascendlint.analysis.values import KernelAnalysis, argument
+from ascendlint.analysis.block_pointers import block_pointer_origins
 from ascendlint.diagnostics import FixSafety, Severity
-from ascendlint.grid import launches_of, literal_arguments
-from ascendlint.kernel_facts import Kernel
+from ascendlint.analysis.grid import launches_of, literal_arguments
+from ascendlint.analysis.module_facts import Kernel
 from ascendlint.rule import Invalid, Rule, Valid
 
 _ELEMENT_BYTES = {

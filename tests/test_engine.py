@@ -9,10 +9,10 @@ import pytest
 
 from ascendlint import engine
 from ascendlint.diagnostics import Severity
-from ascendlint.kernel_facts import ModuleFacts
+from ascendlint.analysis.module_facts import ModuleFacts
 from ascendlint.registry import all_rules
 from ascendlint.rule import Rule
-from ascendlint.walk import NodeIndex
+from ascendlint.analysis.walk import NodeIndex
 from tests.helpers import lint, rules_named
 
 LAUNCH = """

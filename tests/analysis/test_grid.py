@@ -7,9 +7,9 @@ import textwrap
 import libcst as cst
 import pytest
 
-from ascendlint.grid import Kind, grid_core_source, launch_grid, literal_arguments
-from ascendlint.kernel_facts import ModuleFacts
-from ascendlint.walk import NodeIndex
+from ascendlint.analysis.grid import Kind, grid_core_source, launch_grid, literal_arguments
+from ascendlint.analysis.module_facts import ModuleFacts
+from ascendlint.analysis.walk import NodeIndex
 
 HEADER = """
 import torch

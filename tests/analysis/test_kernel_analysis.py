@@ -8,9 +8,9 @@ import time
 import libcst as cst
 import pytest
 
-from ascendlint.analysis import KernelAnalysis
-from ascendlint.kernel_facts import ModuleFacts
-from ascendlint.walk import NodeIndex
+from ascendlint.analysis.values import KernelAnalysis
+from ascendlint.analysis.module_facts import ModuleFacts
+from ascendlint.analysis.walk import NodeIndex
 
 HEADER = "import triton\nimport triton.language as tl\n\n"
 

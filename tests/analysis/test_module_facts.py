@@ -7,8 +7,8 @@ import textwrap
 import libcst as cst
 import pytest
 
-from ascendlint.kernel_facts import ModuleFacts
-from ascendlint.walk import NodeIndex
+from ascendlint.analysis.module_facts import ModuleFacts
+from ascendlint.analysis.walk import NodeIndex
 
 KERNEL = """
 @triton.jit

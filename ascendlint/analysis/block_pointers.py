@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from .analysis import KernelAnalysis, argument
-from .kernel_facts import Kernel
+from .values import KernelAnalysis, argument
+from .module_facts import Kernel
 
 _DEPTH = 8
 

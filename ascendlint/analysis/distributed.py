@@ -14,10 +14,10 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from .analysis import KernelAnalysis
-from .context import FileContext
-from .kernel_facts import Kernel, ModuleFacts
-from .reaching import Definition
+from .values import KernelAnalysis
+from ..context import FileContext
+from .module_facts import Kernel, ModuleFacts
+from .flow import Definition
 from .walk import NodeIndex
 
 WAIT = "dl.wait"

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from .kernel_facts import Kernel, Launch, ModuleFacts, dotted_name
+from .module_facts import Kernel, Launch, ModuleFacts, dotted_name
 
 _MAX_DEPTH = 12  # name-resolution depth; host code that deep is not worth following
 

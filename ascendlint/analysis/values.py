@@ -26,8 +26,8 @@ from functools import cached_property
 
 import libcst as cst
 
-from .kernel_facts import Kernel, ModuleFacts
-from .reaching import Definition, FlowSolver, Mark, State, bound_names, loop_targets
+from .module_facts import Kernel, ModuleFacts
+from .flow import Definition, FlowSolver, Mark, State, bound_names, loop_targets
 from .walk import NodeIndex
 
 _INT64 = {"tl.int64", "tl.uint64"}
