@@ -1,15 +1,18 @@
 import libcst as cst
 
 from ascendlint import edits
+from ascendlint.analysis.grid import launches_of, may_pass_one
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
 
 class ConstexprTo(Rule):
-    """Flags `.to(dtype)` on a `tl.constexpr` value (a constexpr parameter or arithmetic on constexprs).
+    """Flags `.to(dtype)` on a value that is a `constexpr` object when the compiler reaches it.
 
-    An unannotated integer parameter that is not in `do_not_specialize` is flagged as a warning: it breaks only
-    on launches that pass 1.
+    Constexprs are constexpr parameters, locals annotated `x: tl.constexpr = ...`, `tl.static_range` loop
+    variables, inline expressions of those, and parameters of a jit helper that every call passes a constexpr. A
+    name bound by plain assignment is a tensor, whatever it was assigned, and is never flagged. An unannotated
+    integer parameter that a launch in the module can pass 1 (a size, the literal 1) is flagged as a warning.
     """
 
     code = "ASC102"
@@ -23,9 +26,12 @@ class ConstexprTo(Rule):
     fix_safety = FixSafety.SAFE
     why = """
         Values known at compile time are `constexpr` objects, not tensors, and have no `.to` method: compilation
-        fails with `AttributeError: 'constexpr' object has no attribute 'to'`. Triton also specialises a plain
-        integer argument equal to 1 into a constexpr, so `.to()` on an unannotated integer parameter compiles for
-        most shapes and fails for the one launch that passes 1. `tl.cast` accepts both tensors and constexprs.
+        fails with `AttributeError: 'constexpr' object has no attribute 'to'`. A jit helper is specialised on every
+        non-tensor argument, so its parameter is a constexpr when the caller passes one. Triton also specialises a
+        plain integer argument equal to 1 into a constexpr, so `.to()` on an unannotated integer parameter compiles
+        for most shapes and fails for the one launch that passes 1 (a batch of one, a single head). `tl.cast`
+        accepts both tensors and constexprs. A plain assignment such as `n = BT * 2` binds a tensor (the compiler
+        converts the value), so `n.to()` compiles and is not reported.
     """
     INVALID = [
         Invalid(
@@ -57,10 +63,11 @@ class ConstexprTo(Rule):
             @triton.jit
             def kernel(x_ptr, BT: language.constexpr, BS: language.constexpr):
                 n = (BT * BS).to(language.int64)
-                tl_n = BT * 2
-                language.store(x_ptr, tl_n.to(language.int32))
+                NS: language.constexpr = BT // BS
+                for i in language.static_range(0, NS):
+                    language.store(x_ptr + i, i.to(language.int64) + NS.to(language.int64) + n)
             """,
-            count=2,
+            count=3,
             fixed="""
             import triton
             from triton import language as language
@@ -68,8 +75,9 @@ class ConstexprTo(Rule):
             @triton.jit
             def kernel(x_ptr, BT: language.constexpr, BS: language.constexpr):
                 n = language.cast((BT * BS), language.int64)
-                tl_n = BT * 2
-                language.store(x_ptr, language.cast(tl_n, language.int32))
+                NS: language.constexpr = BT // BS
+                for i in language.static_range(0, NS):
+                    language.store(x_ptr + i, language.cast(i, language.int64) + language.cast(NS, language.int64) + n)
             """,
         ),
         Invalid(
@@ -78,16 +86,50 @@ class ConstexprTo(Rule):
             import triton.language as tl
 
             @triton.jit
-            def kernel(x_ptr, T):
-                tl.store(x_ptr + tl.arange(0, 16), T.to(tl.int64) * 2)
+            def scale_by(v, n):
+                return v * n.to(tl.float32)
+
+            @triton.jit
+            def kernel(x_ptr, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                tl.store(x_ptr + offs, scale_by(tl.load(x_ptr + offs), BLOCK))
             """,
             fixed="""
             import triton
             import triton.language as tl
 
             @triton.jit
-            def kernel(x_ptr, T):
-                tl.store(x_ptr + tl.arange(0, 16), tl.cast(T, tl.int64) * 2)
+            def scale_by(v, n):
+                return v * tl.cast(n, tl.float32)
+
+            @triton.jit
+            def kernel(x_ptr, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                tl.store(x_ptr + offs, scale_by(tl.load(x_ptr + offs), BLOCK))
+            """,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(x_ptr, B):
+                tl.store(x_ptr + tl.arange(0, 16), B.to(tl.int64) * 2)
+
+            def launch(x):
+                kernel[(1,)](x, x.shape[0])
+            """,
+            fixed="""
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(x_ptr, B):
+                tl.store(x_ptr + tl.arange(0, 16), tl.cast(B, tl.int64) * 2)
+
+            def launch(x):
+                kernel[(1,)](x, x.shape[0])
             """,
         ),
     ]
@@ -136,9 +178,43 @@ class ConstexprTo(Rule):
             import triton
             import triton.language as tl
 
+            @triton.jit
+            def kernel(x_ptr, BT: tl.constexpr, NTS: tl.constexpr):
+                tl_n = BT * 2
+                total = 0
+                for i_t in tl.static_range(0, 4):
+                    i_s = i_t // NTS
+                    total += i_s.to(tl.int32)
+                tl.store(x_ptr, tl_n.to(tl.int64) + total.to(tl.int64))
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def scale_by(v, n):
+                return v * n.to(tl.float32)
+
+            @triton.jit
+            def kernel(x_ptr, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                m = BLOCK + 0
+                tl.store(x_ptr + offs, scale_by(tl.load(x_ptr + offs), m))
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
             @triton.jit(do_not_specialize=["T"])
             def kernel(x_ptr, T):
                 tl.store(x_ptr, T.to(tl.int64))
+
+            def launch(x):
+                kernel[(1,)](x, x.shape[0])
             """
         ),
         Valid(
@@ -149,6 +225,22 @@ class ConstexprTo(Rule):
             @triton.jit(do_not_specialize=[1])
             def kernel(x_ptr, T):
                 tl.store(x_ptr, T.to(tl.int64))
+
+            def launch(x):
+                kernel[(1,)](x, x.shape[0])
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(x_ptr, T, stride_row):
+                tl.store(x_ptr, T.to(tl.int64) * stride_row.to(tl.int64))
+
+            def launch(x, n_rows):
+                kernel[(1,)](x, n_rows, x.stride(0))
             """
         ),
         Valid(
@@ -185,7 +277,7 @@ class ConstexprTo(Rule):
         shown = " ".join(self.context.module.code_for_node(value).split())
         if analysis.is_constexpr(value):
             message, severity = self.message, self.severity
-        elif analysis.specializable_param(value) is not None:
+        elif self._launched_with_one(kernel, analysis.specializable_param(value)):
             message, severity = self.specialised_message, Severity.WARNING
         else:
             return
@@ -196,6 +288,12 @@ class ConstexprTo(Rule):
             fix_message=f"Use `{tl}.cast({shown}, ...)`",
             edits=lambda loc: [edits.replace(loc, node, _as_cast(self.context.module, node, tl))],
         )
+
+
+    def _launched_with_one(self, kernel, param: str | None) -> bool:
+        if param is None:
+            return False
+        return any(may_pass_one(self.facts, launch, param) for launch in launches_of(self.facts, kernel))
 
 
 def _as_cast(module: cst.Module, call: cst.Call, tl: str) -> str:

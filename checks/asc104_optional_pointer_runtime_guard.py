@@ -32,7 +32,9 @@ class OptionalPointerRuntimeGuard(Rule):
         condition is decided at compile time; any branch whose condition has a runtime term is compiled, so a load
         or store through the `None` pointer in it fails with `AttributeError: 'NoneType' object has no attribute
         'type'`. triton-ascend 3.2.0 also does not short-circuit a constexpr operand of a mixed `and`/`or`
-        condition.
+        condition, and a flag bound by plain assignment (`has_h0 = h0 is not None`) is a tensor, so `if has_h0:`
+        is a runtime branch too. When a `triton.heuristics` flag says whether the pointer is present, only a test
+        of that flag (or of the pointer) removes the branch: another switch (`if IS_VARLEN:`) does not.
     """
     fix_notes = """
         Test the constexpr flag on its own and nest the runtime test inside it (`if USE_H0:` then `if i_t > 0:`),
@@ -96,9 +98,7 @@ class OptionalPointerRuntimeGuard(Rule):
                 tl.store(o + offs, b)
             """,
         ),
-    ]
-    VALID = [
-        Valid(
+        Invalid(
             """
             import triton
             from vllm.triton_utils import tl
@@ -112,6 +112,53 @@ class OptionalPointerRuntimeGuard(Rule):
                 if WRITE_BACK:
                     row = tl.load(slots + i_n).to(tl.int64)
                     tl.store(o + row * BT + offs, b_x)
+            """
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(x, o, T, h0=None, BT: tl.constexpr = 16):
+                offs = tl.arange(0, BT)
+                has_h0 = h0 is not None
+                b_h = tl.load(x + offs)
+                if has_h0:
+                    b_h += tl.load(h0 + offs)
+                tl.store(o + offs, b_h)
+            """
+        ),
+    ]
+    VALID = [
+        Valid(
+            """
+            import triton
+            from vllm.triton_utils import tl
+
+            @triton.heuristics({"HAS_SLOTS": lambda args: args["slots"] is not None})
+            @triton.jit
+            def kernel(x, o, slots, HAS_SLOTS: tl.constexpr, WRITE_BACK: tl.constexpr, BT: tl.constexpr):
+                i_n = tl.program_id(0)
+                offs = tl.arange(0, BT)
+                b_x = tl.load(x + i_n * BT + offs)
+                if HAS_SLOTS and WRITE_BACK:
+                    row = tl.load(slots + i_n).to(tl.int64)
+                    tl.store(o + row * BT + offs, b_x)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(x, o, bias=None, HAS_BIAS: tl.constexpr = False, BT: tl.constexpr = 16):
+                offs = tl.arange(0, BT)
+                b = tl.load(x + offs)
+                if HAS_BIAS:
+                    b += tl.load(bias + offs)
+                tl.store(o + offs, b)
             """
         ),
         Valid(
@@ -162,7 +209,7 @@ class OptionalPointerRuntimeGuard(Rule):
             def kernel(x, o, T, h0=None, BT: tl.constexpr = 16):
                 i_t = tl.program_id(0)
                 offs = tl.arange(0, BT)
-                has_h0 = h0 is not None
+                has_h0: tl.constexpr = h0 is not None
                 b_h = tl.load(x + offs)
                 if has_h0:
                     if i_t > 0:
@@ -240,7 +287,7 @@ class OptionalPointerRuntimeGuard(Rule):
                     value = _when_absent(analysis, ancestor.test, pointer, flags, 0)
                     if value is (not in_body) or (value is None and not flags):
                         return None
-                    if value is None and not _mentions(ancestor.test, {pointer, *flags}):
+                    if value is None and not flags and not _mentions(ancestor.test, {pointer}):
                         return None  # another compile-time switch the caller sets together with the pointer
                     undecided_if = undecided_if or ancestor
                 elif runtime_if is None:

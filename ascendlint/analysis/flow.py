@@ -1,29 +1,29 @@
-"""Reaching definitions over the statements of one kernel (the flow part of the shared kernel analysis).
+"""Forward data-flow over a function's control-flow graph (``cfg.py``): one solver, several analyses.
 
-A *definition* binds a name: a parameter on entry, an assignment (plain, annotated, augmented) or a loop target.
-The solver records, for every statement (a small statement, or the header of an ``if``/``for``/``while``), which
-definitions of each name can reach it:
+A state maps names to lattice elements; a path that binds nothing passes its state on unchanged (the same object),
+a merge joins states name by name. The solver keeps one pending set ordered by point number (a reverse post-order)
+and re-runs a point only when its input state grew, so every point runs once plus once per change of its input:
+the cost is linear in the size of the function times the (small) height of the lattice, whatever the nesting of
+loops and branches. A widening operator at loop heads keeps lattices with long chains (magnitudes) finite.
 
-- straight code: a definition replaces the earlier ones of its name;
-- ``if``/``else``: each branch starts from the state before the ``if``; the states are merged after it, so a name
-  may come from either branch, and two branches never see each other's definitions;
-- loops: the body is re-run until the state at its top stops changing, so a value assigned late in the body reaches
-  the top of the next iteration (loop-carried); the state after a loop merges "never ran" with "ran";
-- ``return``, ``break`` and ``continue`` end a path (``break`` joins the loop's exit, ``continue`` its top).
-
-The same solver carries *marks* instead of definitions to answer "is the value read here read again later":
-a mark is placed after the statement holding a read and travels forward until its name is reassigned.
+Two clients live here: *reaching definitions* (which bindings of a name can reach a read) and *marks* (is the value
+read here read again later). The value analysis in ``values.py`` is the third.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+import heapq
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import libcst as cst
 
-State = dict[str, frozenset]
-_MAX_PASSES = 12  # the state lattice is finite; loops settle in two or three passes in practice
+from .cfg import BIND, Graph, Point
+
+State = dict
+Transfer = Callable[[Point, State], State]
+Join = Callable[[object, object], object]
+Widen = Callable[[object, object], object]
 
 
 @dataclass(eq=False)
@@ -48,6 +48,62 @@ class Mark:
     read: cst.Name
 
 
+def solve(graph: Graph, entry: State, transfer: Transfer, join: Join, widen: Widen | None = None) -> list:
+    """The state entering every point (None for a point no path reaches from the entry: dead code after a
+    ``return``, ``break`` or ``continue`` is left to the callers' fallbacks).
+
+    ``transfer(point, state)`` returns the state after the point without mutating its argument; ``join`` and
+    ``widen`` combine two lattice elements of one name (``widen(old, new)`` is applied at loop heads once a head
+    has been entered more than twice).
+    """
+    points = graph.points
+    before: list = [None] * len(points)
+    entered = [0] * len(points)
+    before[0] = entry
+    pending = [0]
+    queued = {0}
+    while pending:
+        index = heapq.heappop(pending)
+        queued.discard(index)
+        point = points[index]
+        after = transfer(point, before[index])
+        for successor in point.successors:
+            target = successor.index
+            old = before[target]
+            if old is None:
+                new = after
+            elif old is after:
+                continue
+            else:
+                new = _join_states(old, after, join)
+                if successor.is_loop_head and widen is not None and entered[target] > 2:
+                    new = _join_states(old, new, widen)
+                if new == old:
+                    continue
+            before[target] = new
+            entered[target] += 1
+            if target not in queued:
+                queued.add(target)
+                heapq.heappush(pending, target)
+    return before
+
+
+def _join_states(old: State, new: State, join: Join) -> State:
+    merged = dict(old)
+    for name, value in new.items():
+        present = merged.get(name)
+        if present is None:
+            merged[name] = value
+        elif present is not value and present != value:
+            merged[name] = join(present, value)
+    return merged
+
+
+def union(first: frozenset, second: frozenset) -> frozenset:
+    return first | second
+
+
+# -- bindings ------------------------------------------------------------------------------------------------------
 def bound_names(statement: cst.CSTNode) -> list[tuple[cst.Name, cst.BaseExpression | None]]:
     """(target name, the expression bound to it when known) for an assignment statement, pairing tuple elements."""
     pairs: list[tuple[cst.Name, cst.BaseExpression | None]] = []
@@ -69,152 +125,58 @@ def loop_targets(loop: cst.For) -> list[cst.Name]:
     return [name for name, _ in pairs]
 
 
+def with_targets(statement: cst.With) -> list[tuple[cst.Name, cst.BaseExpression]]:
+    pairs: list[tuple[cst.Name, cst.BaseExpression | None]] = []
+    for item in statement.items:
+        if item.asname is not None:
+            _pair(item.asname.name, item.item, pairs)
+    return pairs
+
+
 def _pair(target, value, pairs) -> None:
-    if isinstance(target, cst.Name):
-        pairs.append((target, value))
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        values = value.elements if isinstance(value, (cst.Tuple, cst.List)) else None
-        for i, element in enumerate(target.elements):
-            sub = values[i].value if values is not None and i < len(values) else value
-            _pair(element.value, sub, pairs)
-    elif isinstance(target, cst.StarredElement):
-        _pair(target.value, None, pairs)
+    stack = [(target, value)]
+    while stack:
+        target, value = stack.pop()
+        if isinstance(target, cst.Name):
+            pairs.append((target, value))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            values = value.elements if isinstance(value, (cst.Tuple, cst.List)) else None
+            for i, element in reversed(list(enumerate(target.elements))):
+                sub = values[i].value if values is not None and i < len(values) else value
+                stack.append((element.value, sub))
+        elif isinstance(target, cst.StarredElement):
+            stack.append((target.value, None))
 
 
-def merge(*states: State | None) -> State | None:
-    """Union of the states of several paths (None is a path that ended)."""
-    live = [s for s in states if s is not None]
-    if not live:
+# -- reaching definitions --------------------------------------------------------------------------------------
+class ReachingDefinitions:
+    """Which definitions of each name can reach each point."""
+
+    def __init__(self, graph: Graph, entry: dict[str, Definition], bindings: dict[int, list[tuple[str, Definition]]]):
+        self.graph = graph
+        self._bindings = bindings
+
+        def transfer(point: Point, state: State) -> State:
+            found = bindings.get(_binding_key(point))
+            if not found:
+                return state
+            state = dict(state)
+            for name, definition in found:
+                state[name] = frozenset((definition,))
+            return state
+
+        self.before = solve(graph, {name: frozenset((d,)) for name, d in entry.items()}, transfer, union)
+
+
+def _binding_key(point: Point) -> int | None:
+    """Bindings are recorded per statement; a ``for`` loop binds at its BIND point, not at its iterable."""
+    if point.node is None:
         return None
-    merged = dict(live[0])
-    for state in live[1:]:
-        for name, items in state.items():
-            present = merged.get(name)
-            merged[name] = items if present is None else present | items
-    return merged
+    if isinstance(point.node, cst.For):
+        return id(point.node) if point.kind == BIND else None
+    if isinstance(point.node, (cst.If, cst.While)):
+        return None
+    return id(point.node)
 
 
-@dataclass
-class _LoopFrame:
-    breaks: list[State] = field(default_factory=list)
-    continues: list[State] = field(default_factory=list)
-
-
-class FlowSolver:
-    """Runs a forward may-analysis over a function body; ``before[id(statement)]`` is the state entering it.
-
-    ``transfer(statement, state)`` returns the state after a small statement or a compound header (it must not
-    mutate its argument); ``bind_loop(loop, state)`` the state after a ``for`` binds its target.
-    """
-
-    def __init__(
-        self,
-        transfer: Callable[[cst.CSTNode, State], State],
-        bind_loop: Callable[[cst.For, State], State],
-    ) -> None:
-        self.transfer = transfer
-        self.bind_loop = bind_loop
-        self.before: dict[int, State] = {}
-        self._loops: list[_LoopFrame] = []
-
-    def run(self, function: cst.FunctionDef, entry: State) -> dict[int, State]:
-        self._suite(function.body, entry)
-        return self.before
-
-    def _suite(self, suite: cst.BaseSuite, state: State | None) -> State | None:
-        if isinstance(suite, cst.SimpleStatementSuite):
-            return self._small_statements(suite.body, state)
-        return self._statements(suite.body, state)
-
-    def _statements(self, statements: Iterable[cst.BaseStatement], state: State | None) -> State | None:
-        for statement in statements:
-            if state is None:
-                return None
-            state = self._statement(statement, state)
-        return state
-
-    def _small_statements(self, smalls, state: State | None) -> State | None:
-        for small in smalls:
-            if state is None:
-                return None
-            self.before[id(small)] = state
-            if isinstance(small, cst.Return):
-                return None
-            if isinstance(small, (cst.Break, cst.Continue)):
-                if self._loops:
-                    frame = self._loops[-1]
-                    (frame.breaks if isinstance(small, cst.Break) else frame.continues).append(state)
-                return None
-            state = self.transfer(small, state)
-        return state
-
-    def _statement(self, statement: cst.BaseStatement, state: State) -> State | None:
-        if isinstance(statement, cst.SimpleStatementLine):
-            return self._small_statements(statement.body, state)
-        if isinstance(statement, cst.If):
-            return self._if(statement, state)
-        if isinstance(statement, cst.For):
-            return self._for(statement, state)
-        if isinstance(statement, cst.While):
-            return self._while(statement, state)
-        if isinstance(statement, cst.With):
-            self.before[id(statement)] = state
-            return self._suite(statement.body, self.transfer(statement, state))
-        if isinstance(statement, cst.Try):
-            body = self._suite(statement.body, state)
-            handlers = [self._suite(h.body, merge(state, body)) for h in statement.handlers]
-            if statement.orelse is not None:
-                body = self._suite(statement.orelse.body, body)
-            end = merge(body, *handlers)
-            if statement.finalbody is not None:
-                end = self._suite(statement.finalbody.body, end if end is not None else state)
-            return end
-        return state  # nested functions and classes have their own scope
-
-    def _if(self, node: cst.If, state: State) -> State | None:
-        self.before[id(node)] = state
-        state = self.transfer(node, state)
-        body = self._suite(node.body, state)
-        if node.orelse is None:
-            other = state
-        elif isinstance(node.orelse, cst.If):
-            other = self._if(node.orelse, state)
-        else:
-            other = self._suite(node.orelse.body, state)
-        return merge(body, other)
-
-    def _for(self, node: cst.For, state: State) -> State | None:
-        self.before[id(node)] = state
-        entry = self.transfer(node, state)
-        head = entry
-        for _ in range(_MAX_PASSES):
-            frame = _LoopFrame()
-            self._loops.append(frame)
-            end = self._suite(node.body, self.bind_loop(node, head))
-            self._loops.pop()
-            new_head = merge(entry, end, *frame.continues)
-            if new_head == head:
-                break
-            head = new_head
-        return self._loop_exit(node, head, frame)
-
-    def _while(self, node: cst.While, state: State) -> State | None:
-        head = state
-        for _ in range(_MAX_PASSES):
-            self.before[id(node)] = head
-            tested = self.transfer(node, head)
-            frame = _LoopFrame()
-            self._loops.append(frame)
-            end = self._suite(node.body, tested)
-            self._loops.pop()
-            new_head = merge(state, end, *frame.continues)
-            if new_head == head:
-                break
-            head = new_head
-        return self._loop_exit(node, self.transfer(node, head), frame)
-
-    def _loop_exit(self, node, head: State, frame: _LoopFrame) -> State | None:
-        done = head
-        if node.orelse is not None:
-            done = self._suite(node.orelse.body, head)
-        return merge(done, *frame.breaks)
+binding_key = _binding_key

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import enum
 import re
-import weakref
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
@@ -143,9 +142,224 @@ def literal_arguments(facts: ModuleFacts, launch: Launch) -> dict[str, int]:
     return found
 
 
+def launch_argument(launch: Launch, param: str) -> cst.BaseExpression | None:
+    """The expression ``launch`` passes for ``param`` (by position or keyword), or None."""
+    kernel = launch.kernel
+    if param in launch.keywords:
+        return launch.keywords[param].value
+    if kernel is None or param not in kernel.params:
+        return None
+    positional = [a for a in launch.call.args if a.keyword is None]
+    position = kernel.params.index(param)
+    if any(a.star for a in positional[: position + 1]):
+        return None
+    return positional[position].value if position < len(positional) else None
+
+
+def may_pass_one(facts: ModuleFacts, launch: Launch, param: str) -> bool:
+    """Whether ``launch`` can plausibly pass 1 for ``param``: the literal 1, a size of a tensor (``x.shape[0]``,
+    ``x.size(1)``, ``len(x)``, names unpacked from ``x.shape``) or the stride of its last dimension
+    (``x.stride(-1)``), directly or through host names. A batch of one, a single head and a contiguous last
+    dimension are common; other strides are row lengths."""
+    expr = launch_argument(launch, param)
+    if expr is None:
+        default = launch.kernel.defaults.get(param) if launch.kernel is not None else None
+        return isinstance(default, cst.Integer) and default.evaluated_value == 1
+    resolver = _analysis(facts)
+    for _ in range(_MAX_DEPTH):
+        if resolver.literal_value(expr, launch.call) == 1:
+            return True
+        if _is_size_or_stride(expr):
+            return True
+        if not isinstance(expr, cst.Name):
+            return False
+        status, value = resolver.lookup(expr.value, launch.call)
+        if status != "value" or not isinstance(value, cst.BaseExpression):
+            return False
+        expr = value
+    return False
+
+
+def _is_size_or_stride(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.Subscript):
+        base = expr.value
+        return isinstance(base, cst.Attribute) and base.attr.value == "shape"
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "size":
+            return True
+        if isinstance(func, cst.Attribute) and func.attr.value == "stride" and expr.args:
+            last = expr.args[0].value
+            return isinstance(last, cst.UnaryOperation) and isinstance(last.operator, cst.Minus) and isinstance(
+                last.expression, cst.Integer) and last.expression.evaluated_value == 1
+        return isinstance(func, cst.Name) and func.value == "len"
+    return False
+
+
 def launches_of(facts: ModuleFacts, kernel: Kernel) -> list[Launch]:
     """The launches in this module whose target is ``kernel``."""
     return [launch for launch in facts.launches if launch.kernel is kernel]
+
+
+def constexpr_values(facts: ModuleFacts, kernel: Kernel) -> dict[str, list[int]]:
+    """Integer values this module gives each constexpr parameter of ``kernel``: launch arguments (literals, or host
+    names bound to literals), ``triton.Config`` entries of its autotune configs, and literal defaults."""
+    found: dict[str, list[int]] = {}
+    constexprs = kernel.constexpr
+    for launch in launches_of(facts, kernel):
+        for name, value in literal_arguments(facts, launch).items():
+            if name in constexprs:
+                found.setdefault(name, []).append(value)
+    for name, value in _autotune_values(facts, kernel):
+        if name in constexprs:
+            found.setdefault(name, []).append(value)
+    for name, default in kernel.defaults.items():
+        if name in constexprs and isinstance(default, cst.Integer):
+            found.setdefault(name, []).append(default.evaluated_value)
+    return found
+
+
+def _autotune_values(facts: ModuleFacts, kernel: Kernel) -> list[tuple[str, int]]:
+    autotune = kernel.autotune
+    if autotune is None:
+        return []
+    configs = next((a.value for a in autotune.args if a.keyword is not None and a.keyword.value == "configs"), None)
+    if configs is None and autotune.args and autotune.args[0].keyword is None:
+        configs = autotune.args[0].value
+    resolver = _analysis(facts)
+    if isinstance(configs, cst.Name):
+        status, value = resolver.lookup(configs.value, autotune)
+        configs = value if status == "value" else None
+    found: list[tuple[str, int]] = []
+    if isinstance(configs, (cst.List, cst.Tuple)):
+        calls = [element.value for element in configs.elements]
+        loops: dict[str, list[int]] = {}
+    elif isinstance(configs, cst.ListComp):
+        calls = [configs.elt]
+        loops = _comprehension_values(configs)
+    else:
+        return found
+    for call in calls:
+        if not isinstance(call, cst.Call) or not call.args or not isinstance(call.args[0].value, cst.Dict):
+            continue
+        for element in call.args[0].value.elements:
+            if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
+                continue
+            key = element.key.evaluated_value
+            if isinstance(element.value, cst.Integer):
+                found.append((key, element.value.evaluated_value))
+            elif isinstance(element.value, cst.Name):
+                found += [(key, value) for value in loops.get(element.value.value, ())]
+    return found
+
+
+def _comprehension_values(comprehension: cst.ListComp) -> dict[str, list[int]]:
+    """``for bt in [16, 32, 64]`` clauses: the literal values each comprehension variable takes."""
+    found: dict[str, list[int]] = {}
+    clause = comprehension.for_in
+    while clause is not None:
+        if isinstance(clause.target, cst.Name) and isinstance(clause.iter, (cst.List, cst.Tuple, cst.Set)):
+            values = [e.value.evaluated_value for e in clause.iter.elements if isinstance(e.value, cst.Integer)]
+            found[clause.target.value] = values
+        clause = clause.inner_for_in
+    return found
+
+
+def program_id_magnitudes(
+    facts: ModuleFacts, kernel: Kernel, core_grid: bool
+) -> dict[int, tuple[int, frozenset[str]]]:
+    """(magnitude, divisors) of ``tl.program_id(axis)`` for each axis, from every launch of ``kernel`` in this
+    module: one program per core on a core grid; a tile count ``cdiv(T, BT)`` counts tiles of the constexpr
+    ``BT``; an extent by the name of its host variable (``magnitudes.name_bits``). Empty when nothing is known."""
+    from . import magnitudes as mag
+
+    launches = launches_of(facts, kernel)
+    if core_grid or any(grid_core_source(facts, launch) is not None for launch in launches):
+        return {axis: (mag.CORE_PROGRAM_BITS, frozenset()) for axis in range(3)}
+    found: dict[int, tuple[int, frozenset[str]]] = {}
+    for launch in launches:
+        grid = launch_grid(facts, launch)
+        if grid.axes is None:
+            return {}  # one launch whose grid is not visible: nothing is known for sure
+        for axis, factors in enumerate(grid.axes):
+            size, divisors = 0, frozenset()
+            for factor in factors:
+                bits, divided = _factor_magnitude(factor, kernel)
+                size, divisors = size + bits, divisors | divided
+            if not divisors:
+                size = min(size, mag.GRID_AXIS_BITS)
+            if axis in found:
+                old = found[axis]
+                size, divisors = max(old[0], size), old[1] & divisors
+            found[axis] = (size, divisors)
+    return found
+
+
+def _factor_magnitude(factor: Factor, kernel: Kernel) -> tuple[int, frozenset[str]]:
+    from . import magnitudes as mag
+
+    kind = factor.kind
+    if kind is Kind.LITERAL:
+        return (mag.of_int(factor.value) if factor.value is not None else mag.GRID_AXIS_BITS), frozenset()
+    if kind is Kind.CONSTANT:
+        return mag.CONSTEXPR_BITS, frozenset()
+    if factor.is_core_count:
+        return mag.CORE_PROGRAM_BITS, frozenset()
+    if kind is Kind.TILE_COUNT:
+        parts = _division_parts(factor.expr)
+        if parts is not None:
+            numerator, denominator = parts
+            top = _host_bits(numerator)
+            symbol = _constexpr_symbol(denominator, kernel)
+            if symbol is not None:
+                return top, frozenset((symbol,))
+            if isinstance(denominator, cst.Integer):
+                return mag.quotient(top, denominator.evaluated_value), frozenset()
+        return mag.GRID_AXIS_BITS, frozenset()
+    if kind is Kind.EXTENT:
+        return _host_bits(factor.expr), frozenset()
+    return mag.GRID_AXIS_BITS, frozenset()
+
+
+def _division_parts(expr: cst.BaseExpression) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    """(numerator, denominator) of ``cdiv(a, b)``, ``a // b`` or ``(a + b - 1) // b``."""
+    if isinstance(expr, cst.Call) and len(expr.args) == 2:
+        return expr.args[0].value, expr.args[1].value
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.FloorDivide, cst.Divide)):
+        numerator = expr.left
+        if isinstance(numerator, cst.BinaryOperation) and isinstance(numerator.operator, cst.Subtract):
+            numerator = numerator.left
+        if isinstance(numerator, cst.BinaryOperation) and isinstance(numerator.operator, cst.Add):
+            numerator = numerator.left
+        return numerator, expr.right
+    return None
+
+
+def _host_bits(expr: cst.BaseExpression) -> int:
+    """The magnitude of a host-side size: by the name it is spelled with, products adding up."""
+    from . import magnitudes as mag
+
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+        return mag.product(_host_bits(expr.left), _host_bits(expr.right))
+    if isinstance(expr, cst.Name):
+        return mag.name_bits(expr.value)
+    if isinstance(expr, cst.Integer):
+        return mag.of_int(expr.evaluated_value)
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "numel":
+        return mag.SIZE_BITS
+    return mag.EXTENT_BITS
+
+
+def _constexpr_symbol(expr: cst.BaseExpression, kernel: Kernel) -> str | None:
+    """``meta["BT"]`` or a host name ``BT`` spelled like a constexpr parameter of the launched kernel."""
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
+        key = expr.slice[0].slice
+        if isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString):
+            name = key.value.evaluated_value
+            return name if name in kernel.constexpr else None
+    if isinstance(expr, cst.Name) and expr.value in kernel.constexpr:
+        return expr.value
+    return None
 
 
 # -- resolution ----------------------------------------------------------------------------------------------------
@@ -158,13 +372,11 @@ class _Scope:
     params: set[str] = field(default_factory=set)
 
 
-_CACHE: weakref.WeakKeyDictionary[ModuleFacts, _GridAnalysis] = weakref.WeakKeyDictionary()
-
-
 def _analysis(facts: ModuleFacts) -> _GridAnalysis:
-    found = _CACHE.get(facts)
+    """The grid analysis lives on the module facts it belongs to, and dies with them."""
+    found = facts.__dict__.get("_grid_analysis")
     if found is None:
-        found = _CACHE[facts] = _GridAnalysis(facts)
+        found = facts.__dict__["_grid_analysis"] = _GridAnalysis(facts)
     return found
 
 

@@ -53,6 +53,67 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
     return ".".join(reversed(parts))
 
 
+def _compile_time_names(kernel: "Kernel", facts: "ModuleFacts") -> set[str]:
+    """Names that hold constexprs throughout ``kernel``: constexpr parameters never rebound, annotated constexpr
+    locals and ``static_range`` variables (bound by nothing else)."""
+    plain: set[str] = set()
+    special: set[str] = set()
+    for node in facts.index.subtree(kernel.node):
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                plain.update(_names_in(target.target))
+        elif isinstance(node, cst.AugAssign):
+            plain.update(_names_in(node.target))
+        elif isinstance(node, cst.AnnAssign):
+            annotation = node.annotation.annotation
+            if facts.qualname(annotation) == "tl.constexpr":
+                special.update(_names_in(node.target))
+            else:
+                plain.update(_names_in(node.target))
+        elif isinstance(node, cst.For):
+            iterable = node.iter
+            is_static = isinstance(iterable, cst.Call) and facts.qualname(iterable.func) == "tl.static_range"
+            (special if is_static else plain).update(_names_in(node.target))
+    names = {name for name in kernel.constexpr if name not in kernel.do_not_specialize} | special
+    return names - plain
+
+
+def _names_in(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in _names_in(element.value)]
+    return []
+
+
+def _is_compile_time_expression(expr: cst.BaseExpression, names: set[str], facts: "ModuleFacts") -> bool:
+    """Literals, the given constexpr names, module constants, and arithmetic or comparisons of them."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
+            continue
+        if isinstance(node, cst.Name):
+            if node.value in names or node.value in ("True", "False", "None") or node.value in facts.module_constants:
+                continue
+            return False
+        if isinstance(node, cst.BinaryOperation):
+            stack += [node.left, node.right]
+        elif isinstance(node, cst.UnaryOperation):
+            stack.append(node.expression)
+        elif isinstance(node, cst.Comparison):
+            stack += [node.left, *(c.comparator for c in node.comparisons)]
+        elif isinstance(node, cst.BooleanOperation):
+            stack += [node.left, node.right]
+        elif isinstance(node, cst.Attribute) and facts.qualname(node) is not None:
+            continue  # tl.float32 and the like
+        elif isinstance(node, cst.Call) and facts.qualname(node.func) == "tl.constexpr":
+            continue
+        else:
+            return False
+    return True
+
+
 def _module_name(node: cst.BaseExpression) -> str:
     return dotted_name(node) or ""
 
@@ -175,6 +236,65 @@ class ModuleFacts:
                     called.add(callee)
         launched = {launch.kernel.name for launch in self.launches if launch.kernel is not None}
         return called - launched
+
+    @cached_property
+    def module_constants(self) -> dict[str, int]:
+        """Module-level integer constants (``BLOCK = 128``, ``X: tl.constexpr = 4``, ``X = tl.constexpr(4)``)."""
+        found: dict[str, int] = {}
+        for statement in self.module.body:
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                    target, value = small.targets[0].target, small.value
+                elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                    target, value = small.target, small.value
+                else:
+                    continue
+                if isinstance(value, cst.Call) and self.qualname(value.func) == "tl.constexpr" and value.args:
+                    value = value.args[0].value
+                if isinstance(target, cst.Name) and isinstance(value, cst.Integer):
+                    found[target.value] = value.evaluated_value
+        return found
+
+    def helper_constexpr_params(self, helper: Kernel) -> set[str]:
+        """Parameters of jit helper ``helper`` that every call from a kernel of this module passes a constexpr:
+        a literal, a constexpr parameter or annotated constexpr local of the caller, a ``static_range`` variable,
+        a module constant, arithmetic on those, or (when the argument is left out) a literal default.
+
+        Triton specialises a helper on every non-tensor argument, so such a parameter is a constexpr inside it."""
+        if helper.name not in self.helpers:
+            return set()
+        return self._helper_constexpr_params.get(helper.name, set())
+
+    @cached_property
+    def _helper_constexpr_params(self) -> dict[str, set[str]]:
+        kernels = self.kernels
+        passed: dict[str, dict[str, bool]] = {}
+        for caller in kernels.values():
+            compile_time = _compile_time_names(caller, self)
+            for node in self.index.subtree(caller.node):
+                if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Name):
+                    continue
+                helper = kernels.get(node.func.value)
+                if helper is None or helper is caller:
+                    continue
+                seen = passed.setdefault(helper.name, {})
+                given: dict[str, cst.BaseExpression] = {}
+                positional = [a for a in node.args if a.keyword is None]
+                if any(a.star for a in node.args):
+                    given = {name: None for name in helper.params}  # *args: nothing is known
+                else:
+                    for name, arg in zip(helper.params, positional):
+                        given[name] = arg.value
+                    for arg in node.args:
+                        if arg.keyword is not None:
+                            given[arg.keyword.value] = arg.value
+                for name in helper.params:
+                    expr = given.get(name, helper.defaults.get(name))
+                    constant = expr is not None and _is_compile_time_expression(expr, compile_time, self)
+                    seen[name] = seen.get(name, True) and constant
+        return {helper: {name for name, always in seen.items() if always} for helper, seen in passed.items()}
 
     def kernel_nodes(self) -> dict[int, Kernel]:
         return {id(k.node): k for k in self.kernels.values()}

@@ -2,32 +2,37 @@
 
 Built once per kernel (on first request, see ``FileContext.analysis``) and shared by every rule.
 
-The model:
-- *Where values come from* is answered by reaching definitions (``reaching.py``): every read of a name sees the
-  definitions that can reach it through straight code, ``if``/``else`` branches (which never see each other) and
-  loops (loop-carried values reach the top of the body). A read the solver did not visit falls back to every
-  definition of the name in the kernel.
-- *What a value can be* is a small set of traits (``Trait``), computed bottom-up over the expression and, through
-  names, over the reaching definitions. Traits are "may" facts, united over all paths: an expression is
-  constexpr when no path makes it ``DYNAMIC``; it is int64 when some path makes it ``WIDE`` and none leaves it
-  ``NARROW``. Arithmetic unites its operands' traits; an integer result is wide if any operand is wide.
-- Sources: constexpr parameters and literals are compile-time; other integer parameters are runtime *extents*;
-  ``tl.program_id``, loop variables and loaded values are runtime *indices* (and what is computed from them);
-  loop variables of ``range``/``tl.range`` take the width of their bounds; ``tl.static_range`` targets are
-  compile-time. Pointer parameters (bases of pointer arithmetic reaching a load, store, atomic, block pointer,
-  distributed call or a jit helper's pointer parameter) and arithmetic on them are pointers; ``tl.make_block_ptr``,
-  ``tl.advance`` and jit helpers returning them are block pointers.
+One forward data-flow pass over the kernel's control-flow graph (``cfg.py``, solved by ``flow.solve``) carries an
+abstract value for every name; every expression is evaluated against the state that reaches its statement and its
+value is kept, so a rule's question is a dictionary look-up. The pass runs each point once plus once per change of
+its input (the lattice is small and magnitudes are widened at loop heads), so its cost grows linearly with the
+kernel. An abstract value is ``(bits, magnitude, divisors)``:
+
+- *bits* (``Trait``) are "may" facts united over all paths: ``DYNAMIC`` (not known at compile time), ``TENSOR``
+  (a tensor when the compiler reaches it, not a ``constexpr`` object: plain assignment, runtime calls and
+  arithmetic on tensors make tensors; constexpr parameters, annotated ``x: tl.constexpr`` locals, ``static_range``
+  variables and literals stay constexprs), integer widths ``WIDE``/``NARROW``, kinds ``INT``/``FLOAT``, and where a
+  value comes from: ``INDEX`` (program id, loop variable, loaded value), ``PROGRAM``, ``EXTENT`` (an integer
+  parameter), ``LOADED``, ``POINTER``, ``BLOCK`` (block pointer). An expression is int64 when some path makes it
+  ``WIDE`` and none leaves it ``NARROW``; an integer result is wide if any operand is wide.
+- *magnitude* is the number of bits the value plausibly needs (``magnitudes.py`` states the model);
+- *divisors* are the constexpr parameters the value was divided by (``i_t`` counts tiles of ``BT`` when it ranges
+  over ``tl.cdiv(T, BT)``), so that ``i_t * BT`` is bounded by ``T`` again.
+
+Reaching definitions (``flow.ReachingDefinitions``) answer which bindings a read can see; they are solved on the
+same graph, only when a rule asks.
 """
 
 from __future__ import annotations
 
-import weakref
 from functools import cached_property
 
 import libcst as cst
 
+from . import magnitudes as mag
+from .cfg import BIND, ENTRY, HEAD, ITERABLE, STATEMENT, TEST, WITH, Graph, Point
+from .flow import Definition, Mark, ReachingDefinitions, binding_key, bound_names, loop_targets, solve, with_targets
 from .module_facts import Kernel, ModuleFacts
-from .flow import Definition, FlowSolver, Mark, State, bound_names, loop_targets
 from .walk import NodeIndex
 
 _INT64 = {"tl.int64", "tl.uint64"}
@@ -55,23 +60,40 @@ class Trait:
     POINTER = 1 << 7
     BLOCK = 1 << 8  # block pointer
     FLOAT = 1 << 9  # may be floating point
+    TENSOR = 1 << 10  # a tensor when the compiler reaches it (else a constexpr object)
+    INT = 1 << 11  # may be an integer
 
 
 T = Trait
 Traits = int
-_NOTHING: Traits = 0
+Value = tuple  # (bits, magnitude, divisors)
+_NO_DIVISORS: frozenset = frozenset()
+_NOTHING: Value = (0, 0, _NO_DIVISORS)
 _CARRIED = T.INDEX | T.PROGRAM | T.EXTENT | T.LOADED  # what a cast keeps from its operand
 _WIDTHS = T.WIDE | T.NARROW
-
-_NONE_OPEN = 1 << 30
-_MAX_DEPTH = 60  # nested definitions followed recursively before evaluating all definitions in order
-
-
-class _TooDeep(Exception):
-    pass
+_RUNTIME = T.DYNAMIC | T.TENSOR
+_UNKNOWN: Value = (T.DYNAMIC | T.TENSOR | T.NARROW | T.INT, mag.EXTENT_BITS, _NO_DIVISORS)
 
 
-_REGISTRY: weakref.WeakKeyDictionary[ModuleFacts, dict[int, KernelAnalysis]] = weakref.WeakKeyDictionary()
+def join(first: Value, second: Value) -> Value:
+    if first is second:
+        return first
+    bits = first[0] | second[0]
+    size = first[1] if first[1] >= second[1] else second[1]
+    divisors = first[2] & second[2] if first[2] or second[2] else _NO_DIVISORS
+    return (bits, size, divisors)
+
+
+def _widen(old: Value, new: Value) -> Value:
+    return (old[0] | new[0], mag.widen(old[1], new[1]), old[2] & new[2])
+
+
+def _registry(facts: ModuleFacts) -> dict[int, "KernelAnalysis"]:
+    """Analyses live on the module facts they belong to, and die with them."""
+    found = facts.__dict__.get("_kernel_analyses")
+    if found is None:
+        found = facts.__dict__["_kernel_analyses"] = {}
+    return found
 
 
 class KernelAnalysis:
@@ -82,12 +104,13 @@ class KernelAnalysis:
         self.facts = facts
         self.index = index
         self.nodes = index.subtree(kernel.node)
-        _REGISTRY.setdefault(facts, {})[id(kernel.node)] = self
+        _registry(facts)[id(kernel.node)] = self
         self.assignments: dict[str, list] = {}  # flow-insensitive: every expression ever bound to a name
         self.loops: list[cst.For] = []
-        self._definitions: dict[int, list[tuple[str, Definition]]] = {}
+        self._bindings: dict[int, list[tuple[str, Definition]]] = {}
         self._all_definitions: dict[str, list[Definition]] = {}
         self._targets: set[int] = set()
+        self._annotated_constexpr: set[int] = set()
         for node in self.nodes:
             kind = type(node)
             if kind is cst.Assign or kind is cst.AugAssign or kind is cst.AnnAssign:
@@ -95,27 +118,28 @@ class KernelAnalysis:
             elif kind is cst.For:
                 self.loops.append(node)
                 self._record_loop(node)
+            elif kind is cst.With:
+                self._record_with(node)
             elif kind is cst.NamedExpr and isinstance(node.target, cst.Name):
                 self.assignments.setdefault(node.target.value, []).append(node.value)
         self._params = {name: Definition(name, "param") for name in kernel.params}
-        solver = FlowSolver(self._transfer, self._bind_loop)
-        self._before = solver.run(kernel.node, {name: frozenset((d,)) for name, d in self._params.items()})
-        self._traits: dict[int, Traits] = {}
-        self._definition_traits: dict[int, Traits] = {}
-        self._open: dict[int, int] = {}  # definitions being computed -> their depth (cycle detection)
-        self._lowest_open = _NONE_OPEN
-        self._warmed = False
         self._statement_cache: dict[int, cst.CSTNode | None] = {}
+        self._values: dict[int, Value] | None = None
+        self._loop_values: dict[int, Value] = {}
+        self._returned: Value | None = None
+        self._running = False
 
     @classmethod
     def of(cls, kernel: Kernel, facts: ModuleFacts, index: NodeIndex) -> KernelAnalysis:
         """The analysis of ``kernel``, shared with ``FileContext.analysis`` (built at most once per kernel)."""
-        found = _REGISTRY.get(facts, {}).get(id(kernel.node))
+        found = _registry(facts).get(id(kernel.node))
         return found if found is not None else cls(kernel, facts, index)
 
     # -- building ----------------------------------------------------------------------------------------------
     def _record(self, statement) -> None:
         found = []
+        if isinstance(statement, cst.AnnAssign) and self._is_constexpr_annotation(statement.annotation.annotation):
+            self._annotated_constexpr.add(id(statement))
         for target, value in bound_names(statement):
             self._targets.add(id(target))
             name = target.value
@@ -129,7 +153,7 @@ class KernelAnalysis:
                     self.assignments.setdefault(name, []).append(value)
             found.append((name, definition))
             self._all_definitions.setdefault(name, []).append(definition)
-        self._definitions[id(statement)] = found
+        self._bindings[id(statement)] = found
 
     def _record_loop(self, loop: cst.For) -> None:
         found = []
@@ -139,23 +163,34 @@ class KernelAnalysis:
             found.append((target.value, definition))
             self._all_definitions.setdefault(target.value, []).append(definition)
             self.assignments.setdefault(target.value, []).append(_LOOP)
-        self._definitions[id(loop)] = found
+        self._bindings[id(loop)] = found
 
-    def _transfer(self, statement: cst.CSTNode, state: State) -> State:
-        found = self._definitions.get(id(statement))
-        if not found:
-            return state
-        state = dict(state)
-        for name, definition in found:
-            state[name] = frozenset((definition,))
-        return state
+    def _record_with(self, statement: cst.With) -> None:
+        found = []
+        for target, value in with_targets(statement):
+            self._targets.add(id(target))
+            definition = Definition(target.value, "assign", statement, value)
+            found.append((target.value, definition))
+            self._all_definitions.setdefault(target.value, []).append(definition)
+            self.assignments.setdefault(target.value, []).append(value)
+        self._bindings[id(statement)] = found
 
-    def _bind_loop(self, loop: cst.For, state: State) -> State:
-        return self._transfer(loop, state)
+    def _is_constexpr_annotation(self, annotation: cst.BaseExpression) -> bool:
+        return self.facts.qualname(annotation) == "tl.constexpr" or (
+            isinstance(annotation, cst.SimpleString) and "constexpr" in annotation.value
+        )
+
+    @cached_property
+    def graph(self) -> Graph:
+        return Graph(self.kernel.node)
+
+    @cached_property
+    def _reaching(self) -> ReachingDefinitions:
+        return ReachingDefinitions(self.graph, self._params, self._bindings)
 
     # -- definitions and reads ---------------------------------------------------------------------------------
     def statement_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        """The small statement, or compound header (``if``/``for``/``while``), that evaluates ``node``."""
+        """The small statement, or compound header (``if``/``for``/``while``/``with``), that evaluates ``node``."""
         cache = self._statement_cache
         key = id(node)
         if key in cache:
@@ -177,6 +212,9 @@ class KernelAnalysis:
             if isinstance(ancestor, cst.For) and child is ancestor.iter:
                 found = ancestor
                 break
+            if isinstance(ancestor, cst.With) and child is not ancestor.body:
+                found = ancestor
+                break
             if isinstance(ancestor, (cst.BaseCompoundStatement, cst.FunctionDef)):
                 break
             path.append(id(ancestor))
@@ -185,13 +223,18 @@ class KernelAnalysis:
             cache[visited] = found
         return found
 
+    def _point(self, node: cst.CSTNode) -> Point | None:
+        statement = self.statement_of(node)
+        return self.graph.point_of(statement) if statement is not None else None
+
     def definitions(self, read: cst.Name) -> tuple[Definition, ...]:
         """The definitions of ``read``'s name that can reach this read."""
-        statement = self.statement_of(read)
-        state = self._before.get(id(statement)) if statement is not None else None
+        point = self._point(read)
         name = read.value
-        if state is not None:
-            return tuple(state.get(name, ()))
+        if point is not None:
+            state = self._reaching.before[point.index]
+            if state is not None:
+                return tuple(state.get(name, ()))
         found = list(self._all_definitions.get(name, ()))
         if name in self._params:
             found.append(self._params[name])
@@ -222,15 +265,15 @@ class KernelAnalysis:
         """For each read (by id), the reads of the same name that can see the same value after its statement
         has run: later statements, later loop iterations (the read itself included), until a reassignment.
         Reads in the same statement are not included. One extra pass over the kernel for the whole batch."""
-        by_statement: dict[int, list[Mark]] = {}
+        placed_at: dict[int, list[Mark]] = {}
         for read in reads:
-            statement = self.statement_of(read)
-            if statement is not None:
-                by_statement.setdefault(id(statement), []).append(Mark(read))
+            point = self._point(read)
+            if point is not None:
+                placed_at.setdefault(point.index, []).append(Mark(read))
 
-        def transfer(statement, state):
-            placed = by_statement.get(id(statement))
-            killed = self._definitions.get(id(statement)) if not isinstance(statement, cst.For) else None
+        def transfer(point: Point, state: dict) -> dict:
+            placed = placed_at.get(point.index)
+            killed = self._bindings.get(binding_key(point)) if point.kind != ITERABLE else None
             if not placed and not killed:
                 return state
             state = dict(state)
@@ -240,22 +283,13 @@ class KernelAnalysis:
                 state[name] = frozenset()
             return state
 
-        def bind_loop(loop, state):
-            found = self._definitions.get(id(loop))
-            if not found:
-                return state
-            state = dict(state)
-            for name, _ in found:
-                state[name] = frozenset()
-            return state
-
-        before = FlowSolver(transfer, bind_loop).run(self.kernel.node, {})
+        before = solve(self.graph, {}, transfer, lambda a, b: a | b)
         result: dict[int, list[cst.Name]] = {id(read): [] for read in reads}
         names = {read.value for read in reads}
         for name in names:
             for candidate in self.reads.get(name, ()):
-                statement = self.statement_of(candidate)
-                state = before.get(id(statement)) if statement is not None else None
+                point = self._point(candidate)
+                state = before[point.index] if point is not None else None
                 for mark in (state or {}).get(name, ()):
                     result[id(mark.read)].append(candidate)
         return result
@@ -296,229 +330,495 @@ class KernelAnalysis:
             return False
         return statement is region or any(a is region for a in self.index.ancestors(statement))
 
-    # -- traits ------------------------------------------------------------------------------------------------
+    # -- the value pass ----------------------------------------------------------------------------------------
+    def value(self, expr: cst.BaseExpression) -> Value:
+        """``(bits, magnitude, divisors)`` of ``expr`` over all paths that reach it."""
+        values = self._values if self._values is not None else self._run()
+        found = values.get(id(expr))
+        if found is not None:
+            return found
+        point = self._point(expr)
+        before = self._before[point.index] if point is not None else None
+        return self._evaluate(expr, before if before is not None else self._entry_state)
+
     def traits(self, expr: cst.BaseExpression) -> Traits:
         """Everything ``expr`` may be, over all paths (see ``Trait``)."""
-        found = self._traits.get(id(expr), -1)
-        if found >= 0:
-            return found
-        return self._entry(self._expression_traits, expr)
+        return self.value(expr)[0]
 
-    def definition_traits(self, definition: Definition) -> Traits:
-        """Everything the value bound by ``definition`` may be."""
-        found = self._definition_traits.get(id(definition), -1)
-        if found >= 0:
-            return found
-        return self._entry(self._traits_of_definition, definition)
+    def magnitude(self, expr: cst.BaseExpression) -> int:
+        """How many bits ``expr`` plausibly needs (see ``magnitudes.py``), its divisors taken into account."""
+        bits, size, divisors = self.value(expr)
+        for divisor in divisors:
+            size -= self._divisor_bits(divisor)
+        return max(size, 0)
 
-    def _entry(self, compute, subject) -> Traits:
-        """Top-level requests retry once after evaluating every definition in source order when a chain of
-        definitions is too deep to follow recursively (each is then cheap: its inputs are already known)."""
-        if self._open or self._warmed:
-            return compute(subject)
-        try:
-            return compute(subject)
-        except _TooDeep:
-            self._open.clear()
-            self._lowest_open = _NONE_OPEN
-            self._warmed = True
-            ordered = sorted(
-                (d for found in self._all_definitions.values() for d in found), key=lambda d: self.index.order(d.statement)
-            )
-            for definition in ordered:
-                self.definition_traits(definition)
-            return compute(subject)
+    def _divisor_bits(self, name: str) -> int:
+        known = self.constexpr_values.get(name)
+        return max(known).bit_length() - 1 if known else 0
 
-    def _expression_traits(self, expr: cst.BaseExpression) -> Traits:
-        key = id(expr)
-        if isinstance(expr, cst.BinaryOperation):
-            self._left_spine_first(expr)
-        depth = len(self._open)
-        saved, self._lowest_open = self._lowest_open, _NONE_OPEN
-        result = self._compute(expr)
-        complete = self._lowest_open >= depth  # no cycle back into a definition still being computed
-        self._lowest_open = min(saved, self._lowest_open)
-        if complete and self.index.parent(expr) is not None:  # a node of the module, not a temporary
-            self._traits[key] = result
-        return result
+    def _run(self) -> dict[int, Value]:
+        if self._running:  # a helper reached again through its own callees
+            return {}
+        self._running = True
+        self._values = {}
+        entry = self._entry_state
+        self._before = solve(self.graph, entry, self._transfer, join, _widen)
+        self._running = False
+        return self._values
 
-    def _left_spine_first(self, expr: cst.BinaryOperation) -> None:
-        """Long sums nest to the left (`a + b + c + ...`): computing the innermost first keeps recursion shallow."""
-        spine = []
-        node = expr.left
-        while isinstance(node, cst.BinaryOperation) and id(node) not in self._traits and len(spine) < 10_000:
-            spine.append(node)
-            node = node.left
-        for node in reversed(spine[1:]):
-            self.traits(node)
+    @cached_property
+    def _entry_state(self) -> dict[str, Value]:
+        return {name: self._parameter(name) for name in self.kernel.params}
 
-    def _traits_of_definition(self, definition: Definition) -> Traits:
-        key = id(definition)
-        if key in self._open:  # a loop-carried cycle: contributes nothing new on this path
-            self._lowest_open = min(self._lowest_open, self._open[key])
-            return _NOTHING
-        depth = len(self._open)
-        if depth >= _MAX_DEPTH:
-            if not self._warmed:
-                raise _TooDeep
-            self._lowest_open = 0  # unknown: cache nothing that depends on it
-            return T.DYNAMIC | T.NARROW
-        self._open[key] = depth
-        saved, self._lowest_open = self._lowest_open, _NONE_OPEN
-        try:
-            result = self._definition(definition)
-        finally:
-            del self._open[key]
-        complete = self._lowest_open >= depth
-        self._lowest_open = min(saved, self._lowest_open)
-        if complete:
-            self._definition_traits[key] = result
-        return result
+    def _transfer(self, point: Point, state: dict) -> dict:
+        kind = point.kind
+        node = point.node
+        if kind == STATEMENT:
+            return self._statement(node, state)
+        if kind == TEST:
+            self._evaluate(node.test, state)
+            return state
+        if kind == ITERABLE:
+            self._evaluate(node.iter, state)
+            self._loop_values[id(node)] = self._loop_variable(node.iter, state)
+            return state
+        if kind == BIND:
+            loop_value = self._loop_values.get(id(node), _UNKNOWN)
+            names = self._bindings.get(id(node))
+            if not names:
+                return state
+            state = dict(state)
+            for name, _ in names:
+                state[name] = loop_value
+            return state
+        if kind == WITH:
+            for item in node.items:
+                self._evaluate(item.item, state)
+            names = self._bindings.get(id(node))
+            if not names:
+                return state
+            state = dict(state)
+            for name, definition in names:
+                state[name] = self._assigned(self._values.get(id(definition.value), _UNKNOWN))
+            return state
+        return state  # ENTRY, HEAD
 
-    def _definition(self, definition: Definition) -> Traits:
-        kind = definition.kind
-        if kind == "param":
-            name = definition.name
-            if self.kernel.is_constexpr_param(name):
-                return T.NARROW
-            if name in self.pointer_params:
-                return T.DYNAMIC | T.POINTER
-            return T.DYNAMIC | T.NARROW | T.EXTENT
-        if kind == "loop":
-            return self._loop_variable(definition.value)
-        if kind == "augmented":
-            statement = definition.statement
-            previous = self._before.get(id(statement), {}).get(definition.name)
-            if previous is None:
-                previous = self._all_definitions.get(definition.name, ())
-            left = _union(self.definition_traits(d) for d in previous)
-            return _combine(_binary_of(definition.operator), left, self.traits(definition.value))
-        if definition.value is None:
-            return T.DYNAMIC
-        return self.traits(definition.value)
+    def _statement(self, node: cst.CSTNode, state: dict) -> dict:
+        kind = type(node)
+        if kind is cst.Assign or kind is cst.AnnAssign:
+            if node.value is None:
+                return state
+            whole = self._evaluate(node.value, state)
+            names = self._bindings.get(id(node))
+            if not names:
+                return state
+            keep_constexpr = id(node) in self._annotated_constexpr
+            values = self._values
+            state = dict(state)
+            for name, definition in names:
+                found = values.get(id(definition.value), whole) if definition.value is not None else _UNKNOWN
+                state[name] = found if keep_constexpr else self._assigned(found)
+            return state
+        if kind is cst.AugAssign:
+            right = self._evaluate(node.value, state)
+            if not isinstance(node.target, cst.Name):
+                self._evaluate(node.target, state)
+                return state
+            name = node.target.value
+            left = state.get(name) or self._global(name)
+            self._values[id(node.target)] = left
+            combined = self._binary(_binary_of(node.operator), left, right, node.target, node.value)
+            state = dict(state)
+            state[name] = self._assigned(combined)
+            return state
+        if kind is cst.Expr:
+            self._evaluate(node.value, state)
+        elif kind is cst.Return:
+            if node.value is not None:
+                found = self._evaluate(node.value, state)
+                self._returned = found if self._returned is None else join(self._returned, found)
+        elif kind is cst.Assert:
+            self._evaluate(node.test, state)
+        return state
 
-    def _loop_variable(self, iterable: cst.BaseExpression) -> Traits:
-        if isinstance(iterable, cst.Call):
-            name = self.facts.qualname(iterable.func) or _builtin(iterable.func)
-            if name in _COMPILE_TIME_LOOP_CALLS:
-                return T.NARROW
-            if name in _LOOP_CALLS:
-                bounds = [self.traits(a.value) for a in iterable.args if a.keyword is None]
-                width = _combined_width(bounds) or T.NARROW
-                carried = _union(b & (T.PROGRAM | T.EXTENT | T.LOADED) for b in bounds)
-                return (T.DYNAMIC | T.INDEX) | width | carried
-        return T.DYNAMIC | T.INDEX | T.NARROW
+    @staticmethod
+    def _assigned(value: Value) -> Value:
+        """Plain assignment turns a number into a tensor (``visit_Assign`` calls ``to_tensor``)."""
+        bits = value[0]
+        if bits & (T.INT | T.FLOAT | T.WIDE | T.NARROW) and not bits & T.TENSOR:
+            return (bits | T.TENSOR, value[1], value[2])
+        return value
 
-    def _compute(self, expr: cst.BaseExpression) -> Traits:
-        if isinstance(expr, cst.Integer):
-            return T.NARROW
-        if isinstance(expr, (cst.Float, cst.Imaginary)):
-            return T.FLOAT
-        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
-            return _NOTHING
-        if isinstance(expr, cst.Name):
-            if expr.value in ("True", "False", "None"):
+    # -- expressions -------------------------------------------------------------------------------------------
+    def _evaluate(self, expr: cst.BaseExpression, state: dict) -> Value:
+        """Evaluate ``expr`` and all its sub-expressions against ``state``, bottom-up and without recursion."""
+        values = self._values if self._values is not None else {}
+        stack: list = [expr]
+        children_of = self._children
+        while stack:
+            node = stack[-1]
+            if type(node) is _Done:
+                stack.pop()
+                target = node.node
+                values[id(target)] = self._combine(target, state, values)
+                continue
+            stack[-1] = _Done(node)
+            stack.extend(reversed(children_of(node)))
+        return values[id(expr)]
+
+    def _children(self, node) -> list:
+        kind = type(node)
+        if kind is cst.BinaryOperation or kind is cst.BooleanOperation:
+            return [node.left, node.right]
+        if kind is cst.Name or kind is cst.Integer or kind is cst.Float or kind is cst.SimpleString:
+            return []
+        if kind is cst.Call:
+            children = [a.value for a in node.args]
+            func = node.func
+            if isinstance(func, cst.Attribute) and self.facts.qualname(func) is None:
+                children.insert(0, func.value)
+            return children
+        if kind is cst.Attribute:
+            return [] if self.facts.qualname(node) is not None else [node.value]
+        if kind is cst.UnaryOperation:
+            return [node.expression]
+        if kind is cst.Comparison:
+            return [node.left, *(c.comparator for c in node.comparisons)]
+        if kind is cst.Subscript:
+            children = [node.value]
+            for element in node.slice:
+                inner = element.slice
+                if isinstance(inner, cst.Index):
+                    children.append(inner.value)
+                elif isinstance(inner, cst.Slice):
+                    children += [part for part in (inner.lower, inner.upper, inner.step) if part is not None]
+            return children
+        if kind is cst.IfExp:
+            return [node.test, node.body, node.orelse]
+        if kind is cst.Tuple or kind is cst.List:
+            return [element.value for element in node.elements]
+        if kind is cst.NamedExpr:
+            return [node.value]
+        if kind is cst.StarredElement:
+            return [node.value]
+        return []
+
+    def _combine(self, node, state: dict, values: dict) -> Value:
+        kind = type(node)
+        if kind is cst.Name:
+            name = node.value
+            found = state.get(name)
+            if found is not None:
+                return found
+            if name == "None":
                 return _NOTHING
-            definitions = self.definitions(expr)
-            if not definitions:
-                return T.DYNAMIC | T.NARROW
-            return _union(self.definition_traits(d) for d in definitions)
-        if isinstance(expr, cst.BinaryOperation):
-            return _combine(expr.operator, self.traits(expr.left), self.traits(expr.right))
-        if isinstance(expr, cst.UnaryOperation):
-            inner = self.traits(expr.expression)
-            if isinstance(expr.operator, cst.Not):
-                return (inner & T.DYNAMIC) | T.NARROW
+            if name in ("True", "False"):
+                return (T.INT | T.NARROW, 1, _NO_DIVISORS)
+            return self._global(name)
+        if kind is cst.Integer:
+            return (T.INT | T.NARROW, mag.of_int(node.evaluated_value), _NO_DIVISORS)
+        if kind is cst.BinaryOperation:
+            return self._binary(node.operator, values[id(node.left)], values[id(node.right)], node.left, node.right)
+        if kind is cst.Call:
+            return self._call(node, values)
+        if kind is cst.Attribute:
+            if self.facts.qualname(node) is not None:
+                return _NOTHING
+            base = values[id(node.value)]
+            if node.attr.value in ("dtype", "type"):
+                return _NOTHING
+            if node.attr.value == "shape":
+                return (T.INT | T.NARROW, mag.CONSTEXPR_BITS, _NO_DIVISORS)
+            return base
+        if kind is cst.Float or kind is cst.Imaginary:
+            return (T.FLOAT, 0, _NO_DIVISORS)
+        if kind in (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString):
+            return _NOTHING
+        if kind is cst.UnaryOperation:
+            inner = values[id(node.expression)]
+            if isinstance(node.operator, cst.Not):
+                return ((inner[0] & _RUNTIME) | T.INT | T.NARROW, 1, _NO_DIVISORS)
             return inner
-        if isinstance(expr, cst.Comparison):
-            return self._comparison(expr)
-        if isinstance(expr, cst.BooleanOperation):
-            return ((self.traits(expr.left) | self.traits(expr.right)) & T.DYNAMIC) | T.NARROW
-        if isinstance(expr, cst.IfExp):
-            test = self.traits(expr.test) & T.DYNAMIC
-            return self.traits(expr.body) | self.traits(expr.orelse) | test
-        if isinstance(expr, cst.Subscript):
-            return self.traits(expr.value) & ~T.BLOCK
-        if isinstance(expr, cst.Call):
-            return self._call(expr)
-        if isinstance(expr, (cst.Tuple, cst.List)):
-            return _union(self.traits(e.value) for e in expr.elements)
-        return T.DYNAMIC
+        if kind is cst.Comparison:
+            return self._comparison(node, values)
+        if kind is cst.BooleanOperation:
+            bits = (values[id(node.left)][0] | values[id(node.right)][0]) & _RUNTIME
+            return (bits | T.INT | T.NARROW, 1, _NO_DIVISORS)
+        if kind is cst.IfExp:
+            test = values[id(node.test)][0] & _RUNTIME
+            chosen = join(values[id(node.body)], values[id(node.orelse)])
+            return (chosen[0] | test, chosen[1], chosen[2])
+        if kind is cst.Subscript:
+            base = values[id(node.value)]
+            return (base[0] & ~T.BLOCK, base[1], base[2])
+        if kind is cst.Tuple or kind is cst.List:
+            found = _NOTHING
+            for element in node.elements:
+                found = join(found, values[id(element.value)])
+            return found
+        if kind is cst.NamedExpr or kind is cst.StarredElement:
+            return values[id(node.value)]
+        return (T.DYNAMIC | T.TENSOR, 0, _NO_DIVISORS)
 
-    def _comparison(self, expr: cst.Comparison) -> Traits:
+    def _comparison(self, expr: cst.Comparison, values: dict) -> Value:
         operands = [expr.left, *(c.comparator for c in expr.comparisons)]
         if all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in expr.comparisons) and any(
             isinstance(o, cst.Name) and o.value == "None" for o in operands
         ):
-            return T.NARROW  # `ptr is None` is decided when the kernel is specialised
-        return (_union(self.traits(o) for o in operands) & T.DYNAMIC) | T.NARROW
+            return (T.INT | T.NARROW, 1, _NO_DIVISORS)  # `ptr is None` is decided when the kernel is specialised
+        bits = 0
+        for operand in operands:
+            bits |= values[id(operand)][0]
+        return ((bits & _RUNTIME) | T.INT | T.NARROW, 1, _NO_DIVISORS)
 
-    def _call(self, call: cst.Call) -> Traits:
+    def _binary(self, operator, left: Value, right: Value, left_node, right_node) -> Value:
+        lbits, rbits = left[0], right[0]
+        if not isinstance(operator, _ARITHMETIC):
+            return (((lbits | rbits) & _RUNTIME) | T.INT | T.NARROW, mag.UNBOUNDED, _NO_DIVISORS)
+        bits = (lbits | rbits) & ~(_WIDTHS | T.POINTER | T.BLOCK)
+        bits |= _combined_width(lbits, rbits)
+        if isinstance(operator, (cst.Add, cst.Subtract)) and (lbits | rbits) & T.POINTER:
+            bits |= T.POINTER
+        if isinstance(operator, cst.Divide):
+            bits |= T.FLOAT
+        size, divisors = self._binary_magnitude(operator, left, right, left_node, right_node)
+        return (bits, size, divisors)
+
+    def _binary_magnitude(self, operator, left: Value, right: Value, left_node, right_node) -> tuple[int, frozenset]:
+        if isinstance(operator, cst.Multiply):
+            for one, other, other_node in ((left, right, right_node), (right, left, left_node)):
+                symbol = self._symbol(other_node)
+                if symbol is not None and symbol in one[2]:
+                    return one[1], one[2] - {symbol}
+            return mag.product(left[1], right[1]), left[2] | right[2]
+        if isinstance(operator, (cst.Add, cst.Subtract)):
+            divisors = left[2] & right[2] if left[2] and right[2] else _NO_DIVISORS
+            return mag.total(left[1], right[1]), divisors
+        if isinstance(operator, cst.FloorDivide):
+            symbol = self._symbol(right_node)
+            if symbol is not None:
+                return left[1], left[2] | {symbol}
+            return mag.quotient(left[1], _integer(right_node)), left[2]
+        if isinstance(operator, cst.Modulo):
+            return min(left[1], right[1]), _NO_DIVISORS
+        if isinstance(operator, cst.LeftShift):
+            shift = _integer(right_node)
+            return (min(left[1] + shift, mag.UNBOUNDED) if shift is not None else mag.UNBOUNDED), _NO_DIVISORS
+        if isinstance(operator, cst.RightShift):
+            shift = _integer(right_node)
+            return (max(left[1] - shift, 0) if shift is not None else left[1]), left[2]
+        if isinstance(operator, cst.BitAnd):
+            return min(left[1], right[1]), _NO_DIVISORS
+        if isinstance(operator, (cst.BitOr, cst.BitXor)):
+            return max(left[1], right[1]), _NO_DIVISORS
+        if isinstance(operator, cst.Power):
+            return mag.UNBOUNDED, _NO_DIVISORS
+        return max(left[1], right[1]), _NO_DIVISORS
+
+    def _symbol(self, node) -> str | None:
+        """The constexpr parameter a divisor or factor names (``BT`` in ``tl.cdiv(T, BT)`` and ``i_t * BT``)."""
+        if isinstance(node, cst.Name) and self.kernel.is_constexpr_param(node.value):
+            if node.value not in self.assignments:
+                return node.value
+        return None
+
+    def _call(self, call: cst.Call, values: dict) -> Value:
         cast = self.cast_target(call)
         if cast is not None:
-            value, dtype = cast
-            carried = (self.traits(value) & _CARRIED) | T.DYNAMIC
+            operand, dtype = cast
+            found = values.get(id(operand), _UNKNOWN)
+            carried = (found[0] & (_CARRIED | T.DYNAMIC)) | T.TENSOR
             target = self.facts.qualname(dtype) or ""
             if target in _INT64:
-                return carried | T.WIDE
+                return (carried | T.INT | T.WIDE, found[1], found[2])
             if target in _NARROW_INTS:
-                return carried | T.NARROW
+                return (carried | T.INT | T.NARROW, min(found[1], mag.WRAPS_AT), found[2])
             if target.startswith(("tl.float", "tl.bfloat")):
-                return carried | T.FLOAT
-            return self.traits(value) | T.DYNAMIC
+                return (carried | T.FLOAT, 0, _NO_DIVISORS)
+            return (found[0] | T.DYNAMIC | T.TENSOR, found[1], found[2])
         name = self.facts.qualname(call.func) or _builtin(call.func)
         positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        arguments = [values[id(p)] for p in positional]
         if name == "tl.constexpr":
-            return T.NARROW
+            inner = arguments[0] if arguments else _NOTHING
+            return (inner[0] & ~_RUNTIME, inner[1], inner[2])
         if name == "tl.program_id":
-            return T.DYNAMIC | T.NARROW | T.INDEX | T.PROGRAM
+            return (T.DYNAMIC | T.TENSOR | T.INT | T.NARROW | T.INDEX | T.PROGRAM, *self._program_id(positional))
         if name == "tl.num_programs":
-            return T.DYNAMIC | T.NARROW | T.EXTENT
+            return (T.DYNAMIC | T.TENSOR | T.INT | T.NARROW | T.EXTENT, *self._program_id(positional))
         if name == "tl.load":
-            return T.DYNAMIC | T.NARROW | T.INDEX | T.LOADED | T.FLOAT
+            return (T.DYNAMIC | T.TENSOR | T.NARROW | T.INDEX | T.LOADED | T.FLOAT | T.INT, mag.LOADED_BITS,
+                    _NO_DIVISORS)
         if name in ("tl.make_block_ptr", "tl.advance"):
-            return T.DYNAMIC | T.BLOCK
-        if name in _TRANSPARENT_CALLS and positional:
-            return self.traits(positional[0])
-        if name == "tl.where" and len(positional) == 3:
-            values = [self.traits(p) for p in positional[1:]]
-            width = _combined_width(values)
-            return (_union(values) & ~_WIDTHS) | width | T.DYNAMIC | (self.traits(positional[0]) & T.DYNAMIC)
-        if name in _COMBINING_CALLS and positional:
-            parts = [self.traits(p) for p in positional]
-            width = _combined_width(parts) or T.NARROW
-            return (_union(parts) & ~(_WIDTHS | T.POINTER | T.BLOCK)) | width | T.DYNAMIC
+            return (T.DYNAMIC | T.TENSOR | T.BLOCK, 0, _NO_DIVISORS)
+        if name in _TRANSPARENT_CALLS and arguments:
+            return arguments[0]
+        if name == "tl.where" and len(arguments) == 3:
+            chosen = join(arguments[1], arguments[2])
+            bits = (chosen[0] & ~_WIDTHS) | _combined_width(arguments[1][0], arguments[2][0])
+            return (bits | T.DYNAMIC | T.TENSOR | (arguments[0][0] & T.DYNAMIC), chosen[1], chosen[2])
+        if name in _COMBINING_CALLS and arguments:
+            return self._combining(name, positional, arguments)
         if name in ("tl.zeros", "tl.full"):
             dtype_node = argument(call, 1 if name == "tl.zeros" else 2, "dtype")
             dtype = (self.facts.qualname(dtype_node) if dtype_node is not None else None) or ""
+            fill = argument(call, 1, "value") if name == "tl.full" else None
+            size = values[id(fill)][1] if fill is not None and id(fill) in values else 0
             if dtype in _INT64:
-                return T.DYNAMIC | T.WIDE
-            return T.DYNAMIC | T.NARROW | T.FLOAT
+                return (T.DYNAMIC | T.TENSOR | T.INT | T.WIDE, size, _NO_DIVISORS)
+            return (T.DYNAMIC | T.TENSOR | T.NARROW | T.FLOAT | T.INT, size, _NO_DIVISORS)
         if name == "tl.arange":
-            return T.DYNAMIC | T.NARROW
+            end = arguments[-1] if arguments else _NOTHING
+            return (T.DYNAMIC | T.TENSOR | T.INT | T.NARROW, end[1], end[2])
         helper = self.facts.kernels.get(name or "") if name and "." not in name else None
         if helper is not None and helper is not self.kernel:
             returned = self._helper_returns(helper)
             if returned is not None:
                 return returned
-        result = T.DYNAMIC | T.NARROW
-        if name in _FLOAT_CALLS or any(self.traits(p) & T.FLOAT for p in positional[:1]):
-            result |= T.FLOAT
-        return result
+        bits = T.DYNAMIC | T.TENSOR | T.NARROW | T.INT
+        if name in _FLOAT_CALLS or any(a[0] & T.FLOAT for a in arguments[:1]):
+            bits |= T.FLOAT
+        size = max((a[1] for a in arguments), default=mag.EXTENT_BITS)
+        if isinstance(call.func, cst.Attribute) and id(call.func.value) in values and not name:
+            receiver = values[id(call.func.value)]  # a method of a tensor: x.reshape(...), x.trans()
+            return (receiver[0] | T.DYNAMIC | T.TENSOR, receiver[1], receiver[2])
+        return (bits, size, _NO_DIVISORS)
 
-    def _helper_returns(self, helper: Kernel) -> Traits | None:
-        analysis = KernelAnalysis.of(helper, self.facts, self.index)
-        return analysis.returned_traits
+    def _combining(self, name: str, positional: list, arguments: list[Value]) -> Value:
+        union = 0
+        for found in arguments:
+            union |= found[0]
+        width = _combined_width(*(a[0] for a in arguments)) or T.NARROW
+        bits = (union & ~(_WIDTHS | T.POINTER | T.BLOCK)) | width
+        if name == "tl.cdiv" and not union & T.TENSOR:
+            bits &= ~T.DYNAMIC  # folded while compiling: the result is a constexpr
+        else:
+            bits |= T.TENSOR | (union & T.DYNAMIC)  # the builtin min and max are tl.minimum and tl.maximum
+        if name == "tl.cdiv" and len(arguments) == 2:
+            symbol = self._symbol(positional[1])
+            top = arguments[0]
+            if symbol is not None:
+                return (bits, top[1], top[2] | {symbol})
+            return (bits, mag.quotient(top[1], _integer(positional[1])), top[2])
+        if name in ("min", "tl.minimum"):
+            smallest = min(arguments, key=lambda a: a[1])
+            return (bits, smallest[1], smallest[2])
+        largest = max(arguments, key=lambda a: a[1])
+        return (bits, largest[1], largest[2])
+
+    def _loop_variable(self, iterable: cst.BaseExpression, state: dict) -> Value:
+        if isinstance(iterable, cst.Call):
+            name = self.facts.qualname(iterable.func) or _builtin(iterable.func)
+            values = self._values
+            bounds = [values.get(id(a.value), _UNKNOWN) for a in iterable.args if a.keyword is None][:2]
+            size = max((b[1] for b in bounds), default=0)
+            divisors = bounds[-1][2] if bounds else _NO_DIVISORS
+            if name in _COMPILE_TIME_LOOP_CALLS:
+                return (T.INT | T.NARROW, size, divisors)
+            if name in _LOOP_CALLS:
+                bits = 0
+                for bound in bounds:
+                    bits |= bound[0]
+                width = _combined_width(*(b[0] for b in bounds)) or T.NARROW
+                carried = bits & (T.PROGRAM | T.EXTENT | T.LOADED)
+                return (T.DYNAMIC | T.TENSOR | T.INDEX | T.INT | width | carried, size, divisors)
+        return (T.DYNAMIC | T.TENSOR | T.INDEX | T.NARROW | T.INT, mag.LOADED_BITS, _NO_DIVISORS)
+
+    def _global(self, name: str) -> Value:
+        """A name the kernel does not bind: a module constant, an imported name or a builtin."""
+        constant = self.facts.module_constants.get(name)
+        if constant is not None:
+            return (T.INT | T.NARROW, mag.of_int(constant), _NO_DIVISORS)
+        return _UNKNOWN
+
+    # -- sources -----------------------------------------------------------------------------------------------
+    def _parameter(self, name: str) -> Value:
+        kernel = self.kernel
+        if kernel.is_constexpr_param(name):
+            default = kernel.defaults.get(name)
+            if isinstance(default, cst.Float):
+                return (T.FLOAT, 0, _NO_DIVISORS)
+            known = self.constexpr_values.get(name)
+            size = mag.of_int(max(known)) if known else mag.CONSTEXPR_BITS
+            return (T.INT | T.NARROW, size, _NO_DIVISORS)
+        if name in self.pointer_params:
+            return (T.DYNAMIC | T.TENSOR | T.POINTER, 0, _NO_DIVISORS)
+        if name in self.constexpr_helper_params:
+            return (T.INT | T.NARROW, mag.name_bits(name), _NO_DIVISORS)
+        annotation = kernel.annotations.get(name)
+        qualified = self.facts.qualname(annotation) if annotation is not None else None
+        bits = T.DYNAMIC | T.TENSOR | T.EXTENT | T.INT
+        if qualified in _INT64:
+            bits |= T.WIDE
+        elif isinstance(annotation, cst.Name) and annotation.value == "float" or isinstance(
+            kernel.defaults.get(name), cst.Float
+        ):
+            bits = (bits | T.FLOAT | T.NARROW) & ~T.INT
+        else:
+            bits |= T.NARROW
+        return (bits, mag.name_bits(name), _NO_DIVISORS)
 
     @cached_property
+    def constexpr_values(self) -> dict[str, list[int]]:
+        """Integer values the module's launches and autotune configs give each constexpr parameter."""
+        from .grid import constexpr_values  # grid reasoning needs the module's host code
+
+        return constexpr_values(self.facts, self.kernel)
+
+    @cached_property
+    def constexpr_helper_params(self) -> set[str]:
+        """Parameters of a jit helper that every call in this module passes a constexpr (a literal, a constexpr
+        parameter of the caller, an annotated constexpr local, a ``static_range`` variable, or the default)."""
+        return self.facts.helper_constexpr_params(self.kernel)
+
+    @cached_property
+    def _program_bits(self) -> dict[int, Value]:
+        from .grid import program_id_magnitudes
+
+        return program_id_magnitudes(self.facts, self.kernel, self.is_core_grid_kernel)
+
+    def _program_id(self, positional: list) -> tuple[int, frozenset]:
+        axis = _integer(positional[0]) if positional else 0
+        found = self._program_bits.get(axis if axis is not None else -1)
+        if found is None:
+            bits = mag.CORE_PROGRAM_BITS if self.is_core_grid_kernel else mag.GRID_AXIS_BITS
+            return bits, _NO_DIVISORS
+        return found
+
+    @cached_property
+    def is_core_grid_kernel(self) -> bool:
+        """Programs stride over the work (``for task in range(pid, n, step)``): one program per core."""
+        for loop in self.loops:
+            call = loop.iter
+            if not (isinstance(call, cst.Call) and (self.facts.qualname(call.func) or _builtin(call.func)) in
+                    _LOOP_CALLS):
+                continue
+            args = [a.value for a in call.args if a.keyword is None]
+            if len(args) == 3 and _mentions_program_id(self.facts, args[0]) and _integer(args[2]) != 1:
+                return True
+        return False
+
+    def _helper_returns(self, helper: Kernel) -> Value | None:
+        analysis = KernelAnalysis.of(helper, self.facts, self.index)
+        return analysis.returned
+
+    @property
+    def returned(self) -> Value | None:
+        """What this kernel (used as a jit helper) returns: a tensor; None while it is being computed."""
+        if self._running:
+            return None
+        if self._values is None:
+            self._run()
+        found = self._returned
+        if found is None:
+            return (T.DYNAMIC | T.TENSOR, 0, _NO_DIVISORS)
+        kept = T.WIDE | T.NARROW | T.POINTER | T.BLOCK | T.FLOAT | T.INT
+        return ((found[0] & kept) | T.DYNAMIC | T.TENSOR, found[1], found[2])
+
+    @property
     def returned_traits(self) -> Traits | None:
-        """What this kernel (used as a jit helper) returns; None while it is being computed (recursion)."""
-        self.__dict__["returned_traits"] = None
-        values = [n.value for n in self.nodes if isinstance(n, cst.Return) and n.value is not None]
-        if not values:
-            return T.DYNAMIC
-        kept = T.WIDE | T.NARROW | T.POINTER | T.BLOCK | T.FLOAT
-        return (_union(self.traits(v) for v in values) & kept) | T.DYNAMIC
+        found = self.returned
+        return found[0] if found is not None else None
 
     # -- names -------------------------------------------------------------------------------------------------
     def is_param(self, name: str) -> bool:
@@ -572,7 +872,13 @@ class KernelAnalysis:
 
     # -- expression properties ---------------------------------------------------------------------------------
     def is_constexpr(self, expr: cst.BaseExpression) -> bool:
-        """Known at compile time on every path: literals, constexpr parameters and arithmetic on them."""
+        """A ``constexpr`` object (not a tensor) on every path when the compiler reaches it: literals, constexpr
+        parameters, annotated constexpr locals, ``static_range`` variables and inline arithmetic on them. A name
+        bound by plain assignment is a tensor, whatever it was assigned."""
+        return not self.traits(expr) & T.TENSOR
+
+    def is_compile_time(self, expr: cst.BaseExpression) -> bool:
+        """Known at compile time on every path (folded by the compiler), tensor or not: ``is_tail = False`` is."""
         return not self.traits(expr) & T.DYNAMIC
 
     def is_int64(self, expr: cst.BaseExpression) -> bool:
@@ -587,6 +893,15 @@ class KernelAnalysis:
     def maybe_float(self, expr: cst.BaseExpression) -> bool:
         """Could hold floating-point data (float literals, loads not narrowed to an integer type)."""
         return bool(self.traits(expr) & T.FLOAT)
+
+    def surely_float(self, expr: cst.BaseExpression) -> bool:
+        """Floating point on every path (a float cast or literal, arithmetic that only floats reach)."""
+        found = self.traits(expr)
+        return bool(found & T.FLOAT) and not found & (T.INT | _WIDTHS | T.POINTER | T.BLOCK)
+
+    def can_wrap(self, expr: cst.BaseExpression) -> bool:
+        """An int32 value that can plausibly pass 2**31 (see ``magnitudes.py``)."""
+        return mag.can_wrap(self.magnitude(expr))
 
     def is_runtime_index(self, expr: cst.BaseExpression) -> bool:
         """Derived from a program id, a loop variable or a loaded value."""
@@ -712,6 +1027,15 @@ class KernelAnalysis:
         return found
 
 
+class _Done:
+    """A node whose children have been evaluated (a marker on the evaluation stack)."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node) -> None:
+        self.node = node
+
+
 _LOOP = object()  # marker in ``assignments``: the name is a loop variable
 
 
@@ -731,40 +1055,33 @@ def _builtin(func: cst.BaseExpression) -> str:
     return func.value if isinstance(func, cst.Name) else ""
 
 
+def _integer(node) -> int | None:
+    if isinstance(node, cst.Integer):
+        return node.evaluated_value
+    return None
+
+
+def _mentions_program_id(facts: ModuleFacts, expr: cst.BaseExpression) -> bool:
+    if facts.is_call_to(expr, "tl.program_id"):
+        return True
+    return isinstance(expr, cst.Name) and expr.value.lower() in ("pid", "core_id", "program_id", "worker_id")
+
+
 def _is_sum(node) -> bool:
     return isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract))
 
 
-def _union(parts) -> Traits:
-    result = 0
-    for part in parts:
-        result |= part
-    return result
-
-
-def _combined_width(parts: list[Traits]) -> Traits:
+def _combined_width(*parts: Traits) -> Traits:
     """Integer width of an arithmetic result: wide if any operand may be wide, narrow if all may be narrow."""
     sized = [p & _WIDTHS for p in parts if p & _WIDTHS]
     if not sized:
-        return _NOTHING
+        return 0
     width = 0
     if any(s & T.WIDE for s in sized):
         width |= T.WIDE
     if all(s & T.NARROW for s in sized):
         width |= T.NARROW
     return width
-
-
-def _combine(operator: cst.BaseBinaryOp, left: Traits, right: Traits) -> Traits:
-    if not isinstance(operator, _ARITHMETIC):
-        return ((left | right) & T.DYNAMIC) | T.NARROW
-    result = (left | right) & ~(_WIDTHS | T.POINTER | T.BLOCK)
-    result |= _combined_width([left, right])
-    if isinstance(operator, (cst.Add, cst.Subtract)) and (left | right) & T.POINTER:
-        result |= T.POINTER
-    if isinstance(operator, cst.Divide):
-        result |= T.FLOAT
-    return result
 
 
 def _branch(node: cst.CSTNode, child: cst.CSTNode) -> str:

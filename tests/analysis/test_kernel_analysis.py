@@ -182,13 +182,23 @@ def kernel(x, h0, T, B: tl.constexpr, C: tl.constexpr):
 
 
 @pytest.mark.parametrize(
-    "source, constexpr",
-    [("a", True), ("flag", True), ("has", True), ("B * C + 1", True), ("mixed", False), ("T", False),
-     ("pid", False)],
+    "source, constexpr, compile_time",
+    [
+        ("B * C + 1", True, True),
+        ("(B > 2) and not (C == 1)", True, True),
+        ("h0 is not None", True, True),
+        ("a", False, True),  # plain assignment binds a tensor, whose value the compiler still folds
+        ("flag", False, True),
+        ("has", False, True),
+        ("mixed", False, False),
+        ("T", False, False),
+        ("pid", False, False),
+    ],
 )
-def test_constexpr_covers_literals_constexpr_parameters_comparisons_and_none_tests(source, constexpr):
+def test_constexpr_objects_and_compile_time_values(source, constexpr, compile_time):
     probe = Probe(CONSTEXPR_KERNEL)
     assert probe.analysis.is_constexpr(probe.expr(source)) is constexpr
+    assert probe.analysis.is_compile_time(probe.expr(source)) is compile_time
 
 
 WIDTH_KERNEL = """
