@@ -26,7 +26,7 @@ def render_rule(rule: type[Rule]) -> str:
     parts = [
         f"# {rule.code} {rule.name}",
         "",
-        f"Severity: **{rule.severity.value}**. Fix: **{rule.fix_safety.value}**.",
+        f"Severity: **{rule.severity.value}**. Fix: **{rule.fix_safety.value}**. {_tier_text(rule)}",
         "",
         "## What it does",
         rule.summary(),
@@ -49,11 +49,31 @@ def render_rule(rule: type[Rule]) -> str:
     return "\n".join(parts) + "\n"
 
 
+def _tier_text(rule: type[Rule]) -> str:
+    if rule.default:
+        return "Enabled by default."
+    reason = f" ({rule.opt_in_reason})" if rule.opt_in_reason else ""
+    return f"Opt-in{reason}: enable it with `extend-select = [\"{rule.code}\"]`."
+
+
 def render_index(rules) -> str:
-    lines = ["# Rules", "", "| Code | Name | Severity | Fix | Summary |", "| --- | --- | --- | --- | --- |"]
+    lines = [
+        "# Rules",
+        "",
+        "Default rules hold 90% precision on real kernels and run unless ignored. Opt-in rules (performance",
+        "advisories, and rules or cases that cannot hold that precision) run only when selected by their code or a",
+        "prefix more specific than `ASC`, e.g. `extend-select = [\"ASC5\"]`, or by `ALL`.",
+        "",
+        "| Code | Name | Severity | Fix | Default | Summary |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     for rule in rules:
         first = rule.summary().split("\n\n")[0].replace("\n", " ")
-        lines.append(f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.severity.value} | {rule.fix_safety.value} | {first} |")
+        tier = "yes" if rule.default else "opt-in"
+        lines.append(
+            f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.severity.value} | {rule.fix_safety.value} "
+            f"| {tier} | {first} |"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -77,6 +77,10 @@ class Rule:
     VALID: ClassVar[list[Valid]] = []
     INVALID: ClassVar[list[Invalid]] = []
     tool_rule: ClassVar[bool] = False  # emitted by the engine itself (ASC0xx), not by visiting nodes
+    # Default rules hold 90% precision on real kernels; opt-in rules (advisories, and rules that cannot) run only
+    # when a selector names them more precisely than the bare `ASC` prefix (`extend-select = ["ASC5"]`) or `ALL`.
+    default: ClassVar[bool] = True
+    opt_in_reason: ClassVar[str] = ""
 
     def __init__(self, context: "FileContext", options: dict | None = None) -> None:
         self.context = context

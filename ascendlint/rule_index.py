@@ -22,7 +22,7 @@ from pathlib import Path
 from . import __version__
 
 CACHE_ENV = "ASCENDLINT_USER_CACHE"  # overrides the user cache folder (tests, read-only homes)
-_FORMAT = 1
+_FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,7 @@ class RuleInfo:
     qualname: str
     source: str | None  # the defining file, for the cache's code stamp
     tool_rule: bool = False
+    default: bool = True  # enabled by the default selection (see selection.resolve)
 
 
 def describe(rule) -> RuleInfo:
@@ -49,6 +50,7 @@ def describe(rule) -> RuleInfo:
         qualname=rule.__qualname__,
         source=getattr(module, "__file__", None),
         tool_rule=bool(getattr(rule, "tool_rule", False)),
+        default=bool(getattr(rule, "default", True)),
     )
 
 
@@ -136,6 +138,7 @@ def _read(path: Path) -> tuple[RuleInfo, ...] | None:
                 qualname=str(r["qualname"]),
                 source=None if r["source"] is None else str(r["source"]),
                 tool_rule=bool(r["tool_rule"]),
+                default=bool(r["default"]),
             )
             for r in stored["rules"]
         )
@@ -148,7 +151,7 @@ def _read(path: Path) -> tuple[RuleInfo, ...] | None:
 def _write(path: Path, infos: tuple[RuleInfo, ...]) -> None:
     records = [
         {"code": i.code, "name": i.name, "options": list(i.options), "module": i.module, "qualname": i.qualname,
-         "source": i.source, "tool_rule": i.tool_rule}
+         "source": i.source, "tool_rule": i.tool_rule, "default": i.default}
         for i in infos
     ]
     sources = {i.source: _stat_line(i.source) for i in infos if i.source}

@@ -29,16 +29,24 @@ def validate(selectors: Iterable[str], rules: Sequence[type[Rule]], origin: str)
     return normalised
 
 
+DEFAULT_PREFIX = "ASC"  # the default selection: every default rule, no opt-in rule
+
+
 def resolve(
     rules: Sequence[type[Rule]],
     select: Sequence[str],
     extend_select: Sequence[str] = (),
     ignore: Sequence[str] = (),
 ) -> list[type[Rule]]:
+    """The rules a selection enables: the most specific matching selector wins, as in ruff. An opt-in rule
+    (``Rule.default`` false) is enabled only by ``ALL`` or by a selector more specific than the bare ``ASC``."""
     enabled = []
     enabling = [*select, *extend_select]
     for rule in rules:
-        best_on = max((len(s) if s != "ALL" else 0 for s in enabling if _matches(s, rule.code)), default=-1)
+        matching = [s for s in enabling if _matches(s, rule.code)]
+        if not rule.default:
+            matching = [s for s in matching if s == "ALL" or s != DEFAULT_PREFIX]
+        best_on = max((len(s) if s != "ALL" else 0 for s in matching), default=-1)
         best_off = max((len(s) if s != "ALL" else 0 for s in ignore if _matches(s, rule.code)), default=-1)
         if best_on >= 0 and best_on > best_off:
             enabled.append(rule)

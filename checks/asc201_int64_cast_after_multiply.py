@@ -8,10 +8,13 @@ _SUM = (cst.Add, cst.Subtract)
 
 
 class Int64CastAfterMultiply(Rule):
-    """Flags a product of 32-bit integers widened to int64 only after the multiplication.
+    """Flags a product of 32-bit integers widened to int64 only after the multiplication, when the product can
+    pass 2^31.
 
     `(i_b * T).to(tl.int64)` and `tl.cast(a * b, tl.int64)` multiply in int32 first; the product can wrap before
-    it is widened. Products inside `+`/`-` count too.
+    it is widened. Products inside `+`/`-` count too. Bounded products are left alone (see the magnitude model
+    below): a tile id times its tile size (`i_d * BD`), a head index times a head dim, a core-grid program id
+    times anything small.
     """
 
     code = "ASC201"
@@ -24,6 +27,17 @@ class Int64CastAfterMultiply(Rule):
         widens a value that has already wrapped past 2^31, so offsets into large tensors silently point at the
         wrong memory (or outside the allocation, "DDR address out of range" on Ascend). Widening the first runtime
         factor makes the whole product 64-bit.
+
+        Magnitudes: a product is reported only when it can plausibly pass 2^31 at the shapes kernels are used for
+        (about a million tokens per launch, tensors over 2^31 elements). Program ids are below 2^16 (a grid holds
+        at most 65535 programs; a few dozen on a core grid), loop variables below their bounds, loaded offsets
+        below 2^21, `x % n` below `n`, and integer parameters as large as their names say (`H` heads, `K`/`V`/`D`
+        per-head sizes, `T` tokens, `stride_*` by the dimension they step over; 2^16 when the name says nothing).
+    """
+    fix_notes = """
+        The fix casts the first runtime factor of every product in the cast expression
+        (`tl.cast(stride_h, tl.int64) * q_head + tl.cast(stride_z, tl.int64) * batch`), so no term of the sum stays
+        32-bit.
     """
     INVALID = [
         Invalid(
@@ -64,7 +78,7 @@ class Int64CastAfterMultiply(Rule):
                 d = x_ptr + (i_t * BT * DH).to(tl.int64) // 2
                 tl.store(x_ptr + a + b + c + d, 0.0)
             """,
-            count=4,
+            count=3,
             fixed="""
             import triton
             import triton.language as tl
@@ -73,11 +87,59 @@ class Int64CastAfterMultiply(Rule):
             def kernel(x_ptr, T, DH, BT: tl.constexpr):
                 NT = tl.cdiv(T, BT)
                 i_t = tl.program_id(1)
-                a = tl.cast(i_t, tl.int64) * BT
+                a = tl.cast(i_t * BT, tl.int64)
                 b = tl.cast(NT - 1, tl.int64) * DH
                 c = tl.cast(i_t, tl.int64) * T + 3
                 d = x_ptr + (tl.cast(i_t, tl.int64) * BT * DH) // 2
                 tl.store(x_ptr + a + b + c + d, 0.0)
+            """,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(q, o, stride_z, stride_h, BLOCK: tl.constexpr):
+                batch = tl.program_id(0)
+                q_head = tl.program_id(1)
+                offset = (stride_h * q_head + stride_z * batch).to(tl.int64)
+                offs = tl.arange(0, BLOCK)
+                tl.store(o + offset + offs, tl.load(q + offset + offs))
+            """,
+            fixed="""
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(q, o, stride_z, stride_h, BLOCK: tl.constexpr):
+                batch = tl.program_id(0)
+                q_head = tl.program_id(1)
+                offset = tl.cast(stride_h, tl.int64) * q_head + tl.cast(stride_z, tl.int64) * batch
+                offs = tl.arange(0, BLOCK)
+                tl.store(o + offset + offs, tl.load(q + offset + offs))
+            """,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(x, o, n_rows, n_cols, BLOCK: tl.constexpr):
+                block_id = tl.program_id(0)
+                rows = (tl.arange(0, BLOCK) + block_id * BLOCK * n_cols).to(tl.int64)
+                tl.store(o + rows, tl.load(x + rows))
+            """,
+            fixed="""
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(x, o, n_rows, n_cols, BLOCK: tl.constexpr):
+                block_id = tl.program_id(0)
+                rows = tl.arange(0, BLOCK) + tl.cast(block_id, tl.int64) * BLOCK * n_cols
+                tl.store(o + rows, tl.load(x + rows))
             """,
         ),
     ]
@@ -119,6 +181,20 @@ class Int64CastAfterMultiply(Rule):
                 return (a * b).to(torch.int64)
             """
         ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(x, o, HV, K, V, D, BD: tl.constexpr):
+                i_d, i_tg, i_h = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+                o_d = (i_d * BD + tl.arange(0, BD)).to(tl.int64)
+                head = (i_tg * HV + i_h).to(tl.int64) * K * V
+                per_head = (i_h * D).to(tl.int64)
+                tl.store(o + head + per_head + o_d, tl.load(x + o_d, mask=o_d < D))
+            """
+        ),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -129,57 +205,76 @@ class Int64CastAfterMultiply(Rule):
         if not analysis.is_widening_cast(node):
             return
         value, dtype = analysis.cast_target(node)
-        products = [p for p in _products(value) if self._wraps(analysis, p)]
-        if not products:
+        products = [p for p in _products(value) if _runtime_factor(analysis, p) is not None]
+        wrapping = [p for p in products if analysis.can_wrap(p)]
+        if not wrapping:
             return
         module = self.context.module
         tl = self.facts.local_alias("tl", "tl")
         parent = self.context.index.parent(node)
         self.report(
             node,
-            self.message.format(product=" ".join(module.code_for_node(products[0]).split())),
-            fix_message="Cast the first runtime factor to int64 before multiplying",
+            self.message.format(product=" ".join(module.code_for_node(wrapping[0]).split())),
+            fix_message="Cast the first runtime factor of each product to int64 before multiplying",
             edits=lambda loc: [
                 edits.replace(loc, node, _widened(module, analysis, value, products, tl, dtype, parent))
             ],
         )
 
-    @staticmethod
-    def _wraps(analysis, product: cst.BinaryOperation) -> bool:
-        factors = _factors(product)
-        if any(analysis.is_int64(f) or analysis.maybe_float(f) for f in factors):
-            return False
-        return any(not analysis.is_constexpr(f) for f in factors)
-
 
 def _products(expr: cst.BaseExpression) -> list[cst.BinaryOperation]:
-    """Top-level products of a sum: `a * b + c - d * e` -> [a * b, d * e]."""
-    if isinstance(expr, cst.BinaryOperation):
-        if isinstance(expr.operator, cst.Multiply):
-            return [expr]
-        if isinstance(expr.operator, _SUM):
-            return _products(expr.left) + _products(expr.right)
-    return []
+    """Top-level products of a sum: `a * b + c - d * e` -> [a * b, d * e] (iterative: sums can be long)."""
+    found, stack = [], [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.BinaryOperation):
+            if isinstance(node.operator, cst.Multiply):
+                found.append(node)
+            elif isinstance(node.operator, _SUM):
+                stack += [node.right, node.left]
+    return found
 
 
 def _factors(product: cst.BaseExpression) -> list[cst.BaseExpression]:
-    if isinstance(product, cst.BinaryOperation) and isinstance(product.operator, cst.Multiply) and not product.lpar:
-        return _factors(product.left) + _factors(product.right)
-    if isinstance(product, cst.BinaryOperation) and isinstance(product.operator, cst.Multiply):
-        return _factors(product.with_changes(lpar=[], rpar=[]))
-    return [product]
+    """The factors of a product, through parentheses, in source order."""
+    found, stack = [], [product]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+            stack += [node.right, node.left]
+        else:
+            found.append(node)
+    return found
+
+
+def _runtime_factor(analysis, product: cst.BinaryOperation) -> cst.BaseExpression | None:
+    """The first factor known only at run time, or None when the product cannot wrap in int32 (a factor is
+    already int64 or floating point, or every factor is a compile-time constant)."""
+    factors = _factors(product)
+    if any(analysis.may_be_int64(f) or analysis.maybe_float(f) for f in factors):
+        return None
+    return next((f for f in factors if not analysis.is_compile_time(f)), None)
+
+
+class _Replace(cst.CSTTransformer):
+    """Replaces nodes by identity in one pass (a chain of ``deep_replace`` calls would lose later targets)."""
+
+    def __init__(self, replacements: dict[int, cst.BaseExpression]) -> None:
+        super().__init__()
+        self.replacements = replacements
+
+    def on_leave(self, original_node, updated_node):
+        return self.replacements.get(id(original_node), updated_node)
 
 
 def _widened(module, analysis, value, products, tl: str, dtype, parent) -> str:
     dtype_code = module.code_for_node(dtype)
     replacements = {}
     for product in products:
-        first = next(f for f in _factors(product) if not analysis.is_constexpr(f))
-        inner = module.code_for_node(first.with_changes(lpar=[], rpar=[]) if hasattr(first, "lpar") else first)
-        replacements[first] = cst.parse_expression(f"{tl}.cast({inner}, {dtype_code})")
-    new_value = value
-    for old, new in replacements.items():
-        new_value = new_value.deep_replace(old, new)
+        first = _runtime_factor(analysis, product)
+        inner = module.code_for_node(first.with_changes(lpar=[], rpar=[]) if getattr(first, "lpar", None) else first)
+        replacements[id(first)] = cst.parse_expression(f"{tl}.cast({inner}, {dtype_code})")
+    new_value = value.visit(_Replace(replacements))
     keep_parens = isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.Attribute, cst.Subscript,
                                       cst.Await, cst.Call))
     if isinstance(new_value, cst.BinaryOperation):

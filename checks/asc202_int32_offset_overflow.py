@@ -126,28 +126,28 @@ class Int32OffsetOverflow(Rule):
             import triton.language as tl
 
             @triton.jit
-            def clear_row(y_ptr, n_cols, BLOCK: tl.constexpr):
+            def clear_row(y_ptr, seq_len, BLOCK: tl.constexpr):
                 row = tl.program_id(0)
                 cols = tl.arange(0, BLOCK)
-                tl.store(y_ptr + row * n_cols + cols, 0.0, mask=cols < n_cols)
+                tl.store(y_ptr + row * seq_len + cols, 0.0, mask=cols < seq_len)
 
             @triton.jit
-            def kernel(y_ptr, n_cols, BLOCK: tl.constexpr):
-                clear_row(y_ptr, n_cols, BLOCK)
+            def kernel(y_ptr, seq_len, BLOCK: tl.constexpr):
+                clear_row(y_ptr, seq_len, BLOCK)
             """,
             fixed="""
             import triton
             import triton.language as tl
 
             @triton.jit
-            def clear_row(y_ptr, n_cols, BLOCK: tl.constexpr):
+            def clear_row(y_ptr, seq_len, BLOCK: tl.constexpr):
                 row = tl.program_id(0)
                 cols = tl.arange(0, BLOCK)
-                tl.store(y_ptr + tl.cast(row, tl.int64) * n_cols + cols, 0.0, mask=cols < n_cols)
+                tl.store(y_ptr + tl.cast(row, tl.int64) * seq_len + cols, 0.0, mask=cols < seq_len)
 
             @triton.jit
-            def kernel(y_ptr, n_cols, BLOCK: tl.constexpr):
-                clear_row(y_ptr, n_cols, BLOCK)
+            def kernel(y_ptr, seq_len, BLOCK: tl.constexpr):
+                clear_row(y_ptr, seq_len, BLOCK)
             """,
         ),
         Invalid(
@@ -276,7 +276,10 @@ class Int32OffsetOverflow(Rule):
         analysis = self.context.analysis(kernel)
         tl = self.facts.local_alias("tl", "tl")
         reported: set[int] = set()
+        tables = analysis.index_tables
         for pointer_expression, offsets in analysis.pointer_expressions:
+            if _pointer_name(pointer_expression) in tables:
+                continue
             nodes = analysis.offset_nodes(offsets)
             if any(analysis.may_be_int64(n) for n in nodes):
                 continue
@@ -293,9 +296,10 @@ class Int32OffsetOverflow(Rule):
     @staticmethod
     def _wraps(analysis, product: cst.BinaryOperation) -> bool:
         factors = _factors(product)
-        return any(analysis.is_runtime_index(f) for f in factors) and any(
-            analysis.is_runtime_extent(f) for f in factors
-        )
+        indices = [f for f in factors if analysis.is_runtime_index(f)]
+        extents = [f for f in factors if analysis.is_runtime_extent(f)]
+        structural = bool(indices) and any(e is not i for e in extents for i in indices)
+        return structural and analysis.can_wrap(product)
 
     def _report(self, analysis, pointer_expression, wrapping, tl: str) -> None:
         wrapping_ids = {id(p) for p in wrapping}
@@ -318,6 +322,13 @@ class Int32OffsetOverflow(Rule):
             fix_message="Cast the first runtime index to int64",
             edits=build,
         )
+
+
+def _pointer_name(expression) -> str | None:
+    node = expression.target if isinstance(expression, cst.AugAssign) else expression
+    while isinstance(node, cst.BinaryOperation):
+        node = node.left
+    return node.value if isinstance(node, cst.Name) else None
 
 
 def _is_product(node) -> bool:

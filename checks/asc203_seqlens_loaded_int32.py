@@ -1,3 +1,5 @@
+import re
+
 import libcst as cst
 
 from ascendlint import edits
@@ -7,13 +9,14 @@ from ascendlint.rule import Invalid, Rule, Valid
 
 
 class SeqlensLoadedInt32(Rule):
-    """Flags a loaded offset narrowed with `.to(tl.int32)` (or `tl.cast(.., tl.int32)`) that then reaches a
-    product in pointer arithmetic.
+    """Flags a token offset loaded and narrowed with `.to(tl.int32)` (or `tl.cast(.., tl.int32)`) that then
+    reaches a product in pointer arithmetic that can pass 2^31.
 
-    The rule follows the data, not array names: a value loaded from any array, narrowed, and multiplied (directly
-    or through other names) in the offset of a pointer. Narrowing a difference such as
-    `T = (eos - bos).to(tl.int32)`, a bound used only in masks or lengths, or a small index added to a pointer
-    without a multiplication, is fine.
+    The rule follows the data, not array names. A token offset is a loaded value that grows with the total token
+    count: one of a pair of prefix-sum entries subtracted into a length (`eos - bos`), or a value added to token
+    rows or multiplied by a runtime size. A chunk or sequence index narrowed from `chunk_indices` (used to index
+    another table or multiplied by a tile size) is small and is not reported; neither is a difference such as
+    `T = (eos - bos).to(tl.int32)`, nor a bound used only in masks or lengths.
     """
 
     code = "ASC203"
@@ -76,12 +79,13 @@ class SeqlensLoadedInt32(Rule):
                     language.load(chunk_indices + i_c * 2 + 1).to(language.int32),
                 )
                 start = language.load(chunk_offsets + i_n)
+                end = language.load(chunk_offsets + i_n + 1)
                 start = language.cast(start, language.int32)
+                n = end - start
                 row = start + i_t
-                p = language.make_block_ptr(x + row * D, (1, D), (D, 1), (0, 0), (1, D), (1, 0))
+                p = language.make_block_ptr(x + row * D, (n, D), (D, 1), (0, 0), (1, D), (1, 0))
                 language.store(o + i_c, language.sum(language.load(p, boundary_check=(0, 1))))
             """,
-            count=2,
             fixed="""
             import triton
             import triton.language as language
@@ -91,12 +95,14 @@ class SeqlensLoadedInt32(Rule):
                 i_c = language.program_id(0)
                 i_n, i_t = (
                     language.load(chunk_indices + i_c * 2).to(language.int32),
-                    language.load(chunk_indices + i_c * 2 + 1).to(language.int64),
+                    language.load(chunk_indices + i_c * 2 + 1).to(language.int32),
                 )
                 start = language.load(chunk_offsets + i_n)
+                end = language.load(chunk_offsets + i_n + 1)
                 start = language.cast(start, language.int64)
+                n = (end - start).to(language.int32)
                 row = start + i_t
-                p = language.make_block_ptr(x + row * D, (1, D), (D, 1), (0, 0), (1, D), (1, 0))
+                p = language.make_block_ptr(x + row * D, (n, D), (D, 1), (0, 0), (1, D), (1, 0))
                 language.store(o + i_c, language.sum(language.load(p, boundary_check=(0, 1))))
             """,
         ),
@@ -106,17 +112,47 @@ class SeqlensLoadedInt32(Rule):
             import triton.language as tl
 
             @triton.jit
-            def kernel(x, o, chunk_indices, T, H: tl.constexpr, D: tl.constexpr, BT: tl.constexpr):
-                i_c, i_h = tl.program_id(0), tl.program_id(1)
-                i_t = tl.load(chunk_indices + i_c).to(tl.int32)
-                p_x = tl.make_block_ptr(x + i_h * D, (T, D), (H * D, 1), (i_t * BT, 0), (BT, D), (1, 0))
+            def kernel(x, o, cu_seqlens, H: tl.constexpr, D: tl.constexpr, BT: tl.constexpr):
+                i_n, i_h = tl.program_id(0), tl.program_id(1)
+                bos = tl.load(cu_seqlens + i_n).to(tl.int32)
+                eos = tl.load(cu_seqlens + i_n + 1).to(tl.int32)
+                p_x = tl.make_block_ptr(x + i_h * D, (eos, D), (H * D, 1), (bos, 0), (BT, D), (1, 0))
                 b_x = tl.load(p_x, boundary_check=(0, 1))
-                o_t = i_t * BT + tl.arange(0, BT)
-                tl.store(o + o_t * H + i_h, tl.sum(b_x, 1), mask=o_t < T)
+                tl.store(o + (bos * H + i_h) * D + tl.arange(0, D), tl.sum(b_x, 0))
+            """,
+            fixed="""
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(x, o, cu_seqlens, H: tl.constexpr, D: tl.constexpr, BT: tl.constexpr):
+                i_n, i_h = tl.program_id(0), tl.program_id(1)
+                bos = tl.load(cu_seqlens + i_n).to(tl.int32)
+                eos = tl.load(cu_seqlens + i_n + 1).to(tl.int32)
+                p_x = tl.make_block_ptr(x + i_h * D, (eos, D), (H * D, 1), (bos, 0), (BT, D), (1, 0))
+                b_x = tl.load(p_x, boundary_check=(0, 1))
+                tl.store(o + (tl.cast(bos, tl.int64) * H + i_h) * D + tl.arange(0, D), tl.sum(b_x, 0))
             """,
         ),
     ]
     VALID = [
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(x, o, chunk_indices, cu_seqlens, T, H: tl.constexpr, D: tl.constexpr, BT: tl.constexpr):
+                i_c, i_h = tl.program_id(0), tl.program_id(1)
+                i_n = tl.load(chunk_indices + i_c * 2).to(tl.int32)
+                i_t = tl.load(chunk_indices + i_c * 2 + 1).to(tl.int32)
+                bos = tl.load(cu_seqlens + i_n).to(tl.int64)
+                p_x = tl.make_block_ptr(x + (bos * H + i_h) * D, (T, D), (H * D, 1), (i_t * BT, 0), (BT, D), (1, 0))
+                b_x = tl.load(p_x, boundary_check=(0, 1))
+                o_t = i_t * BT + tl.arange(0, BT)
+                tl.store(o + (bos + o_t) * H + i_h, tl.sum(b_x, 1), mask=o_t < T)
+            """
+        ),
         Valid(
             """
             import triton
@@ -199,38 +235,154 @@ class SeqlensLoadedInt32(Rule):
         if kernel is None or kernel.node is not node:
             return
         analysis = self.context.analysis(kernel)
+        tables = analysis.index_tables
         reported: set[int] = set()
         block_sources = _block_offset_sources(analysis)
-        offsets = [offset for _, found in analysis.pointer_expressions for offset in found]
-        factors = []
-        for product in analysis.offset_nodes(offsets):
-            if isinstance(product, cst.BinaryOperation) and isinstance(product.operator, cst.Multiply):
-                factors += [product.left, product.right]
-        for leaf in analysis.offset_nodes(factors, stop=lambda node: _is_length(analysis, node)):
-            if id(leaf) not in reported and _narrowed_load(analysis, leaf):
-                reported.add(id(leaf))
-                self._report(analysis, leaf, reaches_block_offsets=id(leaf) in block_sources)
+        uses: dict[int, list] = {}  # narrowed load -> the wrapping pointer expressions it reaches
+        for pointer_expression, offsets in analysis.pointer_expressions:
+            if _pointer_name(pointer_expression) in tables:
+                continue
+            factors = []
+            for product in analysis.offset_nodes(offsets):
+                if _is_product(product) and analysis.can_wrap(product) and not analysis.is_int64(product):
+                    factors += [product.left, product.right]
+            for leaf in analysis.offset_nodes(factors, stop=lambda node: _is_length(analysis, node)):
+                if _narrowed_load(analysis, leaf):
+                    uses.setdefault(id(leaf), [leaf]).append(pointer_expression)
+        for key, (leaf, *pointers) in uses.items():
+            if key in reported or not _is_token_offset(analysis, leaf):
+                continue
+            reported.add(key)
+            self._report(analysis, leaf, pointers, reaches_block_offsets=key in block_sources)
 
-    def _report(self, analysis, call: cst.Call, reaches_block_offsets: bool) -> None:
+    def _report(self, analysis, call: cst.Call, pointers, reaches_block_offsets: bool) -> None:
         _, dtype = analysis.cast_target(call)
         tl = self.facts.local_alias("tl", "tl")
         module = self.context.module
         lengths = _lengths_computed_from(analysis, call)
+        widened_reads = _reads_in_pointers(analysis, call, pointers) if reaches_block_offsets else None
 
         def build(loc):
+            if widened_reads is not None:  # keep the load narrow for the block pointer; widen at the bases
+                return [edits.replace(loc, read, f"{tl}.cast({read.value}, {tl}.int64)") for read in widened_reads]
             found = [edits.replace(loc, dtype, f"{tl}.int64")]
             for length in lengths:
                 found.append(edits.replace(loc, length, f"({module.code_for_node(length)}).to({tl}.int32)"))
             return found
 
+        if reaches_block_offsets and not widened_reads:
+            fix_message, build, applicability = None, None, None
+        elif reaches_block_offsets:
+            fix_message = "Widen the offset where it enters pointer arithmetic (it also sizes block pointer offsets)"
+            applicability = None
+        else:
+            fix_message = "Load the offset as int64" + (" and narrow the lengths computed from it" if lengths else "")
+            applicability = None
         self.report(
             call,
             self.message.format(call=_short(module.code_for_node(call))),
-            fix_message="Load the offset as int64" + (" and narrow the lengths computed from it" if lengths else ""),
+            fix_message=fix_message,
             edits=build,
-            # a widened value that also sizes block pointer offsets turns them int64, which Ascend rejects (ASC103)
-            applicability=Applicability.UNSAFE if reaches_block_offsets else None,
+            applicability=applicability,
         )
+
+
+def _is_product(node) -> bool:
+    return isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply)
+
+
+def _pointer_name(expression) -> str | None:
+    node = expression.target if isinstance(expression, cst.AugAssign) else expression
+    while isinstance(node, cst.BinaryOperation):
+        node = node.left
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def _bound_names(analysis, call: cst.Call) -> list[str]:
+    """The names a narrowed load is assigned to (`bos = tl.load(...).to(tl.int32)`, tuple targets included)."""
+    statement = analysis.statement_of(call)
+    names = []
+    for binding in analysis._bindings.get(id(statement), ()) if statement is not None else ():
+        name, definition = binding
+        if definition.value is call or (definition.value is not None and _contains(definition.value, call)):
+            names.append(name)
+    return names
+
+
+def _contains(expr, node) -> bool:
+    stack = [expr]
+    while stack:
+        current = stack.pop()
+        if current is node:
+            return True
+        stack.extend(current.children)
+    return False
+
+
+_OFFSET_TABLE = re.compile(r"cu_|seqlen|seq_len|offset|start|_loc|cumsum|indptr|prefix", re.IGNORECASE)
+_INDEX_TABLE = re.compile(r"indices|index|idx|_ids?$", re.IGNORECASE)
+
+
+def _is_token_offset(analysis, call: cst.Call) -> bool:
+    """A loaded value that grows with the token count (a prefix-sum entry), not a chunk or sequence index.
+
+    Token offsets are subtracted from another loaded value into a length (`eos - bos`), multiplied by a runtime
+    size, or loaded from a table named for offsets (`cu_seqlens`, `chunk_offsets`, `query_start_loc`); chunk and
+    sequence indices are loaded from index tables (`chunk_indices`) and are not reported."""
+    table = _loaded_table(analysis, call)
+    if table is not None and _INDEX_TABLE.search(table):
+        return False
+    names = _bound_names(analysis, call)
+    reads = [read for name in names for read in analysis.reads.get(name, ()) if _reads_binding(analysis, read, call)]
+    for read in reads:
+        parent = analysis.index.parent(read)
+        while isinstance(parent, cst.Subscript):
+            parent = analysis.index.parent(parent)
+        if isinstance(parent, cst.BinaryOperation):
+            other = parent.right if parent.left is read else parent.left
+            if isinstance(parent.operator, cst.Subtract) and analysis.is_loaded(other):
+                return True
+            if isinstance(parent.operator, cst.Multiply) and not analysis.is_compile_time(other):
+                return True
+    return table is not None and bool(_OFFSET_TABLE.search(table))
+
+
+def _loaded_table(analysis, call: cst.Call) -> str | None:
+    operand = analysis.cast_target(call)[0]
+    for _ in range(4):
+        if analysis.facts.is_call_to(operand, "tl.load") and operand.args:
+            return _pointer_name(operand.args[0].value)
+        cast = analysis.cast_target(operand) if isinstance(operand, cst.Call) else None
+        if cast is not None:
+            operand = cast[0]
+        elif isinstance(operand, cst.Name):
+            values = [d.value for d in analysis.definitions(operand) if d.kind == "assign"]
+            if len(values) != 1 or values[0] is None:
+                return None
+            operand = values[0]
+        else:
+            return None
+    return None
+
+
+def _reads_binding(analysis, read, call) -> bool:
+    return any(d.value is call or (d.value is not None and _contains(d.value, call)) for d in analysis.definitions(read))
+
+
+def _reads_in_pointers(analysis, call: cst.Call, pointers) -> list[cst.Name]:
+    """The reads of the narrowed value inside the wrapping pointer expressions: where a cast to int64 widens the
+    offset without touching the block pointer offsets."""
+    names = set(_bound_names(analysis, call))
+    found: dict[int, cst.Name] = {}
+    for pointer in pointers:
+        stack = [pointer]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Name) and node.value in names and _reads_binding(analysis, node, call):
+                found[id(node)] = node
+            elif not isinstance(node, cst.Call):
+                stack.extend(node.children)
+    return list(found.values())
 
 
 def _lengths_computed_from(analysis, call: cst.Call) -> list[cst.BinaryOperation]:

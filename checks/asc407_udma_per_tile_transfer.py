@@ -26,6 +26,8 @@ class UdmaPerTileTransfer(Rule):
     name = "udma-per-tile-transfer"
     message = "`{call}` once per tile of this loop: move the whole range with one call"
     severity = Severity.ADVISORY
+    default = False
+    opt_in_reason = "a performance advisory"
     why = """
         Every UDMA call pays a fixed cost to start the transfer and poll for its completion, independent of its
         size. Splitting a contiguous range into tile-sized `putmem`/`getmem` calls pays that cost per tile; one

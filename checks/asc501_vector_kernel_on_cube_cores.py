@@ -22,6 +22,8 @@ class VectorKernelOnCubeCores(Rule):
     name = "vector-kernel-on-cube-cores"
     message = "`{kernel}` uses no `tl.dot` but its grid is the cube core count; size it by the vector core count"
     severity = Severity.ADVISORY
+    default = False
+    opt_in_reason = "a performance advisory"
     fix_safety = FixSafety.NONE
     why = """
         An Ascend AI core pairs one cube unit with two vector units (A2: 24 cube, 48 vector cores). A kernel without

@@ -24,6 +24,8 @@ class CoreGridNotFlattened(Rule):
     name = "core-grid-not-flattened"
     message = "core-grid task loop runs once per iteration of an outer loop; flatten the outer loop into the task id"
     severity = Severity.ADVISORY
+    default = False
+    opt_in_reason = "a performance advisory"
     fix_safety = FixSafety.NONE
     why = """
         A core grid launches one program per physical core, and each program takes every `num_programs`-th task.

@@ -35,6 +35,8 @@ class NarrowInnerTile(Rule):
     name = "narrow-inner-tile"
     message = "innermost tile extent is {detail}"
     severity = Severity.ADVISORY
+    default = False
+    opt_in_reason = "a performance advisory"
     fix_safety = FixSafety.NONE
     options = {"granule_bytes": 512, "min_elements_unknown_type": 64}
     why = """

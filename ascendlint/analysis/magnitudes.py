@@ -2,13 +2,13 @@
 
 A magnitude is a number of bits ``b``: the value stays below ``2**b`` at the shapes a kernel is plausibly used for
 (up to about a million tokens per launch, tensors of more than 2**31 elements such as KV caches and vocab-sized
-logits). An int32 value wraps when its magnitude reaches ``WRAPS_AT`` (31 bits).
+logits). An int32 value wraps when it can reach 2**31, that is when its magnitude passes ``INT32_BITS``.
 
 Sources:
 - literals: their own size; constexpr parameters: the largest value the module's launches or autotune configs
   pass, else ``CONSTEXPR_BITS`` (a tile size);
 - integer kernel parameters: by name, when the name says what the parameter counts (``name_bits``), else
-  ``EXTENT_BITS``;
+  ``EXTENT_BITS``; strides by the dimension they step over (a batch stride spans a sequence, a head stride may);
 - program ids: ``CORE_PROGRAM_BITS`` on a core grid (sized by the core count, or striding by the program count),
   else the launch grid's axis (below 2**16, since a grid holds at most 65535 programs);
 - loop variables: the larger of their bounds; ``tl.arange``: its end; loaded integers: ``LOADED_BITS``;
@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import re
 
-WRAPS_AT = 31
+INT32_BITS = 31
 UNBOUNDED = 64
 SMALL_BITS = 7  # heads, groups, ranks, experts, conv widths, buffer counts
 BATCH_BITS = 12  # sequences or requests in one launch
 FEATURE_BITS = 15  # per-token sizes: head dims, hidden sizes, row strides (a weight of K x N stays below 2**31)
+VOCAB_BITS = 18  # vocabularies: up to a quarter of a million entries
 TOKEN_BITS = 21  # token counts and offsets: about a million tokens per launch, with room
 SIZE_BITS = 34  # total sizes: numel of a tensor that can exceed 2**31 elements
 EXTENT_BITS = 16  # an integer parameter whose name says nothing
@@ -61,11 +62,23 @@ _TOKEN = re.compile(
     re.IGNORECASE,
 )
 _STRIDE = re.compile(r"stride", re.IGNORECASE)
+# The stride of a batch dimension spans a whole sequence; that of a head dimension may span one (``[B, H, T, D]``).
+_BATCH_STRIDE = re.compile(r"stride_?[a-z]?_?(b|z|bs|batch)$|^(b|z|batch)_?stride", re.IGNORECASE)
+_HEAD_STRIDE = re.compile(r"stride_?[a-z]?_?(h|head|hv|hk|hq)$|^(h|head)_?stride", re.IGNORECASE)
+_VOCAB = re.compile(r"vocab", re.IGNORECASE)
 _SIZE = re.compile(r"^(n_?elements?|num_?elements?|numel|n_?elem|total_?size|total|size|length|n_?total)$",
                    re.IGNORECASE)
-# Index variables named after what they count along (``i_h``, ``head_idx``, ``pid_h``): a head index.
-_SMALL_INDEX = re.compile(r"^(i_?h\w?|i_?hv|i_?hq|i_?hk|i_?g|head(_?idx|_?id)?|h_?idx|h_?id|pid_?h\w?|i_?head)$",
-                          re.IGNORECASE)
+# Index variables named after what they count along: heads (``i_h``, ``head_idx``, ``pid_h``) and sequences or
+# requests (``i_b``, ``i_n``, ``req_idx``, ``pid_b``, ``seq_id``).
+_SMALL_INDEX = re.compile(
+    r"^(i_?h|i_?hv|i_?hq|i_?hk|i_?hg|i_?g|i_?head|pid_?h|pid_?head|h_?idx|h_?id|(\w+_)?heads?(_?idx|_?id)?)$",
+    re.IGNORECASE,
+)
+_BATCH_INDEX = re.compile(
+    r"^(i_?b|i_?n|i_?bs|b_?id|b_?idx|bid|pid_?b|pid_?batch|batch(_?idx|_?id)?|i_?batch|i_?seq|seq_?(idx|id)"
+    r"|(\w+_)?req(uest)?(_?state)?(_?idx|_?id)?|i_?req)$",
+    re.IGNORECASE,
+)
 
 
 def name_bits(name: str) -> int:
@@ -73,7 +86,13 @@ def name_bits(name: str) -> int:
     if _SIZE.match(name):
         return SIZE_BITS
     if _STRIDE.search(name):
+        if _BATCH_STRIDE.search(name):
+            return SIZE_BITS
+        if _HEAD_STRIDE.search(name):
+            return TOKEN_BITS
         return FEATURE_BITS
+    if _VOCAB.search(name):
+        return VOCAB_BITS
     if _SMALL.match(name):
         return SMALL_BITS
     if _BATCH.match(name):
@@ -86,8 +105,12 @@ def name_bits(name: str) -> int:
 
 
 def index_name_bits(name: str) -> int | None:
-    """A bound implied by an index variable's name (a head index), or None."""
-    return SMALL_BITS if _SMALL_INDEX.match(name) else None
+    """A bound implied by an index variable's name (a head, a sequence or a request), or None."""
+    if _SMALL_INDEX.match(name):
+        return SMALL_BITS
+    if _BATCH_INDEX.match(name):
+        return BATCH_BITS
+    return None
 
 
 def of_int(value: int) -> int:
@@ -119,4 +142,5 @@ def widen(old: int, new: int) -> int:
 
 
 def can_wrap(bits: int) -> bool:
-    return bits >= WRAPS_AT
+    """A value below ``2**bits`` can reach ``2**31`` only when ``bits`` passes 31."""
+    return bits > INT32_BITS

@@ -84,6 +84,15 @@ def join(first: Value, second: Value) -> Value:
     return (bits, size, divisors)
 
 
+def _named_index(name: str, value: Value) -> Value:
+    """A runtime index bound to a name that says what it counts (``i_h``, ``req_idx``) is bounded by that count."""
+    if value[0] & T.INDEX:
+        bound = mag.index_name_bits(name)
+        if bound is not None and bound < value[1]:
+            return (value[0], bound, _NO_DIVISORS)
+    return value
+
+
 def _widen(old: Value, new: Value) -> Value:
     return (old[0] | new[0], mag.widen(old[1], new[1]), old[2] & new[2])
 
@@ -417,7 +426,7 @@ class KernelAnalysis:
             state = dict(state)
             for name, definition in names:
                 found = values.get(id(definition.value), whole) if definition.value is not None else _UNKNOWN
-                state[name] = found if keep_constexpr else self._assigned(found)
+                state[name] = _named_index(name, found if keep_constexpr else self._assigned(found))
             return state
         if kind is cst.AugAssign:
             right = self._evaluate(node.value, state)
@@ -575,6 +584,8 @@ class KernelAnalysis:
         lbits, rbits = left[0], right[0]
         if not isinstance(operator, _ARITHMETIC):
             return (((lbits | rbits) & _RUNTIME) | T.INT | T.NARROW, mag.UNBOUNDED, _NO_DIVISORS)
+        if isinstance(operator, (cst.FloorDivide, cst.Modulo, cst.RightShift)) and lbits & T.INDEX:
+            rbits &= ~(T.EXTENT | T.INDEX)  # an index divided or reduced by a size is still an index
         bits = (lbits | rbits) & ~(_WIDTHS | T.POINTER | T.BLOCK)
         bits |= _combined_width(lbits, rbits)
         if isinstance(operator, (cst.Add, cst.Subtract)) and (lbits | rbits) & T.POINTER:
@@ -632,7 +643,7 @@ class KernelAnalysis:
             if target in _INT64:
                 return (carried | T.INT | T.WIDE, found[1], found[2])
             if target in _NARROW_INTS:
-                return (carried | T.INT | T.NARROW, min(found[1], mag.WRAPS_AT), found[2])
+                return (carried | T.INT | T.NARROW, min(found[1], mag.INT32_BITS), found[2])
             if target.startswith(("tl.float", "tl.bfloat")):
                 return (carried | T.FLOAT, 0, _NO_DIVISORS)
             return (found[0] | T.DYNAMIC | T.TENSOR, found[1], found[2])
@@ -720,7 +731,7 @@ class KernelAnalysis:
                 for bound in bounds:
                     bits |= bound[0]
                 width = _combined_width(*(b[0] for b in bounds)) or T.NARROW
-                carried = bits & (T.PROGRAM | T.EXTENT | T.LOADED)
+                carried = bits & (T.PROGRAM | T.LOADED)  # bounded by its extents, not an extent itself
                 return (T.DYNAMIC | T.TENSOR | T.INDEX | T.INT | width | carried, size, divisors)
         return (T.DYNAMIC | T.TENSOR | T.INDEX | T.NARROW | T.INT, mag.LOADED_BITS, _NO_DIVISORS)
 
@@ -870,6 +881,34 @@ class KernelAnalysis:
     def is_pointer_name(self, name: str) -> bool:
         return name in self.pointer_params
 
+    @cached_property
+    def index_tables(self) -> set[str]:
+        """Pointer parameters that point at integer tables: what is loaded through them is cast to int32/int64 or
+        indexes other memory, or what is stored through them is an integer index (block tables, sequence offsets,
+        token ids, counters). Such tables hold a few entries per request or token, far below 2**31."""
+        found: set[str] = set()
+        facts = self.facts
+        for node in self.nodes:
+            if not isinstance(node, cst.Call):
+                continue
+            cast = self.cast_target(node)
+            if cast is not None and (self.facts.qualname(cast[1]) or "") in _INDEX_TYPES:
+                loaded = _loaded_pointer(facts, cast[0])
+                if loaded is not None:
+                    found.add(loaded)
+            elif facts.is_call_to(node, "tl.store") and len(node.args) >= 2:
+                stored = argument(node, 1, "value")
+                if stored is not None and _is_index_value(self.traits(stored)):
+                    base = _pointer_base(node.args[0].value)
+                    if base in self.pointer_params:
+                        found.add(base)
+        for _, offsets in self.pointer_expressions:
+            for part in self.offset_nodes(offsets):
+                loaded = _loaded_pointer(facts, part)
+                if loaded is not None:
+                    found.add(loaded)
+        return {name for name in found if name in self.pointer_params}
+
     # -- expression properties ---------------------------------------------------------------------------------
     def is_constexpr(self, expr: cst.BaseExpression) -> bool:
         """A ``constexpr`` object (not a tensor) on every path when the compiler reaches it: literals, constexpr
@@ -908,9 +947,10 @@ class KernelAnalysis:
         return bool(self.traits(expr) & T.INDEX)
 
     def is_runtime_extent(self, expr: cst.BaseExpression) -> bool:
-        """A runtime size (integer parameter, or computed from them) that is not also an index."""
+        """A runtime size (integer parameter, or computed from them) on some path: a name that is a parameter
+        in one branch and a loaded length in another is still an extent where the parameter reaches."""
         found = self.traits(expr)
-        return found & (T.EXTENT | T.INDEX | T.DYNAMIC) == T.EXTENT | T.DYNAMIC
+        return found & (T.EXTENT | T.DYNAMIC) == T.EXTENT | T.DYNAMIC
 
     def derives_from_program_id(self, expr: cst.BaseExpression) -> bool:
         return bool(self.traits(expr) & T.PROGRAM)
@@ -1049,6 +1089,20 @@ def argument(call: cst.Call, position: int, keyword: str) -> cst.BaseExpression 
 
 
 _argument = argument
+
+
+_INDEX_TYPES = {"tl.int32", "tl.int64", "tl.uint32", "tl.uint64"}
+
+
+def _loaded_pointer(facts: ModuleFacts, expr: cst.BaseExpression) -> str | None:
+    """The base pointer name of ``tl.load(base + ...)``, or None."""
+    if facts.is_call_to(expr, "tl.load") and expr.args:
+        return _pointer_base(expr.args[0].value)
+    return None
+
+
+def _is_index_value(bits: Traits) -> bool:
+    return bool(bits & T.INT) and bool(bits & T.INDEX) and not bits & (T.FLOAT | T.POINTER | T.BLOCK)
 
 
 def _builtin(func: cst.BaseExpression) -> str:
