@@ -46,6 +46,8 @@ def render_rule(rule: type[Rule]) -> str:
     if rule.options:
         parts += ["", "## Options", f"Set under `[tool.ascendlint.{rule.name}]`:"]
         parts += [f"- `{key}` (default `{value!r}`)" for key, value in rule.options.items()]
+        if rule.options_notes:
+            parts += ["", textwrap.dedent(rule.options_notes).strip()]
     return "\n".join(parts) + "\n"
 
 

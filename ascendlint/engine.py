@@ -58,7 +58,7 @@ def lint_text(
         module=module,
         index=index,
         facts=ModuleFacts(module, index),
-        locator=Locator(module, text),
+        locator=Locator(module, text, index),
     )
     options = options or {}
     crashed: dict[str, BaseException] = {}

@@ -1,11 +1,17 @@
-"""Source positions of nodes, computed only when a file has something to report.
+"""Source positions of nodes, computed only when a file has something to report, and only where it reports.
 
-Positions come from one code-generation pass that counts characters (libcst prints a parsed module back to exactly
+Positions come from a code-generation pass that counts characters (libcst prints a parsed module back to exactly
 its source). That is the work libcst's ``PositionProvider`` does, minus its metadata visitor pass and its per-token
-line splitting, so it costs about half as much; most files have no finding and pay nothing.
+line splitting. Only the top-level statements that hold a reported node are printed: where each one starts in the
+text follows from the line CPython's own parser gives its first token, less the blank and comment lines libcst
+keeps in front of it, and the printed statement is checked against the text at that offset. When anything does
+not line up, the whole module is printed instead; most files have no finding and pay nothing.
 """
 
 from __future__ import annotations
+
+import ast
+import warnings
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -15,10 +21,14 @@ from .text_positions import line_starts, location_in
 
 
 class Locator:
-    def __init__(self, module: cst.Module, text: str) -> None:
+    def __init__(self, module: cst.Module, text: str, index=None) -> None:
         self.module = module
         self.text = text
+        self.index = index  # the module's NodeIndex: finds a node's top-level statement
         self._ranges: dict[int, tuple[int, int]] | None = None
+        self._partial: dict[int, tuple[int, int]] = {}
+        self._printed: set[int] = set()
+        self._statement_starts: list[int] | None = None
         self._line_starts: list[int] | None = None
 
     @property
@@ -49,7 +59,69 @@ class Locator:
 
     def offsets(self, node: cst.CSTNode) -> tuple[int, int]:
         """Character offsets of the node's first and one-past-last character (syntactic extent, as libcst's)."""
+        if self._ranges is None:
+            found = self._partial.get(id(node))
+            if found is not None or self._print_statement_of(node):
+                found = self._partial.get(id(node))
+                if found is not None:
+                    return found
         return self._offset_ranges()[id(node)]
+
+    def _print_statement_of(self, node: cst.CSTNode) -> bool:
+        """Record the ranges of the top-level statement holding ``node``; False when that cannot be done."""
+        if self.index is None:
+            return False
+        top = node
+        for ancestor in self.index.ancestors(node):
+            if ancestor is self.module:
+                break
+            top = ancestor
+        if top is self.module or id(top) in self._printed:
+            return False
+        self._printed.add(id(top))
+        starts = self._top_level_starts()
+        position = self._top_position.get(id(top)) if starts is not None else None
+        if position is None:
+            return False
+        start = starts[position]
+        state = _OffsetRecordingState(self.module.default_indent, self.module.default_newline)
+        state.offset = start
+        top._codegen(state)
+        if self.text[start : state.offset] != "".join(state.tokens):
+            return False
+        self._partial.update(state.ranges)
+        return True
+
+    def _top_level_starts(self) -> list[int] | None:
+        """Offset where each top-level statement's printed text begins (its leading blank and comment lines
+        included), from the first-token lines of CPython's parse; None when the two parses do not pair up."""
+        if self._statement_starts is not None:
+            return self._statement_starts or None
+        self._statement_starts = []
+        self._top_position: dict[int, int] = {}
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(self.text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        body, used, starts = tree.body, 0, []
+        line_starts = self.line_starts
+        for position, statement in enumerate(self.module.body):
+            if used >= len(body):
+                return None
+            first = body[used]
+            used += len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
+            line = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", ()))])
+            line -= len(statement.leading_lines)
+            if not 1 <= line <= len(line_starts):
+                return None
+            starts.append(line_starts[line - 1])
+            self._top_position[id(statement)] = position
+        if used != len(body):
+            return None
+        self._statement_starts = starts
+        return starts
 
     def span(self, node: cst.CSTNode) -> tuple[Location, Location]:
         """1-based (row, column) of the node's first and one-past-last character."""

@@ -73,6 +73,7 @@ class Rule:
     fix_safety: ClassVar[FixSafety] = FixSafety.NONE
     why: ClassVar[str]
     fix_notes: ClassVar[str] = ""
+    options_notes: ClassVar[str] = ""  # what each option does, for the docs page
     options: ClassVar[dict[str, object]] = {}
     VALID: ClassVar[list[Valid]] = []
     INVALID: ClassVar[list[Invalid]] = []

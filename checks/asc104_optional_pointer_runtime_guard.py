@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ascendlint.analysis.grid import launches_of, may_pass_none
 from ascendlint.analysis.values import argument
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
@@ -13,7 +14,9 @@ class OptionalPointerRuntimeGuard(Rule):
     """Flags a dereference of an optional pointer that no compile-time condition removes when the pointer is None.
 
     A pointer is optional when its parameter defaults to `None`, a `triton.heuristics` lambda tests it with
-    `is None` / `is not None`, or the kernel itself tests `ptr is not None`. A dereference (load, store, block
+    `is None` / `is not None`, or the kernel itself tests `ptr is not None`. Only pointers that a launch in the
+    module can pass as None count: the literal `None`, `x if cond else None`, or a host name or parameter that can
+    be None and that the host has not used as a tensor before the launch. A dereference (load, store, block
     pointer or pointer arithmetic) must sit in a branch of a constexpr-only condition that is false when the
     pointer is None: `if USE_H0:` around a runtime test, or the `elif` after `if not USE_H0:`. A condition such
     as `if USE_H0 or i_t > 0:` or `if USE_H0 and i_t > 0:` keeps the branch compiled.
@@ -21,6 +24,7 @@ class OptionalPointerRuntimeGuard(Rule):
 
     code = "ASC104"
     name = "optional-pointer-runtime-guard"
+    options = {"report-unlaunched": False}
     message = (
         "`{pointer}` may be None, but this branch is still compiled then ({reason}); "
         "enclose it in a constexpr-only test such as `if {flag}:`"
@@ -35,6 +39,11 @@ class OptionalPointerRuntimeGuard(Rule):
         condition, and a flag bound by plain assignment (`has_h0 = h0 is not None`) is a tensor, so `if has_h0:`
         is a runtime branch too. When a `triton.heuristics` flag says whether the pointer is present, only a test
         of that flag (or of the pointer) removes the branch: another switch (`if IS_VARLEN:`) does not.
+    """
+    options_notes = """
+        `report-unlaunched`: also report kernels that no launch in the module shows (launched from another module
+        or through a wrapper); whether their pointers can be None is then unknown, and on real code such reports
+        are mostly pointers the host always allocates.
     """
     fix_notes = """
         Test the constexpr flag on its own and nest the runtime test inside it (`if USE_H0:` then `if i_t > 0:`),
@@ -55,6 +64,9 @@ class OptionalPointerRuntimeGuard(Rule):
                 if USE_H0 or i_t * BT < T:
                     b_h += tl.load(h0 + offs)
                 tl.store(o + i_t * BT + offs, b_h + tl.load(x + offs))
+
+            def launch(x, o, h0=None):
+                kernel[(4,)](x, h0, o, x.shape[0], BT=16)
             """,
             doc=True,
         ),
@@ -76,6 +88,9 @@ class OptionalPointerRuntimeGuard(Rule):
                     language.store(ht + offs, b_h)
                 p_o = ht + i_t * BT + offs
                 language.store(o + offs, b_h)
+
+            def launch(x, o, initial_state=None, final_state=None):
+                kernel[(4,)](x, o, x.shape[0], initial_state, final_state)
             """,
             count=3,
         ),
@@ -96,6 +111,9 @@ class OptionalPointerRuntimeGuard(Rule):
                 if NO_BIAS or FLAG:
                     b += tl.load(bias + offs)
                 tl.store(o + offs, b)
+
+            def launch(x, o, bias=None, flag=False):
+                kernel[(1,)](x, bias, o, FLAG=flag, BT=16)
             """,
         ),
         Invalid(
@@ -112,6 +130,9 @@ class OptionalPointerRuntimeGuard(Rule):
                 if WRITE_BACK:
                     row = tl.load(slots + i_n).to(tl.int64)
                     tl.store(o + row * BT + offs, b_x)
+
+            def launch(x, o, slots=None):
+                kernel[(x.shape[0],)](x, o, slots, WRITE_BACK=True, BT=16)
             """
         ),
         Invalid(
@@ -127,10 +148,65 @@ class OptionalPointerRuntimeGuard(Rule):
                 if has_h0:
                     b_h += tl.load(h0 + offs)
                 tl.store(o + offs, b_h)
+
+            def launch(x, o, h0=None):
+                kernel[(4,)](x, o, x.shape[0], h0)
+            """
+        ),
+        Invalid(
+            """
+            import torch
+            import triton
+            import triton.language as tl
+
+            @triton.heuristics({"SAVE": lambda args: args["v_new"] is not None})
+            @triton.jit
+            def kernel(u, v_new, T, SAVE: tl.constexpr, BT: tl.constexpr):
+                i_t = tl.program_id(0)
+                offs = i_t * BT + tl.arange(0, BT)
+                b_u = tl.load(u + offs, mask=offs < T)
+                tl.store(v_new + offs, b_u * 2.0, mask=offs < T)
+
+            def launch(u, save_new_value=False):
+                v_new = torch.empty_like(u) if save_new_value else None
+                kernel[(4,)](u, v_new, u.shape[0], BT=16)
+                return v_new
             """
         ),
     ]
     VALID = [
+        Valid(
+            """
+            import torch
+            import triton
+            import triton.language as tl
+
+            @triton.heuristics({"USE_G": lambda args: args["g"] is not None, "STORE": lambda args: args["kg"] is not None})
+            @triton.jit
+            def kernel(k, g, kg, T, USE_G: tl.constexpr, STORE: tl.constexpr, BT: tl.constexpr):
+                offs = tl.program_id(0) * BT + tl.arange(0, BT)
+                b_k = tl.load(k + offs, mask=offs < T) * tl.load(g + offs, mask=offs < T)
+                tl.store(kg + offs, b_k, mask=offs < T)
+
+            def launch(k, g):
+                g = g.transpose(0, 1).contiguous()
+                kg = torch.empty_like(k)
+                kernel[(4,)](k, g, kg, k.shape[0], BT=16)
+                return kg
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.heuristics({"USE_H0": lambda args: args["h0"] is not None})
+            @triton.jit
+            def kernel(x, h0, o, T, USE_H0: tl.constexpr, BT: tl.constexpr):
+                offs = tl.arange(0, BT)
+                tl.store(o + offs, tl.load(x + offs) + tl.load(h0 + offs))
+            """
+        ),
         Valid(
             """
             import triton
@@ -145,6 +221,9 @@ class OptionalPointerRuntimeGuard(Rule):
                 if HAS_SLOTS and WRITE_BACK:
                     row = tl.load(slots + i_n).to(tl.int64)
                     tl.store(o + row * BT + offs, b_x)
+
+            def launch(x, o, slots=None):
+                kernel[(x.shape[0],)](x, o, slots, WRITE_BACK=True, BT=16)
             """
         ),
         Valid(
@@ -159,6 +238,9 @@ class OptionalPointerRuntimeGuard(Rule):
                 if HAS_BIAS:
                     b += tl.load(bias + offs)
                 tl.store(o + offs, b)
+
+            def launch(x, o, bias=None):
+                kernel[(1,)](x, o, bias, HAS_BIAS=bias is not None)
             """
         ),
         Valid(
@@ -176,6 +258,9 @@ class OptionalPointerRuntimeGuard(Rule):
                     if i_t * BT < T:
                         b_h += tl.load(h0 + offs)
                 tl.store(o + i_t * BT + offs, b_h + tl.load(x + offs))
+
+            def launch(x, o, h0=None):
+                kernel[(4,)](x, h0, o, x.shape[0], BT=16)
             """,
             doc=True,
         ),
@@ -198,6 +283,9 @@ class OptionalPointerRuntimeGuard(Rule):
                         h0 + offs + BT,
                     )
                 tl.store(o + offs, b_h + tl.load(x + offs))
+
+            def launch(x, o, h0=None):
+                kernel[(4,)](x, h0, o, x.shape[0], BT=16)
             """
         ),
         Valid(
@@ -218,6 +306,9 @@ class OptionalPointerRuntimeGuard(Rule):
                 if h0 is not None and T > 0:
                     b_h += 1.0
                 tl.store(o + offs, b_h if h0 is None else b_h + tl.load(h0 + offs))
+
+            def launch(x, o, h0=None):
+                kernel[(4,)](x, o, x.shape[0], h0)
             """
         ),
         Valid(
@@ -233,6 +324,9 @@ class OptionalPointerRuntimeGuard(Rule):
                 if i_t * BT < T:
                     b = b * scale
                 tl.store(o + offs, b)
+
+            def launch(x, o, scale):
+                kernel[(4,)](x, o, scale, x.shape[0], BT=16)
             """
         ),
     ]
@@ -243,6 +337,13 @@ class OptionalPointerRuntimeGuard(Rule):
             return
         analysis = self.context.analysis(kernel)
         optional = _optional_pointers(self.facts, kernel, analysis)
+        launches = launches_of(self.facts, kernel)
+        if launches or not self.settings["report-unlaunched"]:  # the module's launches say which can be None
+            optional = {
+                pointer: flags
+                for pointer, flags in optional.items()
+                if any(may_pass_none(self.facts, launch, pointer) for launch in launches)
+            }
         if not optional:
             return
         reported: set[int] = set()

@@ -46,9 +46,9 @@ class Int64CastAfterMultiply(Rule):
             import triton.language as tl
 
             @triton.jit
-            def kernel(x_ptr, T, BT: tl.constexpr):
-                i_b = tl.program_id(0)
-                base = (i_b * T).to(tl.int64)
+            def kernel(x_ptr, T, H, K, BT: tl.constexpr):
+                i_b, i_h = tl.program_id(0), tl.program_id(1)
+                base = ((i_b * T * H + i_h) * K).to(tl.int64)
                 tl.store(x_ptr + base + tl.arange(0, BT), 0.0)
             """,
             fixed="""
@@ -56,9 +56,9 @@ class Int64CastAfterMultiply(Rule):
             import triton.language as tl
 
             @triton.jit
-            def kernel(x_ptr, T, BT: tl.constexpr):
-                i_b = tl.program_id(0)
-                base = tl.cast(i_b, tl.int64) * T
+            def kernel(x_ptr, T, H, K, BT: tl.constexpr):
+                i_b, i_h = tl.program_id(0), tl.program_id(1)
+                base = tl.cast(i_b * T * H + i_h, tl.int64) * K
                 tl.store(x_ptr + base + tl.arange(0, BT), 0.0)
             """,
             doc=True,
@@ -150,9 +150,10 @@ class Int64CastAfterMultiply(Rule):
             import triton.language as tl
 
             @triton.jit
-            def kernel(x_ptr, T, BT: tl.constexpr):
-                i_b = tl.program_id(0)
-                base = tl.cast(i_b, tl.int64) * T
+            def kernel(x_ptr, T, H, K, BT: tl.constexpr):
+                i_b, i_h = tl.program_id(0), tl.program_id(1)
+                bos = (i_b * T).to(tl.int64)
+                base = (bos * H + i_h) * K
                 tl.store(x_ptr + base + tl.arange(0, BT), 0.0)
             """,
             doc=True,
@@ -267,11 +268,21 @@ class _Replace(cst.CSTTransformer):
         return self.replacements.get(id(original_node), updated_node)
 
 
+def _widening_targets(analysis, product: cst.BinaryOperation) -> list[cst.BaseExpression]:
+    """The factor to cast in ``product``: its first runtime factor, or, when that factor is itself a sum that can
+    wrap in int32, the first runtime factors of the products inside it."""
+    first = _runtime_factor(analysis, product)
+    if isinstance(first, cst.BinaryOperation) and analysis.can_wrap(first):
+        inner = [p for p in _products(first) if _runtime_factor(analysis, p) is not None]
+        if inner:
+            return [target for p in inner for target in _widening_targets(analysis, p)]
+    return [first]
+
+
 def _widened(module, analysis, value, products, tl: str, dtype, parent) -> str:
     dtype_code = module.code_for_node(dtype)
     replacements = {}
-    for product in products:
-        first = _runtime_factor(analysis, product)
+    for first in (target for product in products for target in _widening_targets(analysis, product)):
         inner = module.code_for_node(first.with_changes(lpar=[], rpar=[]) if getattr(first, "lpar", None) else first)
         replacements[id(first)] = cst.parse_expression(f"{tl}.cast({inner}, {dtype_code})")
     new_value = value.visit(_Replace(replacements))

@@ -15,6 +15,14 @@ class Int32OffsetOverflow(Rule):
 
     code = "ASC202"
     name = "int32-offset-overflow"
+    options = {"report-unproven-rows": False}
+    options_notes = """
+        `report-unproven-rows`: also report products whose row index comes from a program id or a loop whose
+        extent the module does not show to count tokens (no token-sized grid, bound or offset), and per-row
+        scalar reads (`rstd + rows * stride`). Such products wrap only for tensors beyond 2^31 elements that the
+        code gives no sign of; on real code about half of them are bounded (decode-time, per-request or weight
+        tensors), so they are off by default.
+    """
     message = "`{product}`{where} multiplies a runtime index by a runtime extent in int32 and can wrap past 2^31"
     severity = Severity.WARNING
     fix_safety = FixSafety.UNSAFE
@@ -35,10 +43,11 @@ class Int32OffsetOverflow(Rule):
             import triton.language as tl
 
             @triton.jit
-            def kernel(q, o, H, K, BK: tl.constexpr):
+            def kernel(q, o, cu_seqlens, H, K, BK: tl.constexpr):
                 i_n, i_h = tl.program_id(0), tl.program_id(1)
+                bos = tl.load(cu_seqlens + i_n)
                 o_k = tl.arange(0, BK)
-                b_q = tl.load(q + (i_n * H + i_h) * K + o_k)
+                b_q = tl.load(q + (bos * H + i_h) * K + o_k)
                 tl.store(o + o_k, b_q)
             """,
             fixed="""
@@ -46,10 +55,11 @@ class Int32OffsetOverflow(Rule):
             import triton.language as tl
 
             @triton.jit
-            def kernel(q, o, H, K, BK: tl.constexpr):
+            def kernel(q, o, cu_seqlens, H, K, BK: tl.constexpr):
                 i_n, i_h = tl.program_id(0), tl.program_id(1)
+                bos = tl.load(cu_seqlens + i_n)
                 o_k = tl.arange(0, BK)
-                b_q = tl.load(q + (tl.cast(i_n, tl.int64) * H + i_h) * K + o_k)
+                b_q = tl.load(q + (tl.cast(bos, tl.int64) * H + i_h) * K + o_k)
                 tl.store(o + o_k, b_q)
             """,
             doc=True,
@@ -60,17 +70,22 @@ class Int32OffsetOverflow(Rule):
             import triton.language as language
 
             @triton.jit
-            def kernel(x_ptr, y_ptr, cu_ptr, stride_x, T, BM: language.constexpr):
+            def kernel(x_ptr, y_ptr, stride_x, n_cols, BM: language.constexpr, BN: language.constexpr):
                 pid = language.program_id(0)
                 rows = pid * BM + language.arange(0, BM)
+                cols = language.arange(0, BN)
+                mask = cols[None, :] < n_cols
                 vals = language.load(
                     x_ptr
-                    + rows * stride_x,
-                    mask=rows < T,
+                    + rows[:, None] * stride_x + cols[None, :],
+                    mask=mask,
                 )
-                bos = language.load(cu_ptr + pid)
-                offset = bos * T
-                language.store(y_ptr + offset, vals)
+                language.store(y_ptr + rows[:, None] * stride_x + cols[None, :], vals * 2.0, mask=mask)
+
+            def launch(x, y):
+                n_rows, n_cols = x.shape
+                grid = (triton.cdiv(n_rows, 16),)
+                kernel[grid](x, y, x.stride(0), n_cols, BM=16, BN=256)
             """,
             count=2,
             fixed="""
@@ -78,17 +93,22 @@ class Int32OffsetOverflow(Rule):
             import triton.language as language
 
             @triton.jit
-            def kernel(x_ptr, y_ptr, cu_ptr, stride_x, T, BM: language.constexpr):
+            def kernel(x_ptr, y_ptr, stride_x, n_cols, BM: language.constexpr, BN: language.constexpr):
                 pid = language.program_id(0)
                 rows = pid * BM + language.arange(0, BM)
+                cols = language.arange(0, BN)
+                mask = cols[None, :] < n_cols
                 vals = language.load(
                     x_ptr
-                    + language.cast(rows, language.int64) * stride_x,
-                    mask=rows < T,
+                    + language.cast(rows[:, None], language.int64) * stride_x + cols[None, :],
+                    mask=mask,
                 )
-                bos = language.load(cu_ptr + pid)
-                offset = language.cast(bos, language.int64) * T
-                language.store(y_ptr + offset, vals)
+                language.store(y_ptr + language.cast(rows[:, None], language.int64) * stride_x + cols[None, :], vals * 2.0, mask=mask)
+
+            def launch(x, y):
+                n_rows, n_cols = x.shape
+                grid = (triton.cdiv(n_rows, 16),)
+                kernel[grid](x, y, x.stride(0), n_cols, BM=16, BN=256)
             """,
         ),
         Invalid(
@@ -164,6 +184,7 @@ class Int32OffsetOverflow(Rule):
                 b_k = tl.load(k + bos * D + offs)
                 tl.store(o + bos * D + offs, b_q + b_k)
             """,
+            count=3,
             fixed="""
             import triton
             from vllm.triton_utils import tl
@@ -171,11 +192,11 @@ class Int32OffsetOverflow(Rule):
             @triton.jit
             def kernel(q, k, o, T, D: tl.constexpr, BT: tl.constexpr):
                 i_n = tl.program_id(0)
-                bos = tl.cast(i_n, tl.int64) * T
+                bos = i_n * T
                 offs = tl.arange(0, BT)
-                b_q = tl.load(q + bos * D + offs)
-                b_k = tl.load(k + bos * D + offs)
-                tl.store(o + bos * D + offs, b_q + b_k)
+                b_q = tl.load(q + tl.cast(bos, tl.int64) * D + offs)
+                b_k = tl.load(k + tl.cast(bos, tl.int64) * D + offs)
+                tl.store(o + tl.cast(bos, tl.int64) * D + offs, b_q + b_k)
             """,
         ),
         Invalid(
@@ -191,6 +212,10 @@ class Int32OffsetOverflow(Rule):
                 offs_k = tl.arange(0, BK)
                 tile = tl.load(a_ptr + offs_m[:, None] * stride_am + offs_k[None, :])
                 tl.store(c_ptr + offs_m[:, None] * BK + offs_k[None, :], tile)
+
+            def launch(a, c):
+                M = a.shape[0]
+                kernel[(triton.cdiv(M, 64),)](a, c, M, a.stride(0), BM=64, BK=128)
             """,
             fixed="""
             import triton
@@ -204,10 +229,61 @@ class Int32OffsetOverflow(Rule):
                 offs_k = tl.arange(0, BK)
                 tile = tl.load(a_ptr + tl.cast(offs_m[:, None], tl.int64) * stride_am + offs_k[None, :])
                 tl.store(c_ptr + offs_m[:, None] * BK + offs_k[None, :], tile)
+
+            def launch(a, c):
+                M = a.shape[0]
+                kernel[(triton.cdiv(M, 64),)](a, c, M, a.stride(0), BM=64, BK=128)
             """,
         ),
     ]
     VALID = [
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(x, rstd, stride_x, stride_rstd, BM: tl.constexpr, BN: tl.constexpr):
+                rows = tl.program_id(0) * BM + tl.arange(0, BM)
+                cols = tl.arange(0, BN)
+                b_x = tl.load(x + rows[:, None] * BN + cols[None, :])
+                tl.store(rstd + rows * stride_rstd, tl.sum(b_x, 1))
+
+            def launch(x, rstd):
+                n_rows = x.shape[0]
+                kernel[(triton.cdiv(n_rows, 8),)](x, rstd, x.stride(0), rstd.stride(0), BM=8, BN=128)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(x, o, stride_row, BN: tl.constexpr):
+                row = tl.program_id(0)
+                cols = tl.arange(0, BN)
+                tl.store(o + row * stride_row + cols, tl.load(x + row * stride_row + cols))
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(k_cache, out, block_table, stride_bt, stride_k, H, BD: tl.constexpr):
+                req_idx = tl.program_id(0)
+                block = tl.load(block_table + req_idx * stride_bt)
+                offs = tl.arange(0, BD)
+                tl.store(out + req_idx * H * BD + offs, tl.load(k_cache + block * stride_k + offs))
+
+            def launch(k_cache, out, block_table):
+                kernel[(block_table.shape[0],)](
+                    k_cache, out, block_table, block_table.stride(0), k_cache.stride(-1), 8, BD=128
+                )
+            """
+        ),
         Valid(
             """
             import triton
@@ -277,13 +353,16 @@ class Int32OffsetOverflow(Rule):
         tl = self.facts.local_alias("tl", "tl")
         reported: set[int] = set()
         tables = analysis.index_tables
+        everything = self.settings["report-unproven-rows"]
         for pointer_expression, offsets in analysis.pointer_expressions:
             if _pointer_name(pointer_expression) in tables:
+                continue
+            if not everything and _per_row_scalars(analysis, offsets):
                 continue
             nodes = analysis.offset_nodes(offsets)
             if any(analysis.may_be_int64(n) for n in nodes):
                 continue
-            wrapping = [n for n in nodes if _is_product(n) and self._wraps(analysis, n)]
+            wrapping = [n for n in nodes if _is_product(n) and self._wraps(analysis, n, everything)]
             if not wrapping:
                 continue
             local = set(map(id, analysis.offset_nodes(offsets, stop=lambda n: isinstance(n, cst.Name))))
@@ -294,12 +373,16 @@ class Int32OffsetOverflow(Rule):
             self._report(analysis, pointer_expression, wrapping, tl)
 
     @staticmethod
-    def _wraps(analysis, product: cst.BinaryOperation) -> bool:
+    def _wraps(analysis, product: cst.BinaryOperation, everything: bool) -> bool:
+        """A runtime index times something else whose product can pass 2^31; by default only when the product
+        scales with the tokens of the launch (a token count or offset, a loaded offset, or rows of a grid sized by
+        a token count)."""
         factors = _factors(product)
-        indices = [f for f in factors if analysis.is_runtime_index(f)]
-        extents = [f for f in factors if analysis.is_runtime_extent(f)]
-        structural = bool(indices) and any(e is not i for e in extents for i in indices)
-        return structural and analysis.can_wrap(product)
+        if len(factors) < 2 or not any(analysis.is_runtime_index(f) for f in factors):
+            return False
+        if not analysis.can_wrap(product):
+            return False
+        return everything or analysis.scales_with_tokens(product)
 
     def _report(self, analysis, pointer_expression, wrapping, tl: str) -> None:
         wrapping_ids = {id(p) for p in wrapping}
@@ -322,6 +405,13 @@ class Int32OffsetOverflow(Rule):
             fix_message="Cast the first runtime index to int64",
             edits=build,
         )
+
+
+def _per_row_scalars(analysis, offsets) -> bool:
+    """`rstd + rows * stride`: one vector of row indices times a stride and no other vector term reads one value
+    per row (a per-row statistic: its stride is 1, its size the row count)."""
+    tiles = [o for o in offsets if analysis.is_tile(o)]
+    return len(tiles) == 1 and len(offsets) == 1 and _is_product(tiles[0])
 
 
 def _pointer_name(expression) -> str | None:

@@ -180,6 +180,43 @@ def may_pass_one(facts: ModuleFacts, launch: Launch, param: str) -> bool:
     return False
 
 
+def may_pass_none(facts: ModuleFacts, launch: Launch, param: str) -> bool:
+    """Whether ``launch`` can pass None for ``param``: the literal None (also as the kernel's default when the
+    launch leaves it out), a conditional with a None branch, or a host name bound to one of those, or a parameter of
+    the host function that defaults to None or is annotated Optional, unless the host code uses it as a tensor
+    (``g.transpose``, ``weight.shape``) before the launch."""
+    expr = launch_argument(launch, param)
+    if expr is None:
+        default = launch.kernel.defaults.get(param) if launch.kernel is not None else None
+        return _is_none(default)
+    return _nullable(_analysis(facts), expr, launch.call, 0)
+
+
+def _nullable(resolver: "_GridAnalysis", expr: cst.BaseExpression, site: cst.CSTNode, depth: int) -> bool:
+    if depth > _MAX_DEPTH:
+        return True
+    if _is_none(expr):
+        return True
+    if isinstance(expr, cst.IfExp):
+        return _nullable(resolver, expr.body, site, depth + 1) or _nullable(resolver, expr.orelse, site, depth + 1)
+    if isinstance(expr, cst.BooleanOperation):
+        return _nullable(resolver, expr.right, site, depth + 1)
+    if not isinstance(expr, cst.Name):
+        return False  # a call, an attribute, a subscript or arithmetic yields a tensor (or fails on the host)
+    if resolver.used_as_tensor_before(expr.value, site):
+        return False
+    status, value = resolver.lookup(expr.value, site)
+    if status == "value" and isinstance(value, cst.BaseExpression):
+        return _nullable(resolver, value, site, depth + 1)
+    if status == "param":
+        return resolver.optional_param(expr.value, site)
+    return False
+
+
+def _is_none(expr) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
 def _is_size_or_stride(expr: cst.BaseExpression) -> bool:
     if isinstance(expr, cst.Subscript):
         base = expr.value
@@ -293,6 +330,76 @@ def program_id_magnitudes(
                 size, divisors = max(old[0], size), old[1] & divisors
             found[axis] = (size, divisors)
     return found
+
+
+def token_axes(facts: ModuleFacts, kernel: Kernel) -> set[int]:
+    """Grid axes that count token rows at every launch of ``kernel`` in this module: an extent or tile count of a
+    host size named for tokens (``cdiv(n_rows, BLOCK)``, ``(T,)``, ``(num_tokens, H)``)."""
+    from . import magnitudes as mag
+
+    launches = launches_of(facts, kernel)
+    found: set[int] | None = None
+    for launch in launches:
+        grid = launch_grid(facts, launch)
+        if grid.axes is None:
+            return set()
+        axes = set()
+        for axis, factors in enumerate(grid.axes):
+            for factor in factors:
+                numerator = _division_parts(factor.expr)
+                spelled = numerator[0] if numerator is not None else factor.expr
+                names = [spelled.value] if isinstance(spelled, cst.Name) else sorted(factor.names)
+                if factor.kind in (Kind.EXTENT, Kind.TILE_COUNT) and any(mag.counts_tokens(n) for n in names):
+                    axes.add(axis)
+        found = axes if found is None else found & axes
+    return found or set()
+
+
+def host_argument_bits(facts: ModuleFacts, kernel: Kernel, param: str) -> tuple[int, bool] | None:
+    """(magnitude, counts tokens) of what this module's launches pass for the integer parameter ``param``, by the
+    host name or expression it is spelled with (``x.stride(-1)`` is 1, ``x.numel()`` a total size); None when no
+    launch is visible or the host says nothing."""
+    from . import magnitudes as mag
+
+    launches = launches_of(facts, kernel)
+    if not launches:
+        return None
+    resolver = _analysis(facts)
+    largest, tokens = -1, False
+    for launch in launches:
+        expr = launch_argument(launch, param)
+        if expr is None:
+            return None
+        found = _host_argument(resolver, expr, launch.call, 0)
+        if found is None:
+            return None
+        largest, tokens = max(largest, found[0]), tokens or found[1]
+    return largest, tokens
+
+
+def _host_argument(resolver, expr, site, depth) -> tuple[int, bool] | None:
+    from . import magnitudes as mag
+
+    if isinstance(expr, cst.Integer):
+        return mag.of_int(expr.evaluated_value), False
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        method = expr.func.attr.value
+        if method == "stride" and expr.args:
+            last = expr.args[0].value
+            is_last = isinstance(last, cst.UnaryOperation) and isinstance(last.expression, cst.Integer) and (
+                last.expression.evaluated_value == 1)
+            return (1, False) if is_last else (mag.FEATURE_BITS, False)
+        if method == "numel":
+            return mag.SIZE_BITS, False
+        return None
+    if isinstance(expr, cst.Name) and depth < _MAX_DEPTH:
+        bits = mag.name_bits(expr.value)
+        if bits != mag.EXTENT_BITS:
+            return bits, mag.counts_tokens(expr.value)
+        status, value = resolver.lookup(expr.value, site)
+        if status == "value" and isinstance(value, cst.BaseExpression):
+            return _host_argument(resolver, value, site, depth + 1)
+    return None
 
 
 def _factor_magnitude(factor: Factor, kernel: Kernel) -> tuple[int, frozenset[str]]:
@@ -457,6 +564,45 @@ class _GridAnalysis:
                 return "unknown", None
             enclosing = True
             scope_node = self._scope_node(scope_node)
+
+    def used_as_tensor_before(self, name: str, site: cst.CSTNode) -> bool:
+        """``name.attr`` (``g.transpose``, ``w.shape``) or ``name[...]`` in the host function before ``site``,
+        outside any ``if``: the name is not None by then (the host would have failed)."""
+        scope_node = self._scope_node(site)
+        if not isinstance(scope_node, cst.FunctionDef):
+            return False
+        position = self.index.order(site)
+        for node in self.index.subtree(scope_node):
+            if self.index.order(node) >= position:
+                break
+            base = node.value if isinstance(node, (cst.Attribute, cst.Subscript)) else None
+            if isinstance(base, cst.Name) and base.value == name and not self._conditional(node, scope_node):
+                return True
+        return False
+
+    def _conditional(self, node: cst.CSTNode, scope_node: cst.CSTNode) -> bool:
+        for ancestor in self.index.ancestors(node):
+            if ancestor is scope_node:
+                return False
+            if isinstance(ancestor, (cst.If, cst.IfExp, cst.BooleanOperation, cst.While, cst.For, cst.Try)):
+                return True
+        return False
+
+    def optional_param(self, name: str, site: cst.CSTNode) -> bool:
+        """A parameter of the host function around ``site`` that defaults to None or is annotated Optional."""
+        scope_node = self._scope_node(site)
+        while isinstance(scope_node, cst.FunctionDef):
+            params = scope_node.params
+            for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+                if param.name.value != name:
+                    continue
+                if _is_none(param.default):
+                    return True
+                annotation = param.annotation.annotation if param.annotation is not None else None
+                text = self.facts.module.code_for_node(annotation) if annotation is not None else ""
+                return "Optional" in text or "None" in text
+            scope_node = self._scope_node(scope_node)
+        return False
 
     def literal_value(self, expr: cst.BaseExpression, site: cst.CSTNode, depth: int = 0) -> int | None:
         if isinstance(expr, cst.Integer):

@@ -29,7 +29,7 @@ SMALL_BITS = 7  # heads, groups, ranks, experts, conv widths, buffer counts
 BATCH_BITS = 12  # sequences or requests in one launch
 FEATURE_BITS = 15  # per-token sizes: head dims, hidden sizes, row strides (a weight of K x N stays below 2**31)
 VOCAB_BITS = 18  # vocabularies: up to a quarter of a million entries
-TOKEN_BITS = 21  # token counts and offsets: about a million tokens per launch, with room
+TOKEN_BITS = 20  # token counts and offsets: about a million tokens per launch
 SIZE_BITS = 34  # total sizes: numel of a tensor that can exceed 2**31 elements
 EXTENT_BITS = 16  # an integer parameter whose name says nothing
 CONSTEXPR_BITS = 12  # a constexpr whose value is not known here: a tile size
@@ -66,6 +66,8 @@ _STRIDE = re.compile(r"stride", re.IGNORECASE)
 _BATCH_STRIDE = re.compile(r"stride_?[a-z]?_?(b|z|bs|batch)$|^(b|z|batch)_?stride", re.IGNORECASE)
 _HEAD_STRIDE = re.compile(r"stride_?[a-z]?_?(h|head|hv|hk|hq)$|^(h|head)_?stride", re.IGNORECASE)
 _VOCAB = re.compile(r"vocab", re.IGNORECASE)
+# Per-token statistics (log-sum-exp, mean, rstd, gates) hold a few values per token: their row strides are small.
+_STATISTIC_STRIDE = re.compile(r"lse|rstd|mean|var|delta|beta|loss|m_i|l_i|gate", re.IGNORECASE)
 _SIZE = re.compile(r"^(n_?elements?|num_?elements?|numel|n_?elem|total_?size|total|size|length|n_?total)$",
                    re.IGNORECASE)
 # Index variables named after what they count along: heads (``i_h``, ``head_idx``, ``pid_h``) and sequences or
@@ -90,6 +92,8 @@ def name_bits(name: str) -> int:
             return SIZE_BITS
         if _HEAD_STRIDE.search(name):
             return TOKEN_BITS
+        if _STATISTIC_STRIDE.search(name):
+            return SMALL_BITS
         return FEATURE_BITS
     if _VOCAB.search(name):
         return VOCAB_BITS
@@ -102,6 +106,21 @@ def name_bits(name: str) -> int:
     if _FEATURE.match(name):
         return FEATURE_BITS
     return EXTENT_BITS
+
+
+def constexpr_bits(name: str) -> int:
+    """A constexpr whose value this module does not show: a tile size, or less when its name says so (``H``)."""
+    return min(CONSTEXPR_BITS, name_bits(name))
+
+
+def counts_tokens(name: str) -> bool:
+    """A parameter named for a token count (``T``, ``seq_len``, ``num_tokens``, ``n_rows``)."""
+    return bool(_TOKEN.match(name)) and not _STRIDE.search(name) and not _SIZE.match(name)
+
+
+def names_sequence(name: str) -> bool:
+    """An index named for a sequence, batch element or request (``i_b``, ``i_n``, ``req_idx``)."""
+    return bool(_BATCH_INDEX.match(name))
 
 
 def index_name_bits(name: str) -> int | None:

@@ -62,6 +62,9 @@ class Trait:
     FLOAT = 1 << 9  # may be floating point
     TENSOR = 1 << 10  # a tensor when the compiler reaches it (else a constexpr object)
     INT = 1 << 11  # may be an integer
+    TOKENS = 1 << 12  # a token count or a token offset: bounded by the tokens of one launch, about 2**20
+    SEQUENCE = 1 << 13  # the index of a sequence, batch element or request
+    TILE = 1 << 14  # a vector of offsets built from tl.arange
 
 
 T = Trait
@@ -88,9 +91,19 @@ def _named_index(name: str, value: Value) -> Value:
     """A runtime index bound to a name that says what it counts (``i_h``, ``req_idx``) is bounded by that count."""
     if value[0] & T.INDEX:
         bound = mag.index_name_bits(name)
+        bits = value[0] | (T.SEQUENCE if mag.names_sequence(name) else 0)
         if bound is not None and bound < value[1]:
-            return (value[0], bound, _NO_DIVISORS)
+            return (bits, bound, _NO_DIVISORS)
+        return (bits, value[1], value[2]) if bits != value[0] else value
     return value
+
+
+def _sequence_times_tokens(left: Traits, right: Traits) -> bool:
+    """``i_b * T``: a sequence index times a token count (not itself an index) is a token offset."""
+    for index, extent in ((left, right), (right, left)):
+        if index & T.SEQUENCE and not index & T.TOKENS and extent & T.TOKENS and not extent & T.INDEX:
+            return True
+    return False
 
 
 def _widen(old: Value, new: Value) -> Value:
@@ -593,6 +606,8 @@ class KernelAnalysis:
         if isinstance(operator, cst.Divide):
             bits |= T.FLOAT
         size, divisors = self._binary_magnitude(operator, left, right, left_node, right_node)
+        if isinstance(operator, cst.Multiply) and _sequence_times_tokens(lbits, rbits):
+            size = min(size, mag.TOKEN_BITS + 1)  # a sequence's start: the tokens of one launch bound it
         return (bits, size, divisors)
 
     def _binary_magnitude(self, operator, left: Value, right: Value, left_node, right_node) -> tuple[int, frozenset]:
@@ -654,7 +669,10 @@ class KernelAnalysis:
             inner = arguments[0] if arguments else _NOTHING
             return (inner[0] & ~_RUNTIME, inner[1], inner[2])
         if name == "tl.program_id":
-            return (T.DYNAMIC | T.TENSOR | T.INT | T.NARROW | T.INDEX | T.PROGRAM, *self._program_id(positional))
+            axis = _integer(positional[0]) if positional else 0
+            tokens = T.TOKENS if axis in self._token_axes else 0
+            return (T.DYNAMIC | T.TENSOR | T.INT | T.NARROW | T.INDEX | T.PROGRAM | tokens,
+                    *self._program_id(positional))
         if name == "tl.num_programs":
             return (T.DYNAMIC | T.TENSOR | T.INT | T.NARROW | T.EXTENT, *self._program_id(positional))
         if name == "tl.load":
@@ -680,7 +698,7 @@ class KernelAnalysis:
             return (T.DYNAMIC | T.TENSOR | T.NARROW | T.FLOAT | T.INT, size, _NO_DIVISORS)
         if name == "tl.arange":
             end = arguments[-1] if arguments else _NOTHING
-            return (T.DYNAMIC | T.TENSOR | T.INT | T.NARROW, end[1], end[2])
+            return (T.DYNAMIC | T.TENSOR | T.INT | T.NARROW | T.TILE, end[1], end[2])
         helper = self.facts.kernels.get(name or "") if name and "." not in name else None
         if helper is not None and helper is not self.kernel:
             returned = self._helper_returns(helper)
@@ -731,7 +749,7 @@ class KernelAnalysis:
                 for bound in bounds:
                     bits |= bound[0]
                 width = _combined_width(*(b[0] for b in bounds)) or T.NARROW
-                carried = bits & (T.PROGRAM | T.LOADED)  # bounded by its extents, not an extent itself
+                carried = bits & (T.PROGRAM | T.LOADED | T.TOKENS)  # bounded by its extents, not one itself
                 return (T.DYNAMIC | T.TENSOR | T.INDEX | T.INT | width | carried, size, divisors)
         return (T.DYNAMIC | T.TENSOR | T.INDEX | T.NARROW | T.INT, mag.LOADED_BITS, _NO_DIVISORS)
 
@@ -750,7 +768,7 @@ class KernelAnalysis:
             if isinstance(default, cst.Float):
                 return (T.FLOAT, 0, _NO_DIVISORS)
             known = self.constexpr_values.get(name)
-            size = mag.of_int(max(known)) if known else mag.CONSTEXPR_BITS
+            size = mag.of_int(max(known)) if known else mag.constexpr_bits(name)
             return (T.INT | T.NARROW, size, _NO_DIVISORS)
         if name in self.pointer_params:
             return (T.DYNAMIC | T.TENSOR | T.POINTER, 0, _NO_DIVISORS)
@@ -759,6 +777,13 @@ class KernelAnalysis:
         annotation = kernel.annotations.get(name)
         qualified = self.facts.qualname(annotation) if annotation is not None else None
         bits = T.DYNAMIC | T.TENSOR | T.EXTENT | T.INT
+        size = mag.name_bits(name)
+        tokens = mag.counts_tokens(name)
+        host = self._host_argument(name)
+        if host is not None and (host[0] < size or size == mag.EXTENT_BITS):
+            size, tokens = host[0], tokens or host[1]  # the launch says more: `x.stride(-1)` is 1, `n_rows` rows
+        if tokens:
+            bits |= T.TOKENS
         if qualified in _INT64:
             bits |= T.WIDE
         elif isinstance(annotation, cst.Name) and annotation.value == "float" or isinstance(
@@ -767,7 +792,12 @@ class KernelAnalysis:
             bits = (bits | T.FLOAT | T.NARROW) & ~T.INT
         else:
             bits |= T.NARROW
-        return (bits, mag.name_bits(name), _NO_DIVISORS)
+        return (bits, size, _NO_DIVISORS)
+
+    def _host_argument(self, name: str) -> tuple[int, bool] | None:
+        from .grid import host_argument_bits
+
+        return host_argument_bits(self.facts, self.kernel, name)
 
     @cached_property
     def constexpr_values(self) -> dict[str, list[int]]:
@@ -787,6 +817,12 @@ class KernelAnalysis:
         from .grid import program_id_magnitudes
 
         return program_id_magnitudes(self.facts, self.kernel, self.is_core_grid_kernel)
+
+    @cached_property
+    def _token_axes(self) -> set[int]:
+        from .grid import token_axes
+
+        return token_axes(self.facts, self.kernel)
 
     def _program_id(self, positional: list) -> tuple[int, frozenset]:
         axis = _integer(positional[0]) if positional else 0
@@ -941,6 +977,16 @@ class KernelAnalysis:
     def can_wrap(self, expr: cst.BaseExpression) -> bool:
         """An int32 value that can plausibly pass 2**31 (see ``magnitudes.py``)."""
         return mag.can_wrap(self.magnitude(expr))
+
+    def scales_with_tokens(self, expr: cst.BaseExpression) -> bool:
+        """Grows with the tokens of a launch: a token count or offset, a loaded offset or id, or a row of a grid
+        (or loop) sized by a token count."""
+        found = self.traits(expr)
+        return bool(found & T.TOKENS) or found & (T.LOADED | T.INDEX) == T.LOADED | T.INDEX
+
+    def is_tile(self, expr: cst.BaseExpression) -> bool:
+        """A vector of offsets built from ``tl.arange``."""
+        return bool(self.traits(expr) & T.TILE)
 
     def is_runtime_index(self, expr: cst.BaseExpression) -> bool:
         """Derived from a program id, a loop variable or a loaded value."""
