@@ -17,6 +17,7 @@ from . import noqa
 from .context import FileContext
 from .diagnostics import Diagnostic, Fix, Location, Severity
 from .analysis.module_facts import ModuleFacts
+from .analysis.project import ModuleInProject, summarise
 from .locator import Locator
 from .prefilter import could_hold_kernel  # noqa: F401 - part of the engine's interface
 from .rule import Report, Rule
@@ -35,8 +36,12 @@ def lint_text(
     filename: str,
     rules: Sequence[type[Rule]],
     options: dict[str, dict] | None = None,
+    project: ModuleInProject | None = None,
 ) -> list[Diagnostic]:
-    """All findings for one decoded source text, sorted, with suppressions applied."""
+    """All findings for one decoded source text, sorted, with suppressions applied.
+
+    With ``project``, the module is linted as part of the tree: jit helpers it imports from modules linted before
+    it are known by their summaries, and (when asked) its own helpers' summaries are exported."""
     if noqa.skips_file(text):
         return []
     enabled = {rule.code for rule in rules}
@@ -52,12 +57,17 @@ def lint_text(
             return []
         return [syntax_error_diagnostic(filename, f"cannot be parsed: {type(exc).__name__}: {exc}", 1, 1, rules)]
     index = NodeIndex(module)
+    if project is not None:
+        facts = ModuleFacts(module, index, project.name, project.is_package)
+        facts.imported_helpers = project.project.for_imports(facts)
+    else:
+        facts = ModuleFacts(module, index)
     context = FileContext(
         filename=filename,
         text=text,
         module=module,
         index=index,
-        facts=ModuleFacts(module, index),
+        facts=facts,
         locator=Locator(module, text, index),
     )
     options = options or {}
@@ -83,8 +93,17 @@ def lint_text(
         diagnostics.extend(_internal_error(filename, code, exc, rules) for code, exc in crashed.items())
     kept, used = _unsuppressed(diagnostics, context.locator)
     kept.extend(_unused_noqa(context, rules, used, crashed))
+    if project is not None and project.export:
+        project.exported = _summaries(facts)
     context.release()
     return sorted(kept, key=Diagnostic.sort_key)
+
+
+def _summaries(facts: ModuleFacts) -> dict:
+    try:
+        return summarise(facts)
+    except Exception:  # noqa: BLE001 - a module whose helpers cannot be summarised is simply unknown to importers
+        return {}
 
 
 def _walk(context: FileContext, instances: list[Rule], crashed: dict[str, BaseException]) -> None:

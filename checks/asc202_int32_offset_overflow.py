@@ -6,11 +6,13 @@ from ascendlint.rule import Invalid, Rule, Valid
 
 
 class Int32OffsetOverflow(Rule):
-    """Flags pointer arithmetic whose offset multiplies a runtime index by a runtime extent in int32.
+    """Flags pointer arithmetic whose int32 offset multiplies a runtime index into a value that can pass 2^31.
 
-    A runtime index comes from `tl.program_id`, a loop variable or a loaded scalar (or is computed from them); a
-    runtime extent is an integer kernel parameter such as `T`, `H`, `K` or a stride (or is computed from them).
-    Offsets that already hold an int64 value anywhere in their computation are left alone.
+    A runtime index comes from `tl.program_id`, a loop variable or a loaded scalar (or is computed from them).
+    By default only products that grow with the tokens of a launch are reported: a token count or offset (`T`,
+    `bos`, `i_b * T`), a loaded offset or id (a KV-cache page, an embedding row), or a row of a grid sized by a
+    token count, times a per-token size large enough to pass 2^31. Offsets that already hold an int64 value, offsets
+    into integer tables (block tables, sequence offsets), and per-row scalar reads are left alone.
     """
 
     code = "ASC202"
@@ -31,6 +33,13 @@ class Int32OffsetOverflow(Rule):
         head x dim passes 2^31 elements, an offset such as `(bos * H + i_h) * K` wraps and the load or store
         touches the wrong rows, or faults with "DDR address out of range" on Ascend. Widening the first runtime
         index makes the whole offset 64-bit.
+
+        Magnitudes: up to about a million tokens per launch, tensors over 2^31 elements. Program ids are below 2^16
+        (a few dozen on a core grid), or below the host size of their grid axis; loop variables below their bounds;
+        loaded offsets below 2^20; `x % n` below `n`; integer parameters as large as their names say (`H` heads
+        below 2^7, `K`/`V`/`D` and row strides below 2^15, `T` tokens below 2^20, batch strides a whole sequence;
+        2^16 when the name says nothing); a sequence index times a token count is a token offset (below 2^21);
+        a last-dimension stride the launch passes as `x.stride(-1)` is 1.
     """
     fix_notes = """
         The fix wraps the first runtime index of each product in `tl.cast(..., tl.int64)`. It is unsafe because it
@@ -87,7 +96,6 @@ class Int32OffsetOverflow(Rule):
                 grid = (triton.cdiv(n_rows, 16),)
                 kernel[grid](x, y, x.stride(0), n_cols, BM=16, BN=256)
             """,
-            count=2,
             fixed="""
             import triton
             import triton.language as language
@@ -184,7 +192,6 @@ class Int32OffsetOverflow(Rule):
                 b_k = tl.load(k + bos * D + offs)
                 tl.store(o + bos * D + offs, b_q + b_k)
             """,
-            count=3,
             fixed="""
             import triton
             from vllm.triton_utils import tl
@@ -351,9 +358,9 @@ class Int32OffsetOverflow(Rule):
             return
         analysis = self.context.analysis(kernel)
         tl = self.facts.local_alias("tl", "tl")
-        reported: set[int] = set()
         tables = analysis.index_tables
         everything = self.settings["report-unproven-rows"]
+        groups: dict[object, list] = {}  # one finding per unwidened index, however many offsets it reaches
         for pointer_expression, offsets in analysis.pointer_expressions:
             if _pointer_name(pointer_expression) in tables:
                 continue
@@ -366,11 +373,11 @@ class Int32OffsetOverflow(Rule):
             if not wrapping:
                 continue
             local = set(map(id, analysis.offset_nodes(offsets, stop=lambda n: isinstance(n, cst.Name))))
-            if all(id(p) in reported and id(p) not in local for p in wrapping):
-                continue  # a product computed on another line is reported once, where it is first used
-            reported.update(map(id, wrapping))
             wrapping.sort(key=lambda product: id(product) not in local)  # show a product written here first
-            self._report(analysis, pointer_expression, wrapping, tl)
+            key = _index_key(analysis, _first_index_leaf(analysis, wrapping[0]))
+            groups.setdefault(key, []).append((pointer_expression, wrapping))
+        for members in groups.values():
+            self._report(analysis, members, tl)
 
     @staticmethod
     def _wraps(analysis, product: cst.BinaryOperation, everything: bool) -> bool:
@@ -384,16 +391,20 @@ class Int32OffsetOverflow(Rule):
             return False
         return everything or analysis.scales_with_tokens(product)
 
-    def _report(self, analysis, pointer_expression, wrapping, tl: str) -> None:
-        wrapping_ids = {id(p) for p in wrapping}
-        leaves = [_first_index_leaf(analysis, p) for p in wrapping]
+    def _report(self, analysis, members, tl: str) -> None:
+        pointer_expression, wrapping = members[0]
+        products = [p for _, found in members for p in found]
+        wrapping_ids = {id(p) for p in products}
         memo: dict[int, bool] = {}
+        leaves = [_first_index_leaf(analysis, p) for p in products]
         leaves = [leaf for leaf in leaves if not _widened_where_defined(analysis, leaf, wrapping_ids, memo)]
         module = self.context.module
         shown = " ".join(module.code_for_node(wrapping[0]).split())
         locate = self.context.locator.span
         product_row, here_row = locate(wrapping[0])[0].row, locate(pointer_expression)[0].row
         where = "" if product_row == here_row else f" (line {product_row})"
+        more = len(members) - 1
+        also = f"; {more} more offset{'s' if more > 1 else ''} use the same index" if more else ""
 
         def build(loc):
             unique = {id(leaf): leaf for leaf in leaves}.values()
@@ -401,10 +412,20 @@ class Int32OffsetOverflow(Rule):
 
         self.report(
             pointer_expression,
-            self.message.format(product=shown, where=where),
-            fix_message="Cast the first runtime index to int64",
+            self.message.format(product=shown, where=where) + also,
+            fix_message="Cast the first runtime index to int64" + (" in each of them" if more else ""),
             edits=build,
         )
+
+
+def _index_key(analysis, leaf) -> object:
+    """What identifies an unwidened index: the definitions that reach a name (through `rows[:, None]`), or the
+    node itself."""
+    while isinstance(leaf, cst.Subscript):
+        leaf = leaf.value
+    if isinstance(leaf, cst.Name):
+        return (leaf.value, frozenset(id(d) for d in analysis.definitions(leaf)))
+    return id(leaf)
 
 
 def _per_row_scalars(analysis, offsets) -> bool:

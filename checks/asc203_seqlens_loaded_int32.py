@@ -28,7 +28,8 @@ class SeqlensLoadedInt32(Rule):
         Sequence starts loaded from `cu_seqlens` or chunk-offset arrays are token positions over the whole
         packed batch. Narrowed to int32, every product computed from them (`bos * H * K`) is 32-bit and wraps
         long before `bos` itself reaches 2^31, so the kernel reads or writes the wrong tokens, or faults with
-        "DDR address out of range" on Ascend.
+        "DDR address out of range" on Ascend. Only products that can pass 2^31 count (the magnitude model of
+        ASC202: about a million tokens per launch, per-token sizes by name): `bos * H` alone stays small.
     """
     fix_notes = """
         The fix loads the value as `tl.int64`. Values computed from it become int64 too: narrow lengths such as

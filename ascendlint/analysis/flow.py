@@ -21,6 +21,7 @@ import libcst as cst
 from .cfg import BIND, Graph, Point
 
 State = dict
+steps_taken = 0  # transfer-function calls made by every solve so far: the analysis' unit of work, for tests
 Transfer = Callable[[Point, State], State]
 Join = Callable[[object, object], object]
 Widen = Callable[[object, object], object]
@@ -56,6 +57,7 @@ def solve(graph: Graph, entry: State, transfer: Transfer, join: Join, widen: Wid
     ``widen`` combine two lattice elements of one name (``widen(old, new)`` is applied at loop heads once a head
     has been entered more than twice).
     """
+    global steps_taken
     points = graph.points
     before: list = [None] * len(points)
     entered = [0] * len(points)
@@ -66,6 +68,7 @@ def solve(graph: Graph, entry: State, transfer: Transfer, join: Join, widen: Wid
         index = heapq.heappop(pending)
         queued.discard(index)
         point = points[index]
+        steps_taken += 1
         after = transfer(point, before[index])
         for successor in point.successors:
             target = successor.index

@@ -12,8 +12,12 @@ Sources:
 - program ids: ``CORE_PROGRAM_BITS`` on a core grid (sized by the core count, or striding by the program count),
   else the launch grid's axis (below 2**16, since a grid holds at most 65535 programs);
 - loop variables: the larger of their bounds; ``tl.arange``: its end; loaded integers: ``LOADED_BITS``;
-- arithmetic: a product adds magnitudes, a sum of two equal magnitudes adds one bit, ``x // c`` and ``x >> c``
-  remove the bits of the constant, ``x % n`` and ``min`` are bounded by their smallest operand.
+- arithmetic: a product adds magnitudes (a constant ``c`` adds ``ceil(log2(c))``), a sum of two equal magnitudes
+  adds one bit, ``x // c`` and ``x >> c`` remove the bits of the constant, ``x % n`` and ``min`` are bounded by
+  their smallest operand; a sequence index or count times a token count is a token offset or count (below
+  ``2**(TOKEN_BITS + 1)``), since a launch holds about a million tokens whatever its batch;
+- loaded values: ``LOADED_BITS`` (offsets, ids), or ``GRID_AXIS_BITS`` when the table is named for indices
+  (``chunk_indices``).
 
 Names are conventions, not types: they refine the model where kernels follow the usual spellings (``H`` heads,
 ``K``/``V``/``D`` per-head dims, ``T`` tokens, ``stride_*``) and change nothing where they do not.
@@ -106,6 +110,25 @@ def name_bits(name: str) -> int:
     if _FEATURE.match(name):
         return FEATURE_BITS
     return EXTENT_BITS
+
+
+def scale_bits(factor: int) -> int:
+    """Bits a product gains from a constant factor: ``ceil(log2(factor))``."""
+    return max(factor - 1, 0).bit_length()
+
+
+_INDEX_TABLE = re.compile(r"indices|index|_idx|_ids?$|idx_", re.IGNORECASE)
+
+
+def names_index_table(name: str) -> bool:
+    """A pointer named for a table of indices (``chunk_indices``, ``token_idx``): what it holds are ids of chunks,
+    blocks or rows, not token offsets."""
+    return bool(_INDEX_TABLE.search(name))
+
+
+def counts_sequences(name: str) -> bool:
+    """A parameter named for a count of sequences, batch elements or requests (``B``, ``batch``, ``num_seqs``)."""
+    return bool(_BATCH.match(name))
 
 
 def constexpr_bits(name: str) -> int:

@@ -151,11 +151,17 @@ class Launch:
 class ModuleFacts:
     """Facts about one module; each is computed on first use, so rules pay only for what they ask."""
 
-    def __init__(self, module: cst.Module, index: NodeIndex) -> None:
+    def __init__(
+        self, module: cst.Module, index: NodeIndex, name: str | None = None, is_package: bool = False
+    ) -> None:
         self.module = module
         self.index = index
+        self.name = name  # the dotted module name, when the file sits in the linted tree
+        self.is_package = is_package
         self.aliases: dict[str, str] = {}
         self.imported_names: set[str] = set()
+        self.imported_symbols: dict[str, str] = {}  # local name -> absolute ``module.name`` (relative resolved)
+        self.imported_helpers: dict = {}  # local name -> HelperSummary of a jit helper of another linted module
         for node in index.of_type(cst.Import, cst.ImportFrom):
             self._record_import(node)
 
@@ -187,6 +193,18 @@ class ModuleFacts:
             elif not node.relative:
                 self.aliases[local] = f"{base}.{name}"
             self.imported_names.add(local)
+            source = self._absolute(base, len(node.relative))
+            if source is not None and not from_triton:
+                self.imported_symbols[local] = f"{source}.{name}"
+
+    def _absolute(self, base: str, level: int) -> str | None:
+        if not level:
+            return base or None
+        if not self.name:
+            return None
+        from .project import resolve_relative
+
+        return resolve_relative(self.name, level, base, self.is_package) or None
 
     def qualname(self, node: cst.BaseExpression) -> str | None:
         """The normalised qualified name an expression refers to through imports, or None."""

@@ -75,6 +75,9 @@ _NOTHING: Value = (0, 0, _NO_DIVISORS)
 _CARRIED = T.INDEX | T.PROGRAM | T.EXTENT | T.LOADED  # what a cast keeps from its operand
 _WIDTHS = T.WIDE | T.NARROW
 _RUNTIME = T.DYNAMIC | T.TENSOR
+# What a helper's caller may rely on about its returned value: width, kind, and where it comes from.
+_RETURNED = (T.WIDE | T.NARROW | T.POINTER | T.BLOCK | T.FLOAT | T.INT | T.INDEX | T.PROGRAM | T.LOADED | T.TOKENS
+             | T.TILE)
 _UNKNOWN: Value = (T.DYNAMIC | T.TENSOR | T.NARROW | T.INT, mag.EXTENT_BITS, _NO_DIVISORS)
 
 
@@ -99,7 +102,8 @@ def _named_index(name: str, value: Value) -> Value:
 
 
 def _sequence_times_tokens(left: Traits, right: Traits) -> bool:
-    """``i_b * T``: a sequence index times a token count (not itself an index) is a token offset."""
+    """``i_b * T`` and ``B * T``: a sequence index or count times a token count (not itself an index) is a token
+    offset or count."""
     for index, extent in ((left, right), (right, left)):
         if index & T.SEQUENCE and not index & T.TOKENS and extent & T.TOKENS and not extent & T.INDEX:
             return True
@@ -616,7 +620,8 @@ class KernelAnalysis:
                 symbol = self._symbol(other_node)
                 if symbol is not None and symbol in one[2]:
                     return one[1], one[2] - {symbol}
-            return mag.product(left[1], right[1]), left[2] | right[2]
+            return mag.product(self._factor_bits(left, left_node), self._factor_bits(right, right_node)), (
+                left[2] | right[2])
         if isinstance(operator, (cst.Add, cst.Subtract)):
             divisors = left[2] & right[2] if left[2] and right[2] else _NO_DIVISORS
             return mag.total(left[1], right[1]), divisors
@@ -640,6 +645,17 @@ class KernelAnalysis:
         if isinstance(operator, cst.Power):
             return mag.UNBOUNDED, _NO_DIVISORS
         return max(left[1], right[1]), _NO_DIVISORS
+
+    def _factor_bits(self, value: Value, node) -> int:
+        """What a factor adds to a product: a constant ``c`` scales by ``c``, so it adds ``ceil(log2(c))`` bits
+        (``x * 16`` needs four more bits than ``x``); anything else adds its magnitude."""
+        constant = _integer(node)
+        if constant is None and isinstance(node, cst.Name) and not value[0] & T.DYNAMIC:
+            known = self.constexpr_values.get(node.value) if self.kernel.is_constexpr_param(node.value) else None
+            constant = max(known) if known and len(set(known)) == 1 else None
+        if constant is not None and constant > 0:
+            return mag.scale_bits(constant)
+        return value[1]
 
     def _symbol(self, node) -> str | None:
         """The constexpr parameter a divisor or factor names (``BT`` in ``tl.cdiv(T, BT)`` and ``i_t * BT``)."""
@@ -676,8 +692,9 @@ class KernelAnalysis:
         if name == "tl.num_programs":
             return (T.DYNAMIC | T.TENSOR | T.INT | T.NARROW | T.EXTENT, *self._program_id(positional))
         if name == "tl.load":
-            return (T.DYNAMIC | T.TENSOR | T.NARROW | T.INDEX | T.LOADED | T.FLOAT | T.INT, mag.LOADED_BITS,
-                    _NO_DIVISORS)
+            table = _pointer_base(positional[0]) if positional else None
+            size = mag.GRID_AXIS_BITS if table is not None and mag.names_index_table(table) else mag.LOADED_BITS
+            return (T.DYNAMIC | T.TENSOR | T.NARROW | T.INDEX | T.LOADED | T.FLOAT | T.INT, size, _NO_DIVISORS)
         if name in ("tl.make_block_ptr", "tl.advance"):
             return (T.DYNAMIC | T.TENSOR | T.BLOCK, 0, _NO_DIVISORS)
         if name in _TRANSPARENT_CALLS and arguments:
@@ -704,6 +721,9 @@ class KernelAnalysis:
             returned = self._helper_returns(helper)
             if returned is not None:
                 return returned
+        imported = self._imported_helper(call.func)
+        if imported is not None and imported.returned is not None:
+            return (imported.returned[0] | T.DYNAMIC | T.TENSOR, imported.returned[1], _NO_DIVISORS)
         bits = T.DYNAMIC | T.TENSOR | T.NARROW | T.INT
         if name in _FLOAT_CALLS or any(a[0] & T.FLOAT for a in arguments[:1]):
             bits |= T.FLOAT
@@ -784,6 +804,8 @@ class KernelAnalysis:
             size, tokens = host[0], tokens or host[1]  # the launch says more: `x.stride(-1)` is 1, `n_rows` rows
         if tokens:
             bits |= T.TOKENS
+        elif mag.counts_sequences(name):
+            bits |= T.SEQUENCE  # ``B * T`` is the token count of the launch
         if qualified in _INT64:
             bits |= T.WIDE
         elif isinstance(annotation, cst.Name) and annotation.value == "float" or isinstance(
@@ -845,6 +867,12 @@ class KernelAnalysis:
                 return True
         return False
 
+    def _imported_helper(self, func: cst.BaseExpression):
+        """The summary of a jit helper imported from another linted module (``from .utils import pid64``)."""
+        if isinstance(func, cst.Name) and func.value not in self.assignments:
+            return self.facts.imported_helpers.get(func.value)
+        return None
+
     def _helper_returns(self, helper: Kernel) -> Value | None:
         analysis = KernelAnalysis.of(helper, self.facts, self.index)
         return analysis.returned
@@ -859,8 +887,7 @@ class KernelAnalysis:
         found = self._returned
         if found is None:
             return (T.DYNAMIC | T.TENSOR, 0, _NO_DIVISORS)
-        kept = T.WIDE | T.NARROW | T.POINTER | T.BLOCK | T.FLOAT | T.INT
-        return ((found[0] & kept) | T.DYNAMIC | T.TENSOR, found[1], found[2])
+        return ((found[0] & _RETURNED) | T.DYNAMIC | T.TENSOR, found[1], _NO_DIVISORS)
 
     @property
     def returned_traits(self) -> Traits | None:
@@ -888,6 +915,9 @@ class KernelAnalysis:
             helper = self.facts.kernels.get(name) if "." not in name else None
             if helper is not None and helper is not self.kernel:
                 pending.extend(self._pointer_arguments(node, helper))
+            imported = self._imported_helper(node.func)
+            if imported is not None:
+                pending.extend(_arguments_for(node, imported.params, imported.pointer_params))
         bases: set[str] = set()
         seen: set[str] = set()
         while pending:
@@ -904,15 +934,7 @@ class KernelAnalysis:
 
     def _pointer_arguments(self, call: cst.Call, helper: Kernel) -> list[cst.BaseExpression]:
         pointers = KernelAnalysis.of(helper, self.facts, self.index).pointer_params
-        found = []
-        for position, arg in enumerate(a for a in call.args if not a.star):
-            if arg.keyword is not None:
-                param = arg.keyword.value
-            else:
-                param = helper.params[position] if position < len(helper.params) else None
-            if param in pointers:
-                found.append(arg.value)
-        return found
+        return _arguments_for(call, helper.params, pointers)
 
     def is_pointer_name(self, name: str) -> bool:
         return name in self.pointer_params
@@ -1138,6 +1160,19 @@ _argument = argument
 
 
 _INDEX_TYPES = {"tl.int32", "tl.int64", "tl.uint32", "tl.uint64"}
+
+
+def _arguments_for(call: cst.Call, params, wanted) -> list[cst.BaseExpression]:
+    """The arguments of ``call`` bound to the parameters in ``wanted`` (by position or keyword)."""
+    found = []
+    for position, arg in enumerate(a for a in call.args if not a.star):
+        if arg.keyword is not None:
+            param = arg.keyword.value
+        else:
+            param = params[position] if position < len(params) else None
+        if param in wanted:
+            found.append(arg.value)
+    return found
 
 
 def _loaded_pointer(facts: ModuleFacts, expr: cst.BaseExpression) -> str | None:

@@ -15,7 +15,7 @@ import triton.language as tl
 def kernel(x, cu, T, H, K: tl.constexpr, BT: tl.constexpr):
     i_n, i_h = tl.program_id(0), tl.program_id(1)
     bos = tl.load(cu + i_n).to(tl.int32)
-    widened = (i_n * T).to(tl.int64)
+    widened = (i_n * T * K).to(tl.int64)
     tl.store(x + widened + tl.arange(0, BT), 0.0)
     tl.store(x + (bos * H + i_h) * K + tl.arange(0, BT), 1.0)
 """
@@ -68,6 +68,9 @@ def test_the_unsafe_int32_offset_fix_waits_for_unsafe_fixes_while_the_safe_load_
                 if h0 is not None or T > 0:
                     b += tl.load(h0 + tl.arange(0, BT))
                 tl.store(x + tl.arange(0, BT), b)
+
+            def launch(x, h0=None):
+                kernel[(1,)](x, x.shape[0], h0)
             """,
             "ASC104",
             (8, 5),
@@ -159,8 +162,26 @@ def test_asc104_reports_one_finding_per_if_however_many_dereferences_it_holds():
             b += tl.load(h0 + offs)
             tl.store(h0 + offs, b)
         tl.store(x + offs, b)
+
+    def launch(x, h0=None):
+        kernel[(1,)](x, h0, x.shape[0], BT=16)
     """
     assert _found(code, "ASC104") == [("ASC104", 10, 5)]
+
+
+def test_asc104_reports_a_kernel_no_launch_shows_only_when_asked():
+    code = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def kernel(x, h0=None, BT: tl.constexpr = 16):
+    offs = tl.arange(0, BT)
+    tl.store(x + offs, tl.load(x + offs) + tl.load(h0 + offs))
+"""
+    assert _found(code, "ASC104") == []
+    asked = lint(code, "ASC104", options={"ASC104": {"report-unlaunched": True}})
+    assert [(d.code, d.location.row) for d in asked] == [("ASC104", 8)]
 
 
 def test_rules_leave_host_code_alone():
