@@ -42,6 +42,7 @@ class FileResult:
     error: str | None = None  # the file could not be read or written: nothing about it is known
     text: str | None = None  # the (fixed) text, kept only when there are findings to show in context
     source_digest: str | None = None  # digest of the bytes the fixes were computed from (set when fixes change them)
+    sources: dict[str, str] = field(default_factory=dict)  # a notebook's cell texts, by output.source_key
 
 
 @dataclass
