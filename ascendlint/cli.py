@@ -214,6 +214,10 @@ def _add_noqa(results: list[FileResult]) -> int:
     for result in results:
         if not result.diagnostics:
             continue
+        if result.path.endswith(".ipynb"):
+            click.echo(f"warning: {result.path}: --add-noqa does not edit notebooks; add the comments in the cells",
+                       err=True)
+            continue
         path = Path(result.path)
         text = result.text if result.text is not None else path.read_text(encoding="utf-8")
         outcome = add_noqa_to_file(path, text, result.diagnostics)

@@ -125,7 +125,8 @@ def test_recipes_are_valid_yaml_and_use_the_published_hooks():
     hook_ids = {hook["id"] for hook in hooks}
     assert hook_ids == {"ascendlint", "ascendlint-fix"}
     for hook in hooks:
-        assert hook["language"] == "python" and hook["types"] == ["python"]
+        assert hook["language"] == "python" and hook["types_or"] == ["python", "jupyter"]
+        assert "--force-exclude" in hook["entry"].split()
         check.make_context("check", shlex.split(hook["entry"])[2:])
     for recipe in RECIPES:
         document = yaml.safe_load(recipe.read_text(encoding="utf-8"))
