@@ -316,5 +316,17 @@ def rule(code: str | None, show_all: bool) -> None:
     click.echo(render_rule(found), nl=False)
 
 
+@main.command()
+def server() -> None:
+    """Run the Language Server (LSP over standard input and output) for editors; needs `ascendlint[server]`."""
+    try:
+        from .server import run
+    except ImportError as exc:
+        click.echo(f"error: the language server needs the `server` extra: pip install 'ascendlint[server]' ({exc})",
+                   err=True)
+        sys.exit(EXIT_ERROR)
+    run()
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()
