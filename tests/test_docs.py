@@ -79,7 +79,7 @@ def test_every_rule_code_a_page_mentions_exists(page):
 
 def test_configuration_page_documents_every_key_and_rule_option():
     text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
-    for key in (*LIST_KEYS, "per-file-ignores", "respect-gitignore"):
+    for key in (*LIST_KEYS, "per-file-ignores", "respect-gitignore", "extend", "docs-url"):
         assert f"### `{key}`" in text, f"configuration.md does not document `{key}`"
     for rule in all_rules():
         for option in rule.options:
