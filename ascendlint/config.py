@@ -200,7 +200,8 @@ class SettingsResolver:
         if self.explicit is not None:
             return self.explicit
         absolute = Path(os.path.abspath(path))
-        folder = absolute if absolute.is_dir() else absolute.parent
+        is_source = absolute.suffix in (".py", ".ipynb")  # the common case: no stat call
+        folder = absolute.parent if is_source or not absolute.is_dir() else absolute
         return self.for_config(self.config_for_folder(folder))
 
     def for_config(self, config: Path | None) -> Settings:
