@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import re
+import json
 import sys
 from collections import Counter
 from pathlib import Path
 
 import click
 
-from . import __version__, output, parallel, selection
-from .cache import ResultCache
-from .config import ConfigError, Settings, find_config, load_settings
+from . import __version__, docs_links, output, parallel, selection
+from .config import ConfigError, Settings, SettingsResolver
 from .diagnostics import Diagnostic
-from .discovery import discover
+from .discovery import discover, is_force_excluded
+from .per_file import LinterSet
 from .rule_index import rule_index
 from .runner import FileResult, Linter, Options
 
@@ -57,56 +57,76 @@ def main() -> None:
 @click.option("--select", multiple=True, help="Rule codes or prefixes to enable (comma-separated), replacing the config's.")
 @click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable in addition.")
 @click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
-@click.option("--format", "output_format", type=_FormatChoice(), default="full", show_default=True)
-@click.option("--output-file", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write the report here.")
+@click.option("--format", "--output-format", "output_format", type=_FormatChoice(), default="full", show_default=True,
+              envvar="ASCENDLINT_OUTPUT_FORMAT", show_envvar=True, help="How to print the findings.")
+@click.option("--output-file", "-o", type=click.Path(dir_okay=False, path_type=Path), envvar="ASCENDLINT_OUTPUT_FILE",
+              show_envvar=True, help="Write the report here (missing folders are created).")
 @click.option("--fix/--no-fix", default=False, help="Apply safe fixes in place.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also offer and apply unsafe fixes.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing (exit 1 if any).")
 @click.option("--show-fixes", is_flag=True, help="List what --fix fixed.")
-@click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them.")
+@click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them (JSON with --format json).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
+@click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when --fix changed a file, even if nothing remains.")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the result cache.")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
               help="Worker processes; 0 uses all cores when there is enough to lint, 1 lints serially.")
-@click.option("--stdin-filename", help="The file name to report for source read from `-`.")
+@click.option("--stdin-filename", help="Read standard input, reported (and configured) as this file name.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, exists=True, path_type=Path),
-              help="Use this config file instead of searching for one.")
+              help="Use this config file for every file instead of each file's closest one.")
+@click.option("--force-exclude/--no-force-exclude", default=False,
+              help="Apply exclude patterns to paths named on the command line too (for pre-commit).")
+@click.option("--show-settings", is_flag=True, help="Print the settings that govern the first path, then exit.")
+@click.option("--show-files", is_flag=True, help="Print the files that would be linted, then exit.")
 @click.option("--quiet", "-q", is_flag=True, help="Print findings only, no summary.")
 @click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` to every line with findings; report nothing else.")
 def check(paths, select, extend_select, ignore, output_format, output_file, fix, unsafe_fixes, diff, show_fixes,
-          statistics, exit_zero, no_cache, jobs, stdin_filename, config_path, quiet, add_noqa) -> None:
+          statistics, exit_zero, exit_non_zero_on_fix, no_cache, jobs, stdin_filename, config_path, force_exclude,
+          show_settings, show_files, quiet, add_noqa) -> None:
     """Lint PATHS (files or folders; `-` reads standard input). Default: the current folder."""
-    paths = list(paths) or [Path(".")]
-    if add_noqa and (fix or diff or paths == [Path("-")]):
+    from_stdin = list(paths) == [Path("-")] or (not paths and stdin_filename is not None)
+    paths = [Path("-")] if from_stdin else (list(paths) or [Path(".")])
+    if add_noqa and (fix or diff or from_stdin):
         click.echo("error: --add-noqa cannot be combined with --fix, --diff or standard input", err=True)
         sys.exit(EXIT_ERROR)
+    overrides = (select, extend_select, ignore)
     try:
         rules = rule_index(use_stored=not no_cache)
-        start = Path(stdin_filename) if stdin_filename and paths == [Path("-")] else paths[0]
-        settings = load_settings(config_path or find_config(start if start.exists() else Path.cwd()), rules)
-        enabled = _enabled_rules(rules, settings, select, extend_select, ignore)
+        resolver = SettingsResolver(rules, config_path)
+        first = Path(stdin_filename) if from_stdin and stdin_filename else paths[0]
+        settings = resolver.for_path(first if from_stdin or first.exists() else Path.cwd())
+        docs_links.use_template(settings.docs_url)
+        linters = LinterSet(resolver, lambda s, cache: Linter(_enabled_rules(rules, s, *overrides), s, cache=cache),
+                            use_cache=not (no_cache or from_stdin))
+        if show_settings:
+            _emit(_settings_text(settings, linters.linter_for_settings(settings)), output_file)
+            return
+        errors: list[str] = []
+        if from_stdin:
+            files = []
+            linters.linter_for(first)
+        else:
+            found = discover(paths, settings, force_exclude=force_exclude, settings_for=resolver.for_path)
+            files = found.files
+            errors = _discovery_errors(paths, found)
+            linters.prepare(files)
+            if show_files:
+                _emit("".join(f"{path}\n" for path in files), output_file)
+                sys.exit(EXIT_ERROR if errors else EXIT_CLEAN)
     except (ConfigError, selection.SelectionError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
 
-    cache = None if no_cache or paths == [Path("-")] else ResultCache(settings.root)
-    linter = Linter(enabled, settings, cache=cache)
     options = Options(fix=fix and not diff, unsafe_fixes=unsafe_fixes, diff=diff)
-    errors: list[str] = []
-    if paths == [Path("-")]:
-        results = [_lint_stdin(linter, options, stdin_filename)]
+    if from_stdin:
+        skip = force_exclude and stdin_filename is not None and _stdin_excluded(Path(stdin_filename), resolver)
+        results = [_lint_stdin(linters.linter_for(first), options, stdin_filename, skip)]
     else:
-        found = discover(paths, settings)
-        explicit = {str(p) for p in paths}
-        for path, reason in found.errors:
-            message = f"{path}: {reason}"
-            if str(path) in explicit:
-                errors.append(message)
-            else:
-                click.echo(f"warning: skipped {message}", err=True)
-        results = parallel.lint_paths(linter, found.files, options, jobs)
-        if cache is not None:
-            cache.save()
+        results = parallel.lint_paths(linters, files, options, jobs)
+        linters.save_caches()
+    for r in results:
+        for d in [*r.diagnostics, *r.fixed]:
+            d.url = docs_links.rule_url(d.code)
     errors.extend(f"{r.path}: {r.error}" for r in results if r.error)
     for message in errors:
         click.echo(f"error: Failed to lint {message}", err=True)
@@ -117,32 +137,74 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
     fixed = [d for r in results for d in r.fixed]
     for r in results:
         for d in r.rejected_fixes:
-            click.echo(f"warning: fix for {d.code} at {d.filename}:{d.location.row}:{d.location.column} was "
-                       "discarded: the result does not parse", err=True)
+            click.echo(f"warning: fix for {d.code} at {d.where()} was discarded: the result does not parse", err=True)
     if diff:
         code = _print_diff(results, fixed)
         sys.exit(EXIT_ERROR if errors else code)
 
+    sources = {}
+    for r in results:
+        if r.text is not None:
+            sources[r.path] = r.text
+        sources.update(r.sources)
     report = output.RunReport(
         diagnostics=remaining,
-        sources={r.path: r.text for r in results if r.text is not None},
+        sources=sources,
         fixed_count=len(fixed),
         fix_mode=options.fix,
         unsafe_fixes=unsafe_fixes,
         show_fixes=show_fixes,
         fixed=fixed,
+        show_summary=not quiet,
+        failed_paths=len(errors),
     )
     if statistics:
-        text = _statistics(remaining)
+        text = _statistics(remaining, as_json=output_format.lower() in ("json", "json-lines"))
     else:
         text = output.get(output_format.lower())(report)
-        if quiet and output_format.lower() in output.TEXT_FORMATS:
-            heads = _finding_heads(remaining)
-            text = "".join(line + "\n" for line in text.splitlines() if _is_finding_line(line, heads))
-    _emit(text, output_file, to_stderr=paths == [Path("-")] and options.fix)
+    _emit(text, output_file, to_stderr=from_stdin and options.fix)
     if errors:
         sys.exit(EXIT_ERROR)
+    if exit_non_zero_on_fix and fixed:
+        sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_FINDINGS if remaining and not exit_zero else EXIT_CLEAN)
+
+
+def _discovery_errors(paths: list[Path], found) -> list[str]:
+    """Problems with paths named on the command line are errors; those met while walking are warnings."""
+    errors = []
+    explicit = {str(p) for p in paths}
+    for path, reason in found.errors:
+        message = f"{path}: {reason}"
+        if str(path) in explicit:
+            errors.append(message)
+        else:
+            click.echo(f"warning: skipped {message}", err=True)
+    return errors
+
+
+def _stdin_excluded(path: Path, resolver: SettingsResolver) -> bool:
+    return is_force_excluded(path, resolver.for_path(path))
+
+
+def _settings_text(settings: Settings, linter: Linter) -> str:
+    """--show-settings: what governs the first path, as TOML-like lines (ruff prints its resolved settings)."""
+    lines = [
+        f"config-file = {json.dumps(str(settings.path) if settings.path else None)}",
+        f"extends = {json.dumps([str(p) for p in settings.extends])}",
+        f"root = {json.dumps(str(settings.root))}",
+        f"enabled = {json.dumps([r.code for r in linter.rules])}",
+        f"select = {json.dumps(settings.select)}",
+        f"extend-select = {json.dumps(settings.extend_select)}",
+        f"ignore = {json.dumps(settings.ignore)}",
+        f"exclude = {json.dumps(settings.exclude)}",
+        f"extend-exclude = {json.dumps(settings.extend_exclude)}",
+        f"respect-gitignore = {json.dumps(settings.respect_gitignore)}",
+        f"docs-url = {json.dumps(docs_links.rule_url('{code}', settings.docs_url))}",
+        f"per-file-ignores = {json.dumps(settings.per_file_ignores)}",
+        f"rule-options = {json.dumps(settings.rule_options, sort_keys=True)}",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def _add_noqa(results: list[FileResult]) -> int:
@@ -151,6 +213,10 @@ def _add_noqa(results: list[FileResult]) -> int:
     added = 0
     for result in results:
         if not result.diagnostics:
+            continue
+        if result.path.endswith(".ipynb"):
+            click.echo(f"warning: {result.path}: --add-noqa does not edit notebooks; add the comments in the cells",
+                       err=True)
             continue
         path = Path(result.path)
         text = result.text if result.text is not None else path.read_text(encoding="utf-8")
@@ -178,10 +244,15 @@ def _origin(settings: Settings, key: str) -> str:
     return f"`{key}` of {settings.path}" if settings.path else f"default `{key}`"
 
 
-def _lint_stdin(linter: Linter, options: Options, stdin_filename: str | None) -> FileResult:
+def _lint_stdin(linter: Linter, options: Options, stdin_filename: str | None, skip: bool = False) -> FileResult:
     data = sys.stdin.buffer.read()
     filename = stdin_filename or "-"
     path = Path(stdin_filename) if stdin_filename else None
+    if skip:  # --force-exclude and the name is excluded: pass the text through untouched, as ruff does
+        if options.fix:
+            sys.stdout.buffer.write(data)
+            sys.stdout.flush()
+        return FileResult(path=filename)
     result, new_data = linter.process_bytes(data, filename, path, Options(fix=False, unsafe_fixes=options.unsafe_fixes,
                                                                            diff=options.diff or options.fix))
     if options.fix:
@@ -201,31 +272,24 @@ def _print_diff(results: list[FileResult], fixed: list[Diagnostic]) -> int:
     return EXIT_FINDINGS if changed else EXIT_CLEAN
 
 
-def _statistics(diagnostics: list[Diagnostic]) -> str:
+def _statistics(diagnostics: list[Diagnostic], as_json: bool = False) -> str:
     counts = Counter((d.code, d.name) for d in diagnostics)
     fixable = Counter(d.code for d in diagnostics if d.fix is not None)
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    if as_json:  # ruff's shape: code, name, count, fixable
+        rows = [{"code": code, "name": name, "count": count, "fixable": bool(fixable[code])}
+                for (code, name), count in ordered]
+        return json.dumps(rows, indent=2) + "\n"
     lines = []
-    for (code, name), count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+    for (code, name), count in ordered:
         marker = "[*]" if fixable[code] else "   "
         lines.append(f"{count:>5}\t{code}\t{marker} {name}")
     return "\n".join(lines) + ("\n" if lines else "")
 
 
-def _finding_heads(diagnostics: list[Diagnostic]) -> set[str]:
-    return {f"{d.filename}:{d.location.row}:{d.location.column}: {d.code}" for d in diagnostics}
-
-
-_LINE_HEAD = re.compile(r"^(.*?:\d+:\d+: [A-Z]+[0-9]+)\b")
-
-
-def _is_finding_line(line: str, heads: set[str]) -> bool:
-    """A set lookup per line (a scan of every finding per line is quadratic on big reports)."""
-    match = _LINE_HEAD.match(line)
-    return match is not None and match.group(1) in heads
-
-
 def _emit(text: str, output_file: Path | None, to_stderr: bool = False) -> None:
     if output_file is not None:
+        output_file.parent.mkdir(parents=True, exist_ok=True)
         output_file.write_text(text, encoding="utf-8")
     elif to_stderr:
         click.echo(text, nl=False, err=True)
@@ -250,6 +314,18 @@ def rule(code: str | None, show_all: bool) -> None:
         click.echo(f"error: Unknown rule `{code}`", err=True)
         sys.exit(EXIT_ERROR)
     click.echo(render_rule(found), nl=False)
+
+
+@main.command()
+def server() -> None:
+    """Run the Language Server (LSP over standard input and output) for editors; needs `ascendlint[server]`."""
+    try:
+        from .server import run
+    except ImportError as exc:
+        click.echo(f"error: the language server needs the `server` extra: pip install 'ascendlint[server]' ({exc})",
+                   err=True)
+        sys.exit(EXIT_ERROR)
+    run()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,7 +1,9 @@
 """Configuration: ``[tool.ascendlint]`` in pyproject.toml, or ``ascendlint.toml`` / ``.ascendlint.toml``.
 
-Found by walking up from the linted path; in one folder ``.ascendlint.toml`` wins over ``ascendlint.toml``, which
-wins over a pyproject.toml that has a ``[tool.ascendlint]`` table. Unknown keys are errors that name the key.
+Found by walking up from each linted file, as ruff does: the closest configuration governs the files below it (a
+nested ``sub/pyproject.toml`` wins over the project's), and ``extend = "../pyproject.toml"`` inherits another file's
+settings, the extending file's keys winning. In one folder ``.ascendlint.toml`` wins over ``ascendlint.toml``, which
+wins over a pyproject.toml that has a ``[tool.ascendlint]`` table. Unknown keys are errors that name the key and file.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ DEFAULT_EXCLUDE = (
 )
 CONFIG_NAMES = (".ascendlint.toml", "ascendlint.toml", "pyproject.toml")
 LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude")
+MAX_EXTEND_DEPTH = 32  # a chain of ``extend`` longer than this is a cycle in all but name
 
 
 class ConfigError(ValueError):
@@ -39,8 +42,10 @@ class Settings:
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     rule_options: dict[str, dict] = field(default_factory=dict)
     respect_gitignore: bool = True
+    docs_url: str | None = None  # rule page URL template with ``{code}``; None: the default (see docs_links)
     root: Path = field(default_factory=Path.cwd)
     path: Path | None = None
+    extends: tuple[Path, ...] = ()  # the files this one inherits from, closest first
 
     @property
     def all_excludes(self) -> list[str]:
@@ -78,10 +83,48 @@ def load_settings(config_path: Path | None, known_rules) -> Settings:
     """Settings from a config file (or the defaults), checked against the known rules' options."""
     if config_path is None:
         return Settings()
+    table, chain = _merged_table(config_path, known_rules)
+    settings = settings_from_table(table, config_path, known_rules)
+    settings.extends = tuple(chain)
+    return settings
+
+
+def _ascendlint_table(config_path: Path) -> dict:
     table = _read_toml(config_path)
     if config_path.name == "pyproject.toml":
         table = table.get("tool", {}).get("ascendlint", {})
-    return settings_from_table(table, config_path, known_rules)
+        if not isinstance(table, dict):
+            raise ConfigError(f"{config_path}: `[tool.ascendlint]` must be a table")
+    return table
+
+
+def _merged_table(config_path: Path, known_rules) -> tuple[dict, list[Path]]:
+    """The file's table over the tables it ``extend``s (each checked on its own, so errors name their file)."""
+    layers: list[tuple[Path, dict]] = []
+    seen: set[str] = set()
+    current: Path | None = config_path
+    while current is not None:
+        key = os.path.normcase(os.path.abspath(current))
+        if key in seen or len(layers) >= MAX_EXTEND_DEPTH:
+            raise ConfigError(f"{config_path}: `extend` forms a cycle through {current}")
+        seen.add(key)
+        table = dict(_ascendlint_table(current))
+        base = table.pop("extend", None)
+        settings_from_table(table, current, known_rules)  # validates this layer, naming its own file
+        layers.append((current, table))
+        if base is None:
+            current = None
+        elif not isinstance(base, str) or not base.strip():
+            raise ConfigError(f"{current}: `extend` must be the path of another configuration file")
+        else:
+            target = Path(os.path.expanduser(base))
+            current = target if target.is_absolute() else current.parent / target
+            if not current.is_file():
+                raise ConfigError(f"{layers[-1][0]}: `extend` names {base!r}, which is not a file")
+    merged: dict = {}
+    for _, table in reversed(layers):
+        merged.update(table)
+    return merged, [path for path, _ in layers[1:]]
 
 
 def settings_from_table(table: dict, config_path: Path, known_rules) -> Settings:
@@ -101,6 +144,13 @@ def settings_from_table(table: dict, config_path: Path, known_rules) -> Settings
             if not isinstance(value, bool):
                 raise ConfigError(f"{config_path}: `respect-gitignore` must be true or false")
             settings.respect_gitignore = value
+        elif key == "docs-url":
+            if not isinstance(value, str) or "{code}" not in value:
+                raise ConfigError(f"{config_path}: `docs-url` must be a URL template containing `{{code}}`")
+            settings.docs_url = value
+        elif key == "extend":  # followed by load_settings; here only its type is checked
+            if not isinstance(value, str):
+                raise ConfigError(f"{config_path}: `extend` must be the path of another configuration file")
         elif key in rules_by_key and isinstance(value, dict):
             rule = rules_by_key[key]
             for option in value:
@@ -130,3 +180,64 @@ def relative_to_root(path: Path, root: Path) -> str:
         return absolute.relative_to(root).as_posix()
     except ValueError:
         return absolute.as_posix()
+
+
+class SettingsResolver:
+    """The settings that govern each file: those of its closest configuration file, or ``--config`` for all.
+
+    Which configuration file governs a folder is looked up once per folder (and remembered for every folder
+    passed on the way up), and each configuration file is loaded once, so a tree of thousands of files costs a
+    handful of stat calls per folder.
+    """
+
+    def __init__(self, known_rules, explicit: Path | None = None) -> None:
+        self.known_rules = known_rules
+        self.explicit = load_settings(explicit, known_rules) if explicit is not None else None
+        self._config_of: dict[str, Path | None] = {}
+        self._loaded: dict[Path | None, Settings] = {}
+
+    def for_path(self, path: Path) -> Settings:
+        if self.explicit is not None:
+            return self.explicit
+        absolute = Path(os.path.abspath(path))
+        is_source = absolute.suffix in (".py", ".ipynb")  # the common case: no stat call
+        folder = absolute.parent if is_source or not absolute.is_dir() else absolute
+        return self.for_config(self.config_for_folder(folder))
+
+    def for_config(self, config: Path | None) -> Settings:
+        found = self._loaded.get(config)
+        if found is None:
+            found = self._loaded[config] = load_settings(config, self.known_rules)
+        return found
+
+    def config_for_folder(self, folder: Path) -> Path | None:
+        visited = []
+        current = folder
+        while True:
+            key = str(current)
+            if key in self._config_of:
+                config = self._config_of[key]
+                break
+            visited.append(key)
+            config = _config_in(current)
+            if config is not None:
+                config = config.resolve()
+                break
+            if current.parent == current:
+                break
+            current = current.parent
+        for key in visited:
+            self._config_of[key] = config
+        return config
+
+    def all_settings(self) -> list[Settings]:
+        """Every settings object handed out so far (one per configuration file)."""
+        return [self.explicit] if self.explicit is not None else list(self._loaded.values())
+
+
+def _config_in(folder: Path) -> Path | None:
+    for name in CONFIG_NAMES:
+        candidate = folder / name
+        if candidate.is_file() and (name != "pyproject.toml" or _has_tool_table(candidate)):
+            return candidate
+    return None

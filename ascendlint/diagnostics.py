@@ -67,9 +67,15 @@ class Diagnostic:
     noqa_row: int | None = None
     url: str | None = None
     extra: dict = field(default_factory=dict)
+    cell: int | None = None  # in a notebook: the 1-based cell, and the positions are relative to that cell
 
     def sort_key(self) -> tuple:
-        return (self.filename, self.location.row, self.location.column, self.code, self.message)
+        return (self.filename, self.cell or 0, self.location.row, self.location.column, self.code, self.message)
+
+    def where(self) -> str:
+        """``file:row:col``, or ruff's ``file:cell N:row:col`` in a notebook."""
+        cell = f"cell {self.cell}:" if self.cell is not None else ""
+        return f"{self.filename}:{cell}{self.location.row}:{self.location.column}"
 
 
 def diagnostic_to_record(diagnostic: Diagnostic) -> dict:
@@ -90,6 +96,7 @@ def diagnostic_to_record(diagnostic: Diagnostic) -> dict:
         "noqa_row": diagnostic.noqa_row,
         "url": diagnostic.url,
         "extra": diagnostic.extra,
+        **({"cell": diagnostic.cell} if diagnostic.cell is not None else {}),
     }
 
 
@@ -111,4 +118,5 @@ def diagnostic_from_record(record: dict, filename: str) -> Diagnostic:
         noqa_row=record["noqa_row"],
         url=record["url"],
         extra=record.get("extra") or {},
+        cell=record.get("cell"),
     )

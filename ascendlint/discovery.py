@@ -1,6 +1,9 @@
-"""Which files to lint: ``.py`` files under the given paths, minus excluded and git-ignored ones.
+"""Which files to lint: ``.py`` and ``.ipynb`` files under the given paths, minus excluded and git-ignored ones.
 
-Files named explicitly are always linted. Directories reached through symlinks are not followed (no loops).
+Each folder is walked with the settings of its closest configuration file (excludes, respect-gitignore). Files named
+explicitly are always linted, unless ``force_exclude`` (ruff's ``--force-exclude``, what pre-commit hooks need)
+applies the excludes to them and their folders too. Git's ignore files are ``.gitignore`` in each folder,
+``.git/info/exclude`` and the global ``core.excludesFile``. Directories reached through symlinks are not followed.
 """
 
 from __future__ import annotations
@@ -13,6 +16,9 @@ from pathlib import Path
 import pathspec
 
 from .config import Settings, relative_to_root
+from .git_excludes import exclude_files
+
+SOURCE_SUFFIXES = (".py", ".ipynb")
 
 
 @dataclass
@@ -35,6 +41,12 @@ def _gitignore_specs_above(directory: Path) -> list[tuple[Path, pathspec.PathSpe
     else:
         chain = [directory]
     specs = []
+    if len(chain) > 1 or (directory / ".git").exists():
+        work_tree = chain[-1]
+        for excludes in exclude_files(work_tree):
+            spec = _read_ignore_file(excludes)
+            if spec is not None:
+                specs.append((work_tree, spec))
     for folder in reversed(chain[1:]):
         spec = _read_gitignore(folder)
         if spec is not None:
@@ -43,8 +55,12 @@ def _gitignore_specs_above(directory: Path) -> list[tuple[Path, pathspec.PathSpe
 
 
 def _read_gitignore(folder: Path) -> pathspec.PathSpec | None:
+    return _read_ignore_file(folder / ".gitignore")
+
+
+def _read_ignore_file(path: Path) -> pathspec.PathSpec | None:
     try:
-        with open(folder / ".gitignore", encoding="utf-8", errors="replace") as handle:
+        with open(path, encoding="utf-8", errors="replace") as handle:
             return _spec(handle.read().splitlines())
     except OSError:
         return None
@@ -61,9 +77,24 @@ def _ignored(path: Path, is_dir: bool, specs) -> bool:
     return False
 
 
-def discover(paths: list[Path], settings: Settings) -> Discovery:
+class _Excludes:
+    """The compiled exclude patterns of each settings object (one per configuration file)."""
+
+    def __init__(self) -> None:
+        self._specs: dict[int, tuple[Settings, pathspec.PathSpec]] = {}
+
+    def __call__(self, settings: Settings) -> pathspec.PathSpec:
+        found = self._specs.get(id(settings))
+        if found is None:
+            found = self._specs[id(settings)] = (settings, _spec(settings.all_excludes))
+        return found[1]
+
+
+def discover(paths: list[Path], settings: Settings, force_exclude: bool = False, settings_for=None) -> Discovery:
+    """``settings_for(path)`` gives the settings that govern a path (default: ``settings`` everywhere)."""
     result = Discovery()
-    exclude = _spec(settings.all_excludes)
+    settings_for = settings_for or (lambda _path: settings)
+    excludes = _Excludes()
     seen: set[str] = set()
 
     def add(path: Path) -> None:
@@ -73,12 +104,14 @@ def discover(paths: list[Path], settings: Settings) -> Discovery:
             result.files.append(path)
 
     for path in paths:
+        if force_exclude and path.exists() and _force_excluded(path, settings_for(path), excludes):
+            continue
         if path.is_symlink() and not path.exists():
             result.errors.append((path, _dangling_reason(path)))
         elif path.is_file():
             add(path)
         elif path.is_dir():
-            _walk(path, settings, exclude, add, result)
+            _walk(path, settings_for, excludes, add, result)
         elif not path.exists():
             result.errors.append((path, "No such file or directory"))
         else:
@@ -92,8 +125,28 @@ def _excluded(path: Path, is_dir: bool, settings: Settings, exclude: pathspec.Pa
     return exclude.match_file(relative + suffix) or exclude.match_file(path.name + suffix)
 
 
-def _walk(top: Path, settings: Settings, exclude, add, result: Discovery) -> None:
-    base_specs = _gitignore_specs_above(top.resolve()) if settings.respect_gitignore else []
+def is_force_excluded(path: Path, settings: Settings) -> bool:
+    """Whether ``--force-exclude`` drops this path (which need not exist: ``--stdin-filename``)."""
+    return _force_excluded(path, settings, _Excludes())
+
+
+def _force_excluded(path: Path, settings: Settings, excludes: _Excludes) -> bool:
+    """The path, or a folder above it inside the project root, matches an exclude pattern."""
+    exclude = excludes(settings)
+    absolute = Path(os.path.abspath(path))
+    if _excluded(absolute, absolute.is_dir(), settings, exclude):
+        return True
+    for folder in absolute.parents:
+        if folder == settings.root or settings.root not in folder.parents:
+            break
+        if _excluded(folder, True, settings, exclude):
+            return True
+    return False
+
+
+def _walk(top: Path, settings_for, excludes: _Excludes, add, result: Discovery) -> None:
+    top_settings = settings_for(top)
+    base_specs = _gitignore_specs_above(top.resolve()) if top_settings.respect_gitignore else []
     specs_for: dict[str, list] = {}
 
     def on_error(error: OSError) -> None:
@@ -101,7 +154,9 @@ def _walk(top: Path, settings: Settings, exclude, add, result: Discovery) -> Non
 
     for folder, dirnames, filenames in os.walk(top, onerror=on_error):
         folder_path = Path(folder)
-        specs = specs_for.get(folder, base_specs)
+        settings = settings_for(folder_path)
+        exclude = excludes(settings)
+        specs = specs_for.get(folder, base_specs) if settings.respect_gitignore else []
         if settings.respect_gitignore:
             own = _read_gitignore(folder_path)
             if own is not None:
@@ -117,7 +172,7 @@ def _walk(top: Path, settings: Settings, exclude, add, result: Discovery) -> Non
             specs_for[str(child)] = specs
         dirnames[:] = kept
         for name in sorted(filenames):
-            if not name.endswith(".py"):
+            if not name.endswith(SOURCE_SUFFIXES):
                 continue
             child = folder_path / name
             if _excluded(child, False, settings, exclude) or _ignored(_real(child), False, specs):

@@ -121,7 +121,9 @@ class Rule:
 
     @classmethod
     def url(cls) -> str:
-        return f"https://ascendlint.readthedocs.io/en/latest/rules/{cls.code}/"
+        from .docs_links import rule_url
+
+        return rule_url(cls.code)
 
 
 def _default_applicability(safety: FixSafety) -> Applicability:

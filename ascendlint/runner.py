@@ -14,6 +14,7 @@ from . import selection
 from .cache import ResultCache, content_key, rules_fingerprint
 from .config import Settings, relative_to_root
 from .diagnostics import Diagnostic
+from .notebook_lint import is_notebook, process_notebook
 from .prefilter import could_hold_kernel
 from .rule_index import RuleInfo, rule_classes
 from .source import (
@@ -42,6 +43,7 @@ class FileResult:
     error: str | None = None  # the file could not be read or written: nothing about it is known
     text: str | None = None  # the (fixed) text, kept only when there are findings to show in context
     source_digest: str | None = None  # digest of the bytes the fixes were computed from (set when fixes change them)
+    sources: dict[str, str] = field(default_factory=dict)  # a notebook's cell texts, by output.source_key
 
 
 @dataclass
@@ -89,6 +91,8 @@ class Linter:
         result = FileResult(path=filename)
         if not could_hold_kernel(data):
             return result, None
+        if is_notebook(filename, path):
+            return process_notebook(self, data, filename, path, options)
         rules = self.rules_for(path)
         cached = self.cached_result(data, filename, path, options, rules)
         if cached is not None:
@@ -137,8 +141,8 @@ class Linter:
 
     # -- the result cache (lint-only runs: --fix and --diff always lint the current text) ----------------------
     def _cache_slot(self, data: bytes, path: Path | None, options: Options, rules) -> tuple | None:
-        if self.cache is None or path is None or options.fix or options.diff:
-            return None
+        if self.cache is None or path is None or options.fix or options.diff or is_notebook(str(path), path):
+            return None  # notebooks are not cached: their findings carry cell texts the cache does not keep
         codes = tuple(r.code for r in rules)
         fingerprint = self._fingerprints.get(codes)
         if fingerprint is None:

@@ -79,7 +79,7 @@ def test_every_rule_code_a_page_mentions_exists(page):
 
 def test_configuration_page_documents_every_key_and_rule_option():
     text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
-    for key in (*LIST_KEYS, "per-file-ignores", "respect-gitignore"):
+    for key in (*LIST_KEYS, "per-file-ignores", "respect-gitignore", "extend", "docs-url"):
         assert f"### `{key}`" in text, f"configuration.md does not document `{key}`"
     for rule in all_rules():
         for option in rule.options:
@@ -125,7 +125,8 @@ def test_recipes_are_valid_yaml_and_use_the_published_hooks():
     hook_ids = {hook["id"] for hook in hooks}
     assert hook_ids == {"ascendlint", "ascendlint-fix"}
     for hook in hooks:
-        assert hook["language"] == "python" and hook["types"] == ["python"]
+        assert hook["language"] == "python" and hook["types_or"] == ["python", "jupyter"]
+        assert "--force-exclude" in hook["entry"].split()
         check.make_context("check", shlex.split(hook["entry"])[2:])
     for recipe in RECIPES:
         document = yaml.safe_load(recipe.read_text(encoding="utf-8"))

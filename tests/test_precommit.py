@@ -4,6 +4,10 @@ The hook repository is a fresh commit of this project's package files, not the w
 a work tree with uncommitted changes commits only its staged and tracked files into a shadow repository, so a new,
 untracked file would go missing. pre-commit installs the hook with pip, which fetches the build backend
 (setuptools) from the package index, as in any user's install.
+
+The user repository is a small monorepo: a root configuration that excludes ``generated/`` (pre-commit still names
+the files in it: ``--force-exclude`` in the hooks drops them), a nested ``sub/pyproject.toml`` that governs its own
+folder, and a notebook (the hooks take ``types_or: [python, jupyter]``).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 PROJECT_FILES = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml")
 BAD = "import triton\n\n\ndef run(k, x):\n    k[(1,)](x, num_warps=4)\n"
 FIXED = "import triton\n\n\ndef run(k, x):\n    k[(1,)](x)\n"
+NOTEBOOK_CELLS = ["# A kernel notebook", "%load_ext autoreload\nimport triton", "def run(k, x):\n    k[(1,)](x, num_warps=4)"]
 
 
 def _package_folders() -> set[str]:
@@ -85,6 +90,13 @@ def hook_run(hook_repo, tmp_path_factory, env) -> tuple[dict[str, str], Path]:
     _git(user, env, "init", "-q")
     (user / "kernel.py").write_text(BAD, encoding="utf-8")
     (user / "notes.txt").write_text("num_warps=4 here is not Python\n", encoding="utf-8")
+    (user / "ascendlint.toml").write_text('extend-exclude = ["generated/"]\n', encoding="utf-8")
+    (user / "generated").mkdir()
+    (user / "generated" / "kernel.py").write_text(BAD, encoding="utf-8")
+    (user / "sub").mkdir()
+    (user / "sub" / "pyproject.toml").write_text('[tool.ascendlint]\nignore = ["ASC101"]\n', encoding="utf-8")
+    (user / "sub" / "kernel.py").write_text(BAD, encoding="utf-8")
+    _write_notebook(user / "kernels.ipynb")
     _git(user, env, "add", "-A")
     result = subprocess.run(
         [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), "--all-files"],
@@ -100,17 +112,43 @@ def hook_run(hook_repo, tmp_path_factory, env) -> tuple[dict[str, str], Path]:
     return sections, user
 
 
+def _write_notebook(path: Path) -> None:
+    import nbformat
+
+    book = nbformat.v4.new_notebook()
+    book.metadata["kernelspec"] = {"name": "python3", "language": "python", "display_name": "Python 3"}
+    book.cells = [nbformat.v4.new_markdown_cell(NOTEBOOK_CELLS[0]),
+                  *(nbformat.v4.new_code_cell(text) for text in NOTEBOOK_CELLS[1:])]
+    nbformat.write(book, str(path))
+
+
+def _finding_files(report: str) -> set[str]:
+    return {line.split(":")[0] for line in report.splitlines() if ": ASC" in line}
+
+
 def test_check_hook_fails_on_a_bad_kernel_and_names_the_finding(hook_run):
     sections, _ = hook_run
     report = sections["ascendlint"]
     assert "- exit code: 1" in report
     assert "kernel.py:5:16: ASC101" in report
+    assert "kernels.ipynb:cell 3:2:16: ASC101" in report, "the notebook went through the hook, cell-relative"
+    assert _finding_files(report) == {"kernel.py", "kernels.ipynb"}, "generated/ excluded, sub/ ignores ASC101"
     assert "notes.txt" not in report
 
 
 def test_fix_hook_repairs_the_file(hook_run):
     sections, user = hook_run
     assert "- files were modified by this hook" in sections["ascendlint-fix"]
-    assert "Fixed 1 (0 remaining)" in sections["ascendlint-fix"]
+    assert "Fixed 2 (0 remaining)" in sections["ascendlint-fix"]
     assert (user / "kernel.py").read_text(encoding="utf-8") == FIXED
     assert lint(FIXED, "ASC101") == []
+    assert (user / "generated" / "kernel.py").read_text(encoding="utf-8") == BAD, "excluded: left alone"
+    assert (user / "sub" / "kernel.py").read_text(encoding="utf-8") == BAD, "its own config ignores ASC101"
+
+
+def test_fix_hook_repairs_the_notebook_in_place(hook_run):
+    import nbformat
+
+    _, user = hook_run
+    book = nbformat.read(str(user / "kernels.ipynb"), as_version=4)
+    assert [cell.source for cell in book.cells] == [*NOTEBOOK_CELLS[:2], NOTEBOOK_CELLS[2].replace(", num_warps=4", "")]

@@ -23,6 +23,17 @@ class RunReport:
     unsafe_fixes: bool = False
     show_fixes: bool = False
     fixed: list[Diagnostic] = field(default_factory=list)
+    show_summary: bool = True  # False under --quiet: the findings alone
+    failed_paths: int = 0  # paths that could not be linted: no "All checks passed!" then
+
+    def source_of(self, diagnostic: Diagnostic) -> str | None:
+        """The text a finding's positions refer to (a notebook cell's own text for findings in notebooks)."""
+        return self.sources.get(source_key(diagnostic.filename, diagnostic.cell))
+
+
+def source_key(filename: str, cell: int | None = None) -> str:
+    """The key of ``RunReport.sources``: the file, or one cell of a notebook."""
+    return filename if cell is None else f"{filename}#cell{cell}"
 
 
 Formatter = Callable[[RunReport], str]
@@ -58,7 +69,7 @@ def _load_builtin() -> None:
         return
     _builtin_loaded = True
     from . import json_format, text  # noqa: F401  (importing registers the formats)
-    for optional in ("sarif", "rdjson", "github", "junit", "grouped"):
+    for optional in ("sarif", "rdjson", "github", "junit", "grouped", "gitlab"):
         try:
             __import__(f"{__name__}.{optional}")
         except ImportError:

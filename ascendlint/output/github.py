@@ -28,10 +28,10 @@ def annotation(diagnostic: Diagnostic) -> str:
         "col": start.column,
         "endLine": end.row,
         "endColumn": end.column,
-        "title": f"{diagnostic.code} {diagnostic.name}",
+        "title": f"{diagnostic.code} {diagnostic.name}" + (f" (cell {diagnostic.cell})" if diagnostic.cell else ""),
     }
     listed = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties.items())
-    message = f"{diagnostic.filename}:{start.row}:{start.column}: {diagnostic.code} {diagnostic.message}"
+    message = f"{diagnostic.where()}: {diagnostic.code} {diagnostic.message}"
     return f"::{COMMANDS[diagnostic.severity]} {listed}::{escape_data(message)}"
 
 

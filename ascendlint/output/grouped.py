@@ -8,15 +8,19 @@ from . import RunReport, register, sorted_diagnostics
 from .text import _fixable_marker, summary
 
 
+def _position(d) -> str:
+    return (f"cell {d.cell}:" if d.cell is not None else "") + f"{d.location.row}:{d.location.column}"
+
+
 @register("grouped")
 def render_grouped(report: RunReport) -> str:
     out: list[str] = []
     for filename, group in groupby(sorted_diagnostics(report.diagnostics), key=lambda d: d.filename):
         findings = list(group)
-        width = max(len(f"{d.location.row}:{d.location.column}") for d in findings)
+        width = max(len(_position(d)) for d in findings)
         out.append(f"{filename}:")
         for d in findings:
-            where = f"{d.location.row}:{d.location.column}"
+            where = _position(d)
             out.append(f"  {where:<{width}} {d.code} {_fixable_marker(d, report.unsafe_fixes)}{d.message}")
         out.append("")
     out.extend(summary(report))

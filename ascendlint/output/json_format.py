@@ -1,11 +1,15 @@
-"""``json`` and ``json-lines``: the shape of ruff's JSON output, so tools written for ruff can read it."""
+"""``json`` and ``json-lines``: the shape of ruff's JSON output, so tools written for ruff can read it.
+
+As in ruff, ``cell`` is the notebook cell a finding is in (null outside notebooks), and the finding's and its
+fix's positions are then relative to that cell.
+"""
 
 from __future__ import annotations
 
 import json
 
 from ..diagnostics import Diagnostic
-from . import RunReport, register, sorted_diagnostics
+from . import RunReport, register, sorted_diagnostics, source_key
 
 
 def _location(location) -> dict:
@@ -15,7 +19,7 @@ def _location(location) -> dict:
 def diagnostic_to_dict(diagnostic: Diagnostic, sources: dict[str, str] | None = None) -> dict:
     fix = None
     if diagnostic.fix is not None:
-        text = (sources or {}).get(diagnostic.filename)
+        text = (sources or {}).get(source_key(diagnostic.filename, diagnostic.cell))
         fix = {
             "applicability": diagnostic.fix.applicability.value,
             "message": diagnostic.fix.message,
@@ -27,6 +31,7 @@ def diagnostic_to_dict(diagnostic: Diagnostic, sources: dict[str, str] | None = 
         "severity": diagnostic.severity.value,
         "message": diagnostic.message,
         "filename": diagnostic.filename,
+        "cell": diagnostic.cell,
         "location": _location(diagnostic.location),
         "end_location": _location(diagnostic.end_location),
         "fix": fix,

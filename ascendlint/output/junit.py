@@ -1,7 +1,9 @@
 """``junit``: JUnit XML, for CI systems that show test reports (GitLab, Jenkins, Azure Pipelines).
 
 One test suite per file with findings and one failed test case per finding; a run without findings is a single
-passing case, so the report always shows that the check ran.
+passing case, so the report always shows that the check ran. The document is valid against the common JUnit schema
+(junit-10.xsd, as Jenkins' xUnit plugin ships it): a test case has no ``file`` or ``line`` attribute there, so the
+file is the suite's ``file`` attribute and the position is in the case's name and the failure's text.
 """
 
 from __future__ import annotations
@@ -14,14 +16,13 @@ from . import RunReport, register, sorted_diagnostics
 
 def _suite(filename: str, diagnostics: list) -> ET.Element:
     suite = ET.Element("testsuite", name=filename, tests=str(len(diagnostics)), failures=str(len(diagnostics)),
-                       errors="0", skipped="0")
+                       errors="0", skipped="0", file=filename)
     for diagnostic in diagnostics:
-        where = f"{diagnostic.location.row}:{diagnostic.location.column}"
+        where = diagnostic.where()[len(filename) + 1:]
         case = ET.SubElement(suite, "testcase", name=f"{diagnostic.code} {diagnostic.name} at {where}",
-                             classname=f"ascendlint.{diagnostic.code}", file=filename,
-                             line=str(diagnostic.location.row))
+                             classname=f"ascendlint.{diagnostic.code}")
         failure = ET.SubElement(case, "failure", message=diagnostic.message, type=diagnostic.severity.value)
-        failure.text = f"{filename}:{where}: {diagnostic.code} {diagnostic.message}"
+        failure.text = f"{diagnostic.where()}: {diagnostic.code} {diagnostic.message}"
     return suite
 
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 
 from ..diagnostics import Applicability, Diagnostic, Location, Severity
+from ..docs_links import home_url
 from . import RunReport, register, sorted_diagnostics
 
-SOURCE = {"name": "ascendlint", "url": "https://ascendlint.readthedocs.io/"}
+SOURCE = {"name": "ascendlint"}  # with the documentation URL (docs_links) added per run
 SEVERITIES = {Severity.ERROR: "ERROR", Severity.WARNING: "WARNING", Severity.ADVISORY: "INFO"}
 
 
@@ -82,7 +83,7 @@ def rdjson_result(report: RunReport) -> dict:
         if suggestions:
             entry["suggestions"] = suggestions
         diagnostics.append(entry)
-    return {"source": SOURCE, "diagnostics": diagnostics}
+    return {"source": {**SOURCE, "url": home_url()}, "diagnostics": diagnostics}
 
 
 @register("rdjson")

@@ -19,11 +19,11 @@ from urllib.parse import quote
 
 from .. import __version__
 from ..diagnostics import Applicability, Diagnostic, Severity
+from ..docs_links import home_url
 from ..text_positions import line_starts, offset_to_location
 from . import RunReport, register, sorted_diagnostics
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-INFORMATION_URI = "https://ascendlint.readthedocs.io/"
 SOURCE_ROOT = "%SRCROOT%"
 FINGERPRINT_KEY = "ascendlint/v1"
 LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.ADVISORY: "note"}
@@ -206,7 +206,7 @@ def sarif_log(report: RunReport) -> dict:
                 "name": "ascendlint",
                 "version": __version__,
                 "semanticVersion": __version__,
-                "informationUri": INFORMATION_URI,
+                "informationUri": home_url(),
                 "rules": [_rule_descriptor(rule) for rule in rules],
             }
         },

@@ -16,8 +16,7 @@ def _fixable_marker(diagnostic: Diagnostic, unsafe: bool) -> str:
 
 
 def headline(diagnostic: Diagnostic, unsafe: bool = False) -> str:
-    where = f"{diagnostic.filename}:{diagnostic.location.row}:{diagnostic.location.column}"
-    return f"{where}: {diagnostic.code} {_fixable_marker(diagnostic, unsafe)}{diagnostic.message}"
+    return f"{diagnostic.where()}: {diagnostic.code} {_fixable_marker(diagnostic, unsafe)}{diagnostic.message}"
 
 
 def _frame(diagnostic: Diagnostic, text: str | None) -> list[str]:
@@ -46,6 +45,8 @@ def _frame(diagnostic: Diagnostic, text: str | None) -> list[str]:
 
 
 def summary(report: RunReport) -> list[str]:
+    if not report.show_summary:
+        return []
     lines = []
     remaining = len(report.diagnostics)
     if report.fix_mode:
@@ -53,11 +54,11 @@ def summary(report: RunReport) -> list[str]:
             lines.append(f"Found {report.fixed_count + remaining} finding{'s' if report.fixed_count + remaining != 1 else ''} "
                          f"({report.fixed_count} fixed, {remaining} remaining).")
             lines.append(f"Fixed {report.fixed_count} ({remaining} remaining)")
-        else:
+        elif not report.failed_paths:
             lines.append("All checks passed!")
         return lines
     if not remaining:
-        return ["All checks passed!"]
+        return [] if report.failed_paths else ["All checks passed!"]
     lines.append(f"Found {remaining} finding{'s' if remaining != 1 else ''}.")
     safe = sum(1 for d in report.diagnostics if d.fix and d.fix.applicability is Applicability.SAFE)
     unsafe = sum(1 for d in report.diagnostics if d.fix and d.fix.applicability is Applicability.UNSAFE)
@@ -70,7 +71,7 @@ def summary(report: RunReport) -> list[str]:
 
 
 def _fixed_listing(report: RunReport) -> list[str]:
-    if not (report.show_fixes and report.fixed):
+    if not (report.show_fixes and report.fixed and report.show_summary):
         return []
     out = [f"Fixed {len(report.fixed)} finding{'s' if len(report.fixed) != 1 else ''}:"]
     by_file: dict[str, dict[str, int]] = {}
@@ -89,7 +90,7 @@ def render_full(report: RunReport) -> str:
     out: list[str] = []
     for diagnostic in sorted_diagnostics(report.diagnostics):
         out.append(headline(diagnostic, report.unsafe_fixes))
-        out.extend(_frame(diagnostic, report.sources.get(diagnostic.filename)))
+        out.extend(_frame(diagnostic, report.source_of(diagnostic)))
         out.append("")
     out.extend(_fixed_listing(report))
     out.extend(summary(report))

@@ -31,7 +31,7 @@ def test_diagnostics_carry_source_code_severity_and_a_byte_column_range(report):
         "ASC001": "ERROR", "ASC003": "WARNING", "ASC101": "WARNING",
     }
     launch = by_code["ASC101"]
-    assert launch["code"]["url"].endswith("/rules/ASC101/")
+    assert launch["code"]["url"].endswith("/docs/rules/ASC101.md")
     assert launch["location"]["path"] == "kernels/k.py"
     line = KERNEL.splitlines()[11].encode("utf-8")
     start, end = launch["location"]["range"]["start"], launch["location"]["range"]["end"]

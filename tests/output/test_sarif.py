@@ -63,7 +63,7 @@ def test_every_registered_rule_is_described_for_code_scanning(report):
         assert descriptor["name"][0].isupper() and "-" not in descriptor["name"]
         assert descriptor["shortDescription"]["text"] and descriptor["fullDescription"]["text"]
         assert descriptor["help"]["text"] and descriptor["help"]["markdown"].startswith(f"# {descriptor['id']} ")
-        assert descriptor["helpUri"].endswith(f"/rules/{descriptor['id']}/")
+        assert descriptor["helpUri"].endswith(f"/docs/rules/{descriptor['id']}.md")
         assert descriptor["defaultConfiguration"]["level"] in {"error", "warning", "note"}
 
 

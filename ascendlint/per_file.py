@@ -1,0 +1,76 @@
+"""One linter per configuration file, chosen per file: what hierarchical settings look like to the runner.
+
+``LinterSet`` answers the same calls as a ``runner.Linter`` (``cached_result``, ``process_bytes``, ``remember``,
+``write_back``, ``without_cache``), so the parallel runner lints a tree governed by several configuration files in
+one pool. Each linter keeps its own result cache in its project root.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Iterable
+
+from .cache import ResultCache
+from .config import Settings, SettingsResolver
+from .runner import FileResult, Linter, Options
+
+
+class LinterSet:
+    def __init__(
+        self,
+        resolver: SettingsResolver,
+        make_linter: Callable[[Settings, ResultCache | None], Linter],
+        use_cache: bool = True,
+    ) -> None:
+        self.resolver = resolver
+        self._make_linter = make_linter
+        self._use_cache = use_cache
+        self._linters: dict[int, Linter] = {}
+        self._caches: dict[Path, ResultCache] = {}
+
+    def prepare(self, paths: Iterable[Path]) -> None:
+        """Resolve every path's settings and build its linter now (configuration errors surface before linting,
+        and worker processes inherit the complete set)."""
+        for path in paths:
+            self.linter_for(path)
+
+    def linter_for(self, path: Path | None) -> Linter:
+        settings = self.resolver.for_path(path if path is not None else Path.cwd())
+        return self.linter_for_settings(settings)
+
+    def linter_for_settings(self, settings: Settings) -> Linter:
+        linter = self._linters.get(id(settings))
+        if linter is None:
+            cache = None
+            if self._use_cache:
+                cache = self._caches.get(settings.root)
+                if cache is None:
+                    cache = self._caches[settings.root] = ResultCache(settings.root)
+            linter = self._linters[id(settings)] = self._make_linter(settings, cache)
+        return linter
+
+    @property
+    def linters(self) -> list[Linter]:
+        return list(self._linters.values())
+
+    def save_caches(self) -> None:
+        for cache in self._caches.values():
+            cache.save()
+
+    # -- the runner.Linter interface, dispatched per file -----------------------------------------------------
+    def cached_result(self, data: bytes, filename: str, path: Path | None, options: Options, rules=None):
+        return self.linter_for(path).cached_result(data, filename, path, options, rules)
+
+    def process_bytes(self, data: bytes, filename: str, path: Path | None, options: Options):
+        return self.linter_for(path).process_bytes(data, filename, path, options)
+
+    def remember(self, data: bytes, path: Path | None, options: Options, result: FileResult, rules=None) -> None:
+        self.linter_for(path).remember(data, path, options, result, rules)
+
+    def write_back(self, path: Path, result: FileResult, new_data: bytes | None, options: Options) -> FileResult:
+        return self.linter_for(path).write_back(path, result, new_data, options)
+
+    def without_cache(self) -> "LinterSet":
+        twin = LinterSet(self.resolver, self._make_linter, use_cache=False)
+        twin._linters = {key: linter.without_cache() for key, linter in self._linters.items()}
+        return twin
