@@ -235,7 +235,13 @@ def _is_size_or_stride(expr: cst.BaseExpression) -> bool:
 
 def launches_of(facts: ModuleFacts, kernel: Kernel) -> list[Launch]:
     """The launches in this module whose target is ``kernel``."""
-    return [launch for launch in facts.launches if launch.kernel is kernel]
+    by_kernel = facts.__dict__.get("_launches_by_kernel")
+    if by_kernel is None:
+        by_kernel = facts.__dict__["_launches_by_kernel"] = {}
+        for launch in facts.launches:
+            if launch.kernel is not None:
+                by_kernel.setdefault(id(launch.kernel.node), []).append(launch)
+    return by_kernel.get(id(kernel.node), [])
 
 
 def constexpr_values(facts: ModuleFacts, kernel: Kernel) -> dict[str, list[int]]:

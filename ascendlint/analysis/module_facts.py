@@ -41,6 +41,14 @@ def normalise(qualified: str) -> str:
     return qualified
 
 
+def integer_value(node: cst.Integer) -> int:
+    """The value of an integer literal (``int`` is far cheaper than libcst's ``evaluated_value``)."""
+    try:
+        return int(node.value, 0)
+    except ValueError:  # a literal such as 0777 that only Python 2 accepted
+        return node.evaluated_value
+
+
 def dotted_name(node: cst.BaseExpression) -> str | None:
     """``a.b.c`` for a Name/Attribute chain, else None."""
     parts = []
@@ -162,6 +170,7 @@ class ModuleFacts:
         self.imported_names: set[str] = set()
         self.imported_symbols: dict[str, str] = {}  # local name -> absolute ``module.name`` (relative resolved)
         self.imported_helpers: dict = {}  # local name -> HelperSummary of a jit helper of another linted module
+        self._qualnames: dict[int, str | None] = {}
         for node in index.of_type(cst.Import, cst.ImportFrom):
             self._record_import(node)
 
@@ -207,15 +216,23 @@ class ModuleFacts:
         return resolve_relative(self.name, level, base, self.is_package) or None
 
     def qualname(self, node: cst.BaseExpression) -> str | None:
-        """The normalised qualified name an expression refers to through imports, or None."""
-        dotted = dotted_name(node)
-        if dotted is None:
-            return None
-        head, _, rest = dotted.partition(".")
-        full = self.aliases.get(head)
-        if full is None:
-            return None
-        return normalise(f"{full}.{rest}" if rest else full)
+        """The normalised qualified name an expression refers to through imports, or None (memoised per node:
+        every rule asks about the same calls)."""
+        cache = self._qualnames
+        key = id(node)
+        try:
+            return cache[key]
+        except KeyError:
+            pass
+        found = None
+        dotted = dotted_name(node) if type(node) is cst.Name or type(node) is cst.Attribute else None
+        if dotted is not None:
+            head, _, rest = dotted.partition(".")
+            full = self.aliases.get(head)
+            if full is not None:
+                found = normalise(f"{full}.{rest}" if rest else full)
+        cache[key] = found
+        return found
 
     def local_alias(self, qualified: str, default: str) -> str:
         """How this module spells a normalised module name (``tl``, ``shmem``...), e.g. for fixes."""
@@ -229,7 +246,7 @@ class ModuleFacts:
         return default
 
     def is_call_to(self, node: cst.CSTNode, *qualified: str) -> bool:
-        return isinstance(node, cst.Call) and self.qualname(node.func) in qualified
+        return type(node) is cst.Call and self.qualname(node.func) in qualified
 
     # -- kernels -----------------------------------------------------------------------------------------------
     @cached_property
@@ -245,15 +262,23 @@ class ModuleFacts:
     def helpers(self) -> set[str]:
         """Kernels used only as jit helpers: called from another kernel of this module and never launched here.
         Their parameters take whatever the calling kernel passes (tensors, usually), not host arguments."""
-        kernels = self.kernels
-        called: set[str] = set()
-        for kernel in kernels.values():
-            for node in self.index.subtree(kernel.node):
-                callee = node.func.value if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) else None
-                if callee in kernels and callee != kernel.name:
-                    called.add(callee)
+        called = {call.func.value for calls in self.kernel_calls.values() for call in calls}
         launched = {launch.kernel.name for launch in self.launches if launch.kernel is not None}
         return called - launched
+
+    @cached_property
+    def kernel_calls(self) -> dict[str, list[cst.Call]]:
+        """For each kernel, its calls to other kernels of this module (``helper(x, BT)``), from one walk."""
+        kernels = self.kernels
+        found: dict[str, list[cst.Call]] = {}
+        for call in self.index.of_type(cst.Call):
+            func = call.func
+            if type(func) is not cst.Name or func.value not in kernels:
+                continue
+            caller = self.enclosing_kernel(call)
+            if caller is not None and caller.name != func.value:
+                found.setdefault(caller.name, []).append(call)
+        return found
 
     @cached_property
     def module_constants(self) -> dict[str, int]:
@@ -272,7 +297,7 @@ class ModuleFacts:
                 if isinstance(value, cst.Call) and self.qualname(value.func) == "tl.constexpr" and value.args:
                     value = value.args[0].value
                 if isinstance(target, cst.Name) and isinstance(value, cst.Integer):
-                    found[target.value] = value.evaluated_value
+                    found[target.value] = integer_value(value)
         return found
 
     def helper_constexpr_params(self, helper: Kernel) -> set[str]:
@@ -289,14 +314,11 @@ class ModuleFacts:
     def _helper_constexpr_params(self) -> dict[str, set[str]]:
         kernels = self.kernels
         passed: dict[str, dict[str, bool]] = {}
-        for caller in kernels.values():
+        for caller_name, calls in self.kernel_calls.items():
+            caller = kernels[caller_name]
             compile_time = _compile_time_names(caller, self)
-            for node in self.index.subtree(caller.node):
-                if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Name):
-                    continue
-                helper = kernels.get(node.func.value)
-                if helper is None or helper is caller:
-                    continue
+            for node in calls:
+                helper = kernels[node.func.value]
                 seen = passed.setdefault(helper.name, {})
                 given: dict[str, cst.BaseExpression] = {}
                 positional = [a for a in node.args if a.keyword is None]

@@ -32,7 +32,7 @@ import libcst as cst
 from . import magnitudes as mag
 from .cfg import BIND, ENTRY, HEAD, ITERABLE, STATEMENT, TEST, WITH, Graph, Point
 from .flow import Definition, Mark, ReachingDefinitions, binding_key, bound_names, loop_targets, solve, with_targets
-from .module_facts import Kernel, ModuleFacts
+from .module_facts import Kernel, ModuleFacts, integer_value
 from .walk import NodeIndex
 
 _INT64 = {"tl.int64", "tl.uint64"}
@@ -542,7 +542,7 @@ class KernelAnalysis:
                 return (T.INT | T.NARROW, 1, _NO_DIVISORS)
             return self._global(name)
         if kind is cst.Integer:
-            return (T.INT | T.NARROW, mag.of_int(node.evaluated_value), _NO_DIVISORS)
+            return (T.INT | T.NARROW, mag.of_int(integer_value(node)), _NO_DIVISORS)
         if kind is cst.BinaryOperation:
             return self._binary(node.operator, values[id(node.left)], values[id(node.right)], node.left, node.right)
         if kind is cst.Call:
@@ -1191,8 +1191,8 @@ def _builtin(func: cst.BaseExpression) -> str:
 
 
 def _integer(node) -> int | None:
-    if isinstance(node, cst.Integer):
-        return node.evaluated_value
+    if type(node) is cst.Integer:
+        return integer_value(node)
     return None
 
 
