@@ -26,12 +26,17 @@ def all_gather_kernel(local_ptr, gathered_ptr, M: tl.constexpr, N: tl.constexpr,
 def put_then_count_kernel(src_ptr, inbox_ptr, arrivals_ptr, out_ptr, N: tl.constexpr):
     """Each rank puts its row into slot ``rank`` of every peer's inbox and bumps the peer's counter.
 
-    After the wait, a rank reads all rows and writes their sum into ``out``.
+    Its own slot it fills with an MTE copy (UDMA cannot target the calling rank). After the wait, a rank
+    reads all rows and writes their sum into ``out``.
     """
     rank = dl.rank()
     n_ranks = dl.num_ranks()
     for peer in range(n_ranks):
-        libshmem_device.putmem(inbox_ptr + rank * N, src_ptr, N * 4, peer)
+        if peer == rank:
+            tl.store(inbox_ptr + rank * N + tl.arange(0, N), tl.load(src_ptr + tl.arange(0, N)))
+            libshmem_device.fence()
+        else:
+            libshmem_device.putmem(inbox_ptr + rank * N, src_ptr, N * 4, peer)
         dl.notify(arrivals_ptr, peer, signal=1, sig_op="add")
     token = dl.wait(arrivals_ptr, 1, "gpu", "acquire", waitValue=n_ranks)
     inbox = dl.consume_token(inbox_ptr, token)
@@ -46,7 +51,31 @@ def ring_wait_kernel(signals_ptr):
     """Each rank marks slot 1 of its right neighbour, then waits on slot 0 that nobody sets."""
     right = (dl.rank() + 1) % dl.num_ranks()
     dl.notify(signals_ptr + 1, right, signal=dl.rank() + 5)
+    token = dl.wait(signals_ptr, 1, "gpu", "acquire")
+    tl.store(dl.consume_token(signals_ptr + 3, token), 0)
+
+
+@triton.jit
+def unconsumed_wait_kernel(signals_ptr, out_ptr):
+    """Waits on a slot nobody sets, but drops the token: the compiler deletes the wait."""
     dl.wait(signals_ptr, 1, "gpu", "acquire")
+    tl.store(out_ptr, 1)
+
+
+@triton.jit
+def consumed_wait_kernel(signals_ptr, out_ptr):
+    """Waits on slot 0 and ties the token to the store: the wait stays."""
+    token = dl.wait(signals_ptr, 1, "gpu", "acquire")
+    tl.store(dl.consume_token(out_ptr, token), 1)
+
+
+@triton.jit
+def summed_tokens_kernel(signals_ptr, out_ptr, N: tl.constexpr):
+    """Sums the tokens of N waits and consumes the sum once: every wait stays."""
+    token = dl.wait(signals_ptr, 1, "gpu", "acquire")
+    for i in range(1, N):
+        token += dl.wait(signals_ptr + i, 1, "gpu", "acquire")
+    tl.store(dl.consume_token(out_ptr, token), 1)
 
 
 @triton.jit
@@ -57,7 +86,7 @@ def symm_at_kernel(ptr):
 
 @triton.jit
 def putmem_kernel(dest_ptr, src_ptr, NBYTES: tl.constexpr):
-    libshmem_device.putmem(dest_ptr, src_ptr, NBYTES, 0)
+    libshmem_device.putmem(dest_ptr, src_ptr, NBYTES, (dl.rank() + 1) % dl.num_ranks())
 
 
 @triton.jit
@@ -67,7 +96,7 @@ def shmem_signal_kernel(data_ptr, copy_ptr, signal_ptr, N: tl.constexpr):
         libshmem_device.putmem_signal(data_ptr, data_ptr, N * 4, signal_ptr, 3, libshmem_device.SIGNAL_SET, 1)
     else:
         libshmem_device.signal_wait_until(signal_ptr, libshmem_device.CMP_GE, 3)
-        libshmem_device.getmem(copy_ptr, data_ptr, N * 4, libshmem_device.my_pe())
+        libshmem_device.getmem(copy_ptr, data_ptr, N * 4, 0)
 
 
 @triton.jit
