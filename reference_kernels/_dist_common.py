@@ -21,7 +21,6 @@ from typing import Protocol
 import torch
 import triton
 import triton.language as tl
-import triton_dist.language as dl
 
 
 # int64 elements per 64-byte DataCache line: the distance between two signal slots.
@@ -120,25 +119,3 @@ def tile_matmul(a_ptr, lda, b_ptr, ldb, m_rows, n_start, n_cols, k_len,
                          mask=(offs_k[:, None] < k_len) & mask_n, other=0.0)
         acc += tl.dot(a_tile, b_tile)
     return acc
-
-
-@triton.jit
-def wait_slots(first_slot_ptr, n_slots, value, SLOT_STRIDE: tl.constexpr):
-    """Wait until ``n_slots`` slots, ``SLOT_STRIDE`` apart from ``first_slot_ptr``, all hold ``value``.
-
-    Returns the summed token, for the caller to consume once.
-    """
-    token = dl.wait(first_slot_ptr, 1, "gpu", "acquire", waitValue=value)
-    for slot in range(1, n_slots):
-        token += dl.wait(first_slot_ptr + slot * SLOT_STRIDE, 1, "gpu", "acquire", waitValue=value)
-    return token
-
-
-@triton.jit
-def sum_inbox_tiles(inbox_ptr, n_ranks, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    """Sum the ``n_ranks`` consecutive ``[BLOCK_M, BLOCK_N]`` fp32 tiles that start at ``inbox_ptr``."""
-    tile = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
-    total = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for src in range(n_ranks):
-        total += tl.load(inbox_ptr + tl.cast(src, tl.int64) * (BLOCK_M * BLOCK_N) + tile)
-    return total

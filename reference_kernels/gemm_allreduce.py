@@ -17,8 +17,9 @@ Layout and protocol (``P`` ranks, ``C`` producer programs, ``B = BUFFER_NUM`` ge
   the previous occupant for its own tile.
 * A producer computes the partial, then per peer waits for the slot to be free and stores into the
   peer's inbox; ``fence``; then notifies every peer (the notify loop covers the store loop's range).
-* Consumers (the remaining programs) wait for the ``P`` slots of a tile, reduce, store the result,
-  ``fence``, and hand each slot back with ``notify(slot, rank, 0)``: one resetter per slot and use.
+* Consumers (the remaining programs) take the ``P`` partials of a tile one by one, each as soon as its
+  slot shows it has landed, add them up, store the result, ``fence``, and hand each slot back with
+  ``notify(slot, rank, 0)``: one resetter per slot and use.
 """
 
 from dataclasses import dataclass
@@ -35,9 +36,7 @@ from reference_kernels._dist_common import (
     RoleSplit,
     SymmetricAllocator,
     signal_slots,
-    sum_inbox_tiles,
     tile_matmul,
-    wait_slots,
 )
 
 
@@ -106,9 +105,11 @@ def gemm_allreduce_kernel(
             row0 = tl.cast(tile // tiles_n, tl.int64) * BLOCK_M
             col0 = tl.cast(tile % tiles_n, tl.int64) * BLOCK_N
             slots = signal_ptr + group * n_ranks * SLOT_STRIDE
-            token = wait_slots(slots, n_ranks, tile + 1, SLOT_STRIDE)
-            tiles = dl.consume_token(inbox_ptr + group * n_ranks * tile_elems, token)
-            total = sum_inbox_tiles(tiles, n_ranks, BLOCK_M, BLOCK_N)
+            total = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+            for src in range(n_ranks):  # add each partial as soon as it has landed
+                token = dl.wait(slots + src * SLOT_STRIDE, 1, "gpu", "acquire", waitValue=tile + 1)
+                partial = dl.consume_token(inbox_ptr + (group * n_ranks + src) * tile_elems, token)
+                total += tl.load(partial + tile_offs)
             rows = row0 + tl.arange(0, BLOCK_M)
             cols = col0 + tl.arange(0, BLOCK_N)
             tl.store(out_ptr + rows[:, None] * N + cols[None, :], total.to(out_ptr.dtype.element_ty),

@@ -16,9 +16,9 @@ Layout and protocol (``P`` ranks, ``C`` producer programs, ``B = BUFFER_NUM`` ge
   partial of item ``w`` from ``src`` has landed on the owner.
 * A producer computes the partial, waits for the owner's slot to be free, stores into the owner's
   inbox, ``fence``, and notifies the owner.
-* Consumers (the remaining programs) walk the tiles of their own row block: wait for the ``P``
-  slots of the tile, reduce, store, ``fence``, and hand every slot back with
-  ``notify(slot, rank, 0)`` (one resetter per slot and use).
+* Consumers (the remaining programs) walk the tiles of their own row block: add the ``P`` partials
+  of a tile one by one, each as soon as its slot shows it has landed, store, ``fence``, and hand every
+  slot back with ``notify(slot, rank, 0)`` (one resetter per slot and use).
 """
 
 from dataclasses import dataclass
@@ -35,9 +35,7 @@ from reference_kernels._dist_common import (
     RoleSplit,
     SymmetricAllocator,
     signal_slots,
-    sum_inbox_tiles,
     tile_matmul,
-    wait_slots,
 )
 
 
@@ -109,9 +107,11 @@ def gemm_reducescatter_kernel(
             row0 = tl.cast(tile // tiles_n, tl.int64) * BLOCK_M
             col0 = tl.cast(tile % tiles_n, tl.int64) * BLOCK_N
             slots = signal_ptr + group * n_ranks * SLOT_STRIDE
-            token = wait_slots(slots, n_ranks, work + 1, SLOT_STRIDE)
-            tiles = dl.consume_token(inbox_ptr + group * n_ranks * tile_elems, token)
-            total = sum_inbox_tiles(tiles, n_ranks, BLOCK_M, BLOCK_N)
+            total = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+            for src in range(n_ranks):  # add each partial as soon as it has landed
+                token = dl.wait(slots + src * SLOT_STRIDE, 1, "gpu", "acquire", waitValue=work + 1)
+                partial = dl.consume_token(inbox_ptr + (group * n_ranks + src) * tile_elems, token)
+                total += tl.load(partial + tile_offs)
             rows = row0 + tl.arange(0, BLOCK_M)
             cols = col0 + tl.arange(0, BLOCK_N)
             tl.store(out_ptr + rows[:, None] * N + cols[None, :], total.to(out_ptr.dtype.element_ty),
