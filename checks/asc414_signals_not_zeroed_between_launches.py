@@ -159,16 +159,17 @@ class SignalsNotZeroedBetweenLaunches(Rule):
             if kernel.name not in leaving:
                 leaving[kernel.name] = _buffers_left_set(dist_analysis.for_kernel(self.context, kernel))
             for param in leaving[kernel.name]:
-                argument = _argument_for(kernel, launch.call, param)
-                if argument is not None and self._repeated(launch.call):
-                    self._check(launch, kernel, argument)
+                if self._repeated(launch.call):
+                    self._check(launch, kernel, param, _argument_for(kernel, launch.call, param))
+                    break  # one finding per launch
 
-    def _check(self, launch, kernel: Kernel, argument: cst.BaseExpression) -> None:
+    def _check(self, launch, kernel: Kernel, param: str, argument: cst.BaseExpression | None) -> None:
+        """``argument`` is None when the launch passes ``*args``: then any zeroing in the scope counts."""
         scope = self._repeat_scope(launch.call)
         position = self.context.index.order(launch.call)
         zeroings = [c for c in _calls_in(self.context, scope)
                     if self.context.index.order(c) < position and _zeroes(c, argument)]
-        text = " ".join(self.context.module.code_for_node(argument).split())
+        text = param if argument is None else " ".join(self.context.module.code_for_node(argument).split())
         if not zeroings:
             self.report(launch.call, self.message.format(kernel=kernel.name, buffer=text))
             return
@@ -224,6 +225,7 @@ def _buffers_left_set(dist: DistAnalysis) -> list[str]:
 
 
 def _argument_for(kernel: Kernel, call: cst.Call, param: str) -> cst.BaseExpression | None:
+    """The launch's argument for ``param``; None when it cannot be told (``*args``)."""
     position = kernel.params.index(param)
     positional = [a for a in call.args if a.keyword is None]
     for arg in call.args:
@@ -240,14 +242,17 @@ def _calls_in(context, scope: cst.CSTNode):
     return [n for n in nodes if isinstance(n, cst.Call)]
 
 
-def _zeroes(call: cst.Call, argument: cst.BaseExpression) -> bool:
-    """``x.zero_()`` / ``x.fill_(0)`` on the launch's argument or on the object it is taken from."""
+def _zeroes(call: cst.Call, argument: cst.BaseExpression | None) -> bool:
+    """``x.zero_()`` / ``x.fill_(0)`` on the launch's argument or on the object it is taken from (on anything
+    when the argument is unknown)."""
     func = call.func
     if not isinstance(func, cst.Attribute) or func.attr.value not in _ZEROING_METHODS:
         return False
     if func.attr.value == "fill_" and not (call.args and dist_analysis.is_integer(call.args[0].value, 0)
                                           or call.args and _is_zero_float(call.args[0].value)):
         return False
+    if argument is None:
+        return True
     receiver, target = _root_name(func.value), _root_name(argument)
     return receiver is not None and receiver == target
 

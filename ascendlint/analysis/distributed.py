@@ -672,7 +672,8 @@ def consumed_pointers(dist: DistAnalysis, scope: cst.CSTNode, slot: cst.BaseExpr
 
 
 def reads_through(dist: DistAnalysis, scope: cst.CSTNode, consumed: list[cst.Call]) -> list[cst.Call]:
-    """Loads (``tl.load`` or a helper call) in ``scope`` whose pointer comes from one of the ``consumed`` calls."""
+    """Loads in ``scope`` whose pointer comes from one of the ``consumed`` calls: ``tl.load``, or a call of a
+    helper (any function outside ``tl``/``dl``/``libshmem_device``) that is handed such a pointer."""
     consumed_ids = {id(c) for c in consumed}
     targets: set[str] = set()
     for call in consumed:
@@ -681,8 +682,9 @@ def reads_through(dist: DistAnalysis, scope: cst.CSTNode, consumed: list[cst.Cal
             for small in statement.body:
                 if isinstance(small, cst.Assign):
                     targets.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+    helpers = {n for n in dist.calls if not n.startswith(("tl.", "dl.", "shmem.", "local.range"))}
     found = []
-    for call in dist.calls_in(scope, {LOAD} | {n for n in dist.calls if n.startswith("local.")}):
+    for call in dist.calls_in(scope, {LOAD} | helpers):
         pointers = [a.value for a in call.args] if dist.qualname_of(call) != LOAD else [call_argument(call, 0, "pointer")]
         for pointer in pointers:
             if pointer is None:

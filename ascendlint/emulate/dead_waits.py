@@ -61,20 +61,12 @@ class _FunctionLiveness:
 
     # -- liveness ----------------------------------------------------------------------------------------
     def _live_expressions(self, function: ast.FunctionDef) -> set[int]:
-        """ids of expression nodes whose value reaches an effect."""
-        assignments: dict[str, list[ast.AST]] = {}
+        """ids of expression nodes whose value reaches an effect, following the definitions that reach each read."""
+        flow = _ReachingDefinitions()
+        flow.block(function.body, {})
         roots: list[ast.AST] = []
         for node in ast.walk(function):
-            if isinstance(node, ast.Assign):
-                for target in node.targets:
-                    for name in _target_names(target):
-                        assignments.setdefault(name, []).append(node.value)
-            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None:
-                for name in _target_names(node.target):
-                    assignments.setdefault(name, []).append(node.value)
-            elif isinstance(node, ast.NamedExpr):
-                assignments.setdefault(node.target.id, []).append(node.value)
-            elif isinstance(node, ast.Return) and node.value is not None:
+            if isinstance(node, ast.Return) and node.value is not None:
                 roots.append(node.value)
             elif isinstance(node, (ast.If, ast.While)):
                 roots.append(node.test)
@@ -85,7 +77,7 @@ class _FunctionLiveness:
                 roots.extend(k.value for k in node.keywords)
                 roots.append(node.func)
         live: set[int] = set()
-        live_names: set[str] = set()
+        live_definitions: set[int] = set()
         pending = list(roots)
         while pending:
             expr = pending.pop()
@@ -93,9 +85,10 @@ class _FunctionLiveness:
                 continue
             live.add(id(expr))
             if isinstance(expr, ast.Name):
-                if expr.id not in live_names:
-                    live_names.add(expr.id)
-                    pending.extend(assignments.get(expr.id, ()))
+                for definition in flow.reaching.get(id(expr), ()):
+                    if id(definition) not in live_definitions:
+                        live_definitions.add(id(definition))
+                        pending.extend(definition.sources)
                 continue
             pending.extend(ast.iter_child_nodes(expr))
         return live
@@ -122,6 +115,85 @@ class _FunctionLiveness:
         if module_name.startswith("triton_dist"):
             return name not in _DIST_PURE and name != "wait"
         return True
+
+
+class _Definition:
+    """One binding of a name: the expressions its value comes from (the assigned value; for ``x += v`` also
+    the earlier bindings of ``x``, as the reads of ``x`` there)."""
+
+    __slots__ = ("sources",)
+
+    def __init__(self, sources: list) -> None:
+        self.sources = sources
+
+
+class _ReachingDefinitions:
+    """A forward pass over a function body: which bindings of a name reach each read of it."""
+
+    def __init__(self) -> None:
+        self.reaching: dict[int, frozenset] = {}
+
+    def block(self, statements: list, state: dict) -> dict:
+        for statement in statements:
+            state = self.statement(statement, state)
+        return state
+
+    def reads(self, expr: ast.AST | None, state: dict) -> None:
+        if expr is None:
+            return
+        for node in ast.walk(expr):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                self.reaching[id(node)] = state.get(node.id, frozenset())
+
+    def bind(self, target: ast.AST, sources: list, state: dict) -> dict:
+        state = dict(state)
+        for name in _target_names(target):
+            state[name] = frozenset({_Definition(sources)})
+        return state
+
+    def statement(self, node: ast.stmt, state: dict) -> dict:
+        if isinstance(node, ast.Assign):
+            self.reads(node.value, state)
+            for target in node.targets:
+                state = self.bind(target, [node.value], state)
+            return state
+        if isinstance(node, ast.AnnAssign):
+            self.reads(node.value, state)
+            return self.bind(node.target, [node.value], state) if node.value is not None else state
+        if isinstance(node, ast.AugAssign):
+            self.reads(node.value, state)
+            target = ast.Name(id=node.target.id, ctx=ast.Load()) if isinstance(node.target, ast.Name) else None
+            if target is not None:
+                self.reaching[id(target)] = state.get(target.id, frozenset())
+            return self.bind(node.target, [node.value] + ([target] if target is not None else []), state)
+        if isinstance(node, ast.If):
+            self.reads(node.test, state)
+            return _merge(self.block(node.body, state), self.block(node.orelse, state))
+        if isinstance(node, (ast.For, ast.While)):
+            head = node.iter if isinstance(node, ast.For) else node.test
+            self.reads(head, state)
+            entry = self.bind(node.target, [node.iter], state) if isinstance(node, ast.For) else state
+            end = entry
+            for _ in range(2):  # twice: what the body binds reaches the next iteration's reads
+                end = self.block(node.body, _merge(entry, end))
+            return self.block(node.orelse, _merge(state, end))
+        if isinstance(node, (ast.With, ast.Try)):
+            for item in getattr(node, "items", ()):
+                self.reads(item.context_expr, state)
+            return self.block(node.body, state)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return state
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                self.reads(child, state)
+        return state
+
+
+def _merge(a: dict, b: dict) -> dict:
+    merged = dict(a)
+    for name, definitions in b.items():
+        merged[name] = merged.get(name, frozenset()) | definitions
+    return merged
 
 
 def _is_dist_function(target) -> bool:

@@ -48,7 +48,7 @@ class Scheduler:
             limit = len(of_rank) if resident is None else resident
             admitted.extend(of_rank[:limit])
             self._waiting_to_start[rank] = deque(of_rank[limit:])
-        self._initial = _interleave_ranks(admitted)
+        self._initial = _interleave_ranks(admitted)[::-1]
 
     # -- driven by the launching thread ---------------------------------------------------------------
     def begin(self) -> None:

@@ -6,7 +6,9 @@ Imported only after ``emulate.install_stand_ins()``.
 import triton
 import triton.language as tl
 import triton_dist.language as dl
+from triton.language.extra.cann.extension import sub_vec_id
 from triton_dist.language.extra import libshmem_device
+from triton_dist.language.extra.ascend.algorithm import dist_swizzle2d_Nz, gemm_swizzle2d_Nz
 
 
 @triton.jit
@@ -104,3 +106,75 @@ def program_shape_kernel(out_ptr):
     pid = tl.program_id(0)
     tl.store(out_ptr + 2 * pid, pid + 100 * dl.rank())
     tl.store(out_ptr + 2 * pid + 1, tl.num_programs(0))
+
+
+@triton.jit
+def publish_kernel(data_ptr, flag_ptr, out_ptr, N: tl.constexpr, FENCE: tl.constexpr, NOTIFY_FIRST: tl.constexpr):
+    """Program 0 of rank 0 stores a row into rank 1's buffer and raises rank 1's flag; rank 1 waits and copies."""
+    offs = tl.arange(0, N)
+    if dl.rank() == 0:
+        if NOTIFY_FIRST:
+            dl.notify(flag_ptr, 1, signal=1)
+        tl.store(dl.symm_at(data_ptr, 1) + offs, offs.to(tl.float32) + 1.0)
+        if FENCE:
+            libshmem_device.fence()
+        if not NOTIFY_FIRST:
+            dl.notify(flag_ptr, 1, signal=1)
+    else:
+        token = dl.wait(flag_ptr, 1, "gpu", "acquire")
+        tl.store(out_ptr + offs, tl.load(dl.consume_token(data_ptr, token) + offs))
+
+
+@triton.jit
+def udma_kernel(dest_ptr, src_ptr, NBYTES: tl.constexpr, MODE: tl.constexpr):
+    """Rank 0 moves NBYTES with UDMA: MODE 0 to rank 1 (right), 1 to itself, 2 through a mapped pointer,
+    3 a getmem from a mapped source."""
+    if dl.rank() == 0:
+        if MODE == 0:
+            libshmem_device.putmem(dest_ptr, src_ptr, NBYTES, 1)
+        elif MODE == 1:
+            libshmem_device.putmem(dest_ptr, src_ptr, NBYTES, 0)
+        elif MODE == 2:
+            libshmem_device.putmem(dl.symm_at(dest_ptr, 1), src_ptr, NBYTES, 1)
+        else:
+            libshmem_device.getmem(src_ptr, dl.symm_at(dest_ptr, 1), NBYTES, 1)
+
+
+@triton.jit
+def sub_block_kernel(out_ptr, shared_ptr):
+    """Each sub-block of each program records its id; sub-block 1 leaves a value that, after the barrier,
+    sub-block 0 of the next program reads."""
+    pid = tl.program_id(0)
+    n = tl.num_programs(0)
+    sub = sub_vec_id()
+    tl.store(out_ptr + pid * 2 + sub, sub + 10 * pid)
+    if sub == 1:
+        tl.store(shared_ptr + pid, pid + 100)
+    libshmem_device.barrier_all()
+    if sub == 0:
+        tl.store(out_ptr + 2 * n + pid, tl.load(shared_ptr + (pid + 1) % n))
+
+
+@triton.jit
+def grid_barrier_kernel(out_ptr):
+    """Every program meets the others at barrier_all."""
+    libshmem_device.barrier_all()
+    tl.store(out_ptr + tl.program_id(0), 1)
+
+
+@triton.jit
+def swizzle_kernel(gemm_ptr, dist_ptr, ROWS: tl.constexpr, COLS: tl.constexpr, TILE: tl.constexpr,
+                   GROUP: tl.constexpr, RANKS: tl.constexpr):
+    """Records the tile each iteration id of the two Nz swizzles maps to."""
+    n_tiles = tl.cdiv(ROWS, TILE) * tl.cdiv(COLS, TILE)
+    for i in range(n_tiles):
+        row, col = gemm_swizzle2d_Nz(i, ROWS, COLS, TILE, TILE, GROUP)
+        tl.store(gemm_ptr + 2 * i, row)
+        tl.store(gemm_ptr + 2 * i + 1, col)
+    for i in range(n_tiles * RANKS):
+        row, col, rank, rows, cols = dist_swizzle2d_Nz(i, RANKS, ROWS, COLS, TILE, TILE)
+        tl.store(dist_ptr + 5 * i, row)
+        tl.store(dist_ptr + 5 * i + 1, col)
+        tl.store(dist_ptr + 5 * i + 2, rank)
+        tl.store(dist_ptr + 5 * i + 3, rows)
+        tl.store(dist_ptr + 5 * i + 4, cols)

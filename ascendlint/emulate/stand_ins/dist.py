@@ -38,9 +38,12 @@ def wait(barrierPtrs, numBarriers, scope="gpu", semantic="acquire", waitValue=1)
         return memory.int32_tensor(0)
     address = memory.scalar_address(barrierPtrs, "dl.wait")
     count = memory.as_int(numBarriers)
+    dtype = memory.element_dtype(barrierPtrs)
+    if ctx.launch.world is not None:  # the slots must lie inside one buffer of the calling rank's heap
+        ctx.launch.world.translate_range(address, count * dtype.itemsize, ctx.rank, "dl.wait")
     expected = memory.as_int(waitValue)
     description = peers.describe_slots(address, count, "dl.wait") + f" to equal {expected}"
-    peers.wait_until(address, count, memory.element_dtype(barrierPtrs), peers.values_equal(expected), description)
+    peers.wait_until(address, count, dtype, peers.values_equal(expected), description)
     return memory.int32_tensor(0)
 
 
