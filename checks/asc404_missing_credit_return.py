@@ -78,7 +78,8 @@ class MissingCreditReturn(Rule):
                     total = tl.zeros((BLOCK,), dtype=tl.float32)
                     for src in range(n_ranks):
                         token = dl.wait(slots + src * 8, 1, "gpu", "acquire", waitValue=tile + 1)
-                        total += tl.load(dl.consume_token(inbox_ptr + ((tile % 2) * n_ranks + src) * BLOCK, token) + offs)
+                        part = dl.consume_token(inbox_ptr + ((tile % 2) * n_ranks + src) * BLOCK, token)
+                        total += tl.load(part + offs)
                     tl.store(out_ptr + tile * BLOCK + offs, total)
                     for src in range(n_ranks):
                         dl.notify(slots + src * 8, rank, 0)

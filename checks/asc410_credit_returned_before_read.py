@@ -11,13 +11,15 @@ class CreditReturnedBeforeRead(Rule):
     its loads from the buffer that slot guards.
 
     The guarded buffer is the pointer passed through `dl.consume_token` with the token of a wait on the same
-    slot (the same expression), in the same loop body; its loads are `tl.load`s of it, or `triton.jit` helpers called on it,
-    that come after the credit return.
+    slot (the same expression), in the same loop body; its loads are `tl.load`s of it, or `triton.jit` helpers
+    called on it, that come after the credit return.
     """
 
     code = "ASC410"
     name = "credit-returned-before-read"
-    message = "the credit goes back before the guarded buffer is read (line {line}): the producer may overwrite it first"
+    message = (
+        "the credit goes back before the guarded buffer is read (line {line}): the producer may overwrite it first"
+    )
     severity = Severity.ERROR
     why = """
         Handing the slot back to 0 tells the producer that the buffer is free. A producer waiting for that credit

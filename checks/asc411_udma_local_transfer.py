@@ -167,7 +167,8 @@ def _over_every_rank(dist: DistAnalysis, iterable: cst.BaseExpression) -> bool:
 
 
 def _guarded(dist: DistAnalysis, call: cst.Call, loop: cst.For, pe_name: str) -> bool:
-    """An `if pe != rank` around ``call`` inside ``loop``, the `else` of `if pe == rank`, or `if pe == rank: continue`."""
+    """An `if pe != rank` around ``call`` inside ``loop``, the `else` of `if pe == rank`, or an earlier
+    `if pe == rank: continue`."""
     child = call
     for ancestor in dist.index.ancestors(call):
         if ancestor is loop:

@@ -6,27 +6,41 @@ from ascendlint.diagnostics import Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
 LINE_BYTES = 64
-SLOT_BYTES = 8  # `dl.notify` writes int64 / uint64 slots
-_SLOTS_PER_LINE = LINE_BYTES // SLOT_BYTES
+# signal call -> (argument position and names of its slot pointer, slot bytes, whether it writes the slot)
+_SIGNAL_SLOTS = {
+    NOTIFY: ((0, "ptr"), 8, True),  # `dl.notify` writes int64 / uint64 slots
+    WAIT: ((0, "barrierPtrs"), 8, False),
+    "shmem.signal_op": ((0, "sig_addr"), 4, True),  # the libshmem_device signal API uses int32 slots
+    "shmem.putmem_signal": ((3, "sig_addr"), 4, True),
+    "shmem.putmem_signal_nbi": ((3, "sig_addr"), 4, True),
+    "shmem.signal_wait_until": ((0, "sig_addr"), 4, False),
+}
+# where a signal write names the rank whose slot it sets
+_TARGET_RANK = {NOTIFY: (1, "rank"), "shmem.signal_op": (3, "pe"), "shmem.putmem_signal": (6, "pe"),
+                "shmem.putmem_signal_nbi": (6, "pe")}
 _PASS_THROUGH = frozenset({"tl.cast", dist_analysis.CONSUME_TOKEN}) | MAPPING_CALLS
 _MAX_DEPTH = 12
 
 
 class SignalSlotsShareCacheline(Rule):
-    """Flags a `dl.notify` or `dl.wait` whose slot index puts slots of different writers closer than 64 bytes.
+    """Flags a signal call whose slot index puts slots of different writers closer than 64 bytes.
 
-    The slot offset is split into terms; a term that differs between programs or ranks (it derives from the
-    program id, from the rank for a notify, from a loop whose range is split by program id, or for a wait from
-    a loop over the ranks) and is multiplied by a known factor below 8 (int64 slots) puts two writers on one
-    line. Terms with a runtime or unknown factor (`x * n_ranks`, `x * SLOT_STRIDE`) are not judged.
-    Slots that one program owns alone (a loop variable that is the same for every program) are not flagged.
+    The calls are `dl.notify` / `dl.wait` (int64 slots: 8 per line) and `signal_op` / `putmem_signal` /
+    `signal_wait_until` (int32 slots: 16 per line). The slot offset is split into terms; a term that differs
+    between programs or ranks (it derives from the program id, from the rank for a write, from a loop whose range
+    is split by program id, or for a wait from a loop over the ranks) and is multiplied by a known factor below
+    the slots per line puts two writers on one line. Terms with a runtime or unknown factor (`x * n_ranks`,
+    `x * SLOT_STRIDE`) are not judged. Slots that one program owns alone (a loop variable that is the same for
+    every program) are not flagged; nor is a rank-indexed slot that each rank sets on a single peer (the rank it
+    writes to is not picked by a loop); nor are modules written for a GPU backend (CUDA, HIP, MACA imports or
+    paths), whose caches keep such writes coherent.
     """
 
     code = "ASC412"
     name = "signal-slots-share-cacheline"
     message = (
         "signal slots indexed by `{term}` are {stride} byte(s) apart: slots written by different {who} share a "
-        "64-byte line; space them 8 int64 apart (`* 8`)"
+        "64-byte line; space them {spacing} slots apart (`* {spacing}`)"
     )
     severity = Severity.WARNING
     why = """
@@ -84,6 +98,20 @@ class SignalSlotsShareCacheline(Rule):
                 tl.store(out_ptr + offs, total)
             """
         ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def epoch_barrier(sync_ptr, epoch, world_size: tl.constexpr, my_rank: tl.constexpr):
+                for peer in range(world_size):
+                    if peer != my_rank:
+                        libshmem_device.putmem_signal(sync_ptr + my_rank, sync_ptr + my_rank, 4, sync_ptr + my_rank,
+                                                      epoch, libshmem_device.SIGNAL_SET, peer)
+            """
+        ),
     ]
     VALID = [
         Valid(
@@ -102,6 +130,19 @@ class SignalSlotsShareCacheline(Rule):
                     dl.notify(signal_ptr + task * 8, peer, signal=1)
             """,
             doc=True,
+        ),
+        Valid(
+            """
+            import nvshmem.core
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+
+            @triton.jit
+            def gpu_producer(signal_ptr, n_tasks, peer):
+                for task in range(tl.program_id(0), n_tasks, tl.num_programs(0)):
+                    dl.notify(signal_ptr + task, peer, signal=1)
+            """
         ),
         Valid(
             """
@@ -147,25 +188,32 @@ class SignalSlotsShareCacheline(Rule):
     ]
 
     def finish(self) -> None:
+        if dist_analysis.targets_other_backend(self.context):
+            return
         for dist in dist_analysis.distributed_kernels(self.context):
-            for call in dist.calls_to(NOTIFY, WAIT):
-                slot = call_argument(call, 0, "ptr" if dist.qualname_of(call) == NOTIFY else "barrierPtrs")
+            for call in dist.calls_to(*_SIGNAL_SLOTS):
+                (position, keyword), slot_bytes, writes = _SIGNAL_SLOTS[dist.qualname_of(call)]
+                slot = call_argument(call, position, keyword)
                 if slot is not None:
-                    self._check(dist, call, slot)
+                    self._check(dist, call, slot, slot_bytes, writes)
 
-    def _check(self, dist: DistAnalysis, call: cst.Call, slot: cst.BaseExpression) -> None:
-        is_notify = dist.qualname_of(call) == NOTIFY
+    def _check(self, dist: DistAnalysis, call: cst.Call, slot: cst.BaseExpression, slot_bytes: int,
+               writes: bool) -> None:
         root = dist.pointer_root(slot)
         if root is None:
             return
+        per_line = LINE_BYTES // slot_bytes
         for coefficient, term in _terms(dist, slot, root, 1, 0):
-            if coefficient is None or abs(coefficient) >= _SLOTS_PER_LINE:
+            if coefficient is None or abs(coefficient) >= per_line:
                 continue
-            who = _writers(dist, term, is_notify)
+            who = _writers(dist, term, writes)
+            if who == "ranks" and writes and not _fans_out(dist, call):
+                continue  # each rank sets its slot on one peer: nothing says several ranks write one line
             if who is None:
                 continue
             text = " ".join(dist.facts.module.code_for_node(term).split())
-            self.report(call, self.message.format(term=text, stride=abs(coefficient) * SLOT_BYTES, who=who))
+            self.report(call, self.message.format(term=text, stride=abs(coefficient) * slot_bytes, who=who,
+                                                  spacing=per_line))
             return
 
 
@@ -184,6 +232,22 @@ def _writers(dist: DistAnalysis, term: cst.BaseExpression, is_notify: bool) -> s
     return None
 
 
+def _fans_out(dist: DistAnalysis, call: cst.Call) -> bool:
+    """The write goes to a rank chosen by a loop (every peer in turn), so every rank writes into every peer."""
+    position, keyword = _TARGET_RANK.get(dist.qualname_of(call), (None, None))
+    target = call_argument(call, position, keyword) if position is not None else None
+    if target is None:
+        return False
+    loops = {id(loop) for loop in dist.enclosing_loops(call)}
+    for definition in dist.definitions_reaching(target):
+        if definition.kind == "loop":
+            return True
+        statement = definition.statement
+        if statement is not None and any(id(a) in loops for a in dist.index.ancestors(statement)):
+            return True  # stepped inside a loop around the write (`peer += 1` in a `while`)
+    return False
+
+
 def _loops_over_ranks(dist: DistAnalysis, iterable: cst.BaseExpression) -> bool:
     if not dist.is_range(iterable):
         return False
@@ -200,7 +264,8 @@ def _terms(dist: DistAnalysis, expr: cst.BaseExpression, root: str, coefficient,
         return []
     if isinstance(expr, cst.BinaryOperation):
         if isinstance(expr.operator, (cst.Add, cst.Subtract)):
-            return _terms(dist, expr.left, root, coefficient, depth + 1) + _terms(dist, expr.right, root, coefficient, depth + 1)
+            left = _terms(dist, expr.left, root, coefficient, depth + 1)
+            return left + _terms(dist, expr.right, root, coefficient, depth + 1)
         if isinstance(expr.operator, cst.Multiply):
             for factor, other in ((expr.left, expr.right), (expr.right, expr.left)):
                 if isinstance(factor, cst.Integer):

@@ -16,14 +16,17 @@ class SignalsNotZeroedBetweenLaunches(Rule):
     that waits on a signal buffer and leaves it set, without zeroing that buffer and then a cross-rank barrier
     before each launch.
 
-    The kernel leaves a buffer set when it waits on its slots (for a non-zero value) and never returns them to 0
-    itself; a kernel that hands every credit back needs no zeroing. Zeroing is `buf.zero_()` or `buf.fill_(0)` on
-    the launch's argument (or the object it comes from); the barrier is any `*.barrier()` call such as
-    `dist.barrier()` between the zeroing and the launch.
+    The kernel leaves a buffer set when its programs signal slots of it and wait on them (for a non-zero value
+    that is not a launch argument such as an epoch) and never return them to 0; a kernel that hands every credit
+    back needs no zeroing, and flags only the host sets are left alone. Zeroing is `buf.zero_()` or `buf.fill_(0)`
+    on the launch's argument (or the object it comes from); the barrier is a host call named like a barrier
+    (`dist.barrier()`, `nvshmem_barrier_all_on_stream(stream)`) between the zeroing and the launch. Opt-in
+    (`extend-select = ["ASC414"]`): host code resets signals in too many ways for the rule to be sure.
     """
 
     code = "ASC414"
     name = "signals-not-zeroed-between-launches"
+    default = False  # opt-in: its precision on real host code is not established (see docs/precision-distributed.md)
     message = (
         "`{kernel}` waits on `{buffer}`, which it leaves set, and is launched repeatedly without zeroing it and a "
         "cross-rank barrier before each launch: the next launch sees this launch's signals"
@@ -47,17 +50,25 @@ class SignalsNotZeroedBetweenLaunches(Rule):
             import triton
             import triton.language as tl
             import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
 
             @triton.jit
-            def gather_kernel(buf_ptr, signal_ptr, out_ptr, n_ranks, BLOCK: tl.constexpr):
+            def gather_kernel(buf_ptr, signal_ptr, x_ptr, out_ptr, n_ranks, BLOCK: tl.constexpr):
+                rank = dl.rank()
                 offs = tl.arange(0, BLOCK)
+                for peer in range(n_ranks):
+                    tl.store(dl.symm_at(buf_ptr, peer) + rank * BLOCK + offs, tl.load(x_ptr + offs))
+                libshmem_device.fence()
+                for peer in range(n_ranks):
+                    dl.notify(signal_ptr + rank * 8, peer, signal=1)
                 for src in range(n_ranks):
                     token = dl.wait(signal_ptr + src * 8, 1, "gpu", "acquire")
-                    tl.store(out_ptr + src * BLOCK + offs, tl.load(dl.consume_token(buf_ptr, token) + src * BLOCK + offs))
+                    rows = dl.consume_token(buf_ptr, token) + src * BLOCK
+                    tl.store(out_ptr + src * BLOCK + offs, tl.load(rows + offs))
 
-            def run_steps(buf, signal, outs, n_ranks, n_cores):
+            def run_steps(buf, signal, x, outs, n_ranks, n_cores):
                 for out in outs:
-                    gather_kernel[(n_cores,)](buf, signal, out, n_ranks, BLOCK=256)
+                    gather_kernel[(n_cores,)](buf, signal, x, out, n_ranks, BLOCK=256)
             """,
             doc=True,
         ),
@@ -67,20 +78,25 @@ class SignalsNotZeroedBetweenLaunches(Rule):
             import triton
             import triton.language as tl
             import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
 
             @triton.jit
-            def gather_kernel(buf_ptr, signal_ptr, out_ptr, BLOCK: tl.constexpr):
-                token = dl.wait(signal_ptr, 1, "gpu", "acquire")
+            def relay_kernel(buf_ptr, signal_ptr, x_ptr, out_ptr, BLOCK: tl.constexpr):
                 offs = tl.arange(0, BLOCK)
+                peer = (dl.rank() + 1) % dl.num_ranks()
+                tl.store(dl.symm_at(buf_ptr, peer) + offs, tl.load(x_ptr + offs))
+                libshmem_device.fence()
+                dl.notify(signal_ptr, peer, signal=1)
+                token = dl.wait(signal_ptr, 1, "gpu", "acquire")
                 tl.store(out_ptr + offs, tl.load(dl.consume_token(buf_ptr, token) + offs))
 
-            def step(ws, out, n_cores):
+            def step(ws, x, out, n_cores):
                 ws.signal.zero_()
-                gather_kernel[(n_cores,)](ws.buf, ws.signal, out, BLOCK=256)
+                relay_kernel[(n_cores,)](ws.buf, ws.signal, x, out, BLOCK=256)
 
-            def train(ws, outs, n_cores):
+            def train(ws, x, outs, n_cores):
                 for out in outs:
-                    step(ws, out, n_cores)
+                    step(ws, x, out, n_cores)
             """
         ),
     ]
@@ -91,19 +107,27 @@ class SignalsNotZeroedBetweenLaunches(Rule):
             import triton
             import triton.language as tl
             import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
 
             @triton.jit
-            def gather_kernel(buf_ptr, signal_ptr, out_ptr, n_ranks, BLOCK: tl.constexpr):
+            def gather_kernel(buf_ptr, signal_ptr, x_ptr, out_ptr, n_ranks, BLOCK: tl.constexpr):
+                rank = dl.rank()
                 offs = tl.arange(0, BLOCK)
+                for peer in range(n_ranks):
+                    tl.store(dl.symm_at(buf_ptr, peer) + rank * BLOCK + offs, tl.load(x_ptr + offs))
+                libshmem_device.fence()
+                for peer in range(n_ranks):
+                    dl.notify(signal_ptr + rank * 8, peer, signal=1)
                 for src in range(n_ranks):
                     token = dl.wait(signal_ptr + src * 8, 1, "gpu", "acquire")
-                    tl.store(out_ptr + src * BLOCK + offs, tl.load(dl.consume_token(buf_ptr, token) + src * BLOCK + offs))
+                    rows = dl.consume_token(buf_ptr, token) + src * BLOCK
+                    tl.store(out_ptr + src * BLOCK + offs, tl.load(rows + offs))
 
-            def run_steps(buf, signal, outs, n_ranks, n_cores):
+            def run_steps(buf, signal, x, outs, n_ranks, n_cores):
                 for out in outs:
                     signal.fill_(0)
                     dist.barrier()
-                    gather_kernel[(n_cores,)](buf, signal, out, n_ranks, BLOCK=256)
+                    gather_kernel[(n_cores,)](buf, signal, x, out, n_ranks, BLOCK=256)
             """,
             doc=True,
         ),
@@ -134,15 +158,21 @@ class SignalsNotZeroedBetweenLaunches(Rule):
             import triton
             import triton.language as tl
             import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
 
             @triton.jit
-            def gather_kernel(buf_ptr, signal_ptr, out_ptr, BLOCK: tl.constexpr):
-                token = dl.wait(signal_ptr, 1, "gpu", "acquire")
+            def relay_kernel(buf_ptr, signal_ptr, x_ptr, out_ptr, epoch, BLOCK: tl.constexpr):
                 offs = tl.arange(0, BLOCK)
+                peer = (dl.rank() + 1) % dl.num_ranks()
+                tl.store(dl.symm_at(buf_ptr, peer) + offs, tl.load(x_ptr + offs))
+                libshmem_device.fence()
+                dl.notify(signal_ptr, peer, signal=epoch)
+                token = dl.wait(signal_ptr, 1, "gpu", "acquire", waitValue=epoch)
                 tl.store(out_ptr + offs, tl.load(dl.consume_token(buf_ptr, token) + offs))
 
-            def run_once(buf, signal, out, n_cores):
-                gather_kernel[(n_cores,)](buf, signal, out, BLOCK=256)
+            def run_steps(buf, signal, x, outs, n_cores):
+                for epoch, out in enumerate(outs, start=1):
+                    relay_kernel[(n_cores,)](buf, signal, x, out, epoch, BLOCK=256)
             """
         ),
     ]
@@ -211,17 +241,53 @@ class SignalsNotZeroedBetweenLaunches(Rule):
 
 
 def _buffers_left_set(dist: DistAnalysis) -> list[str]:
-    """Kernel parameters whose slots the kernel waits on (for a non-zero value) and never resets to 0."""
+    """Kernel parameters whose slots the kernel's own programs set and wait on, and never reset to 0.
+
+    A wait for a value the launch passes in (an epoch, a call count) is not fooled by the previous launch's
+    signals, and a buffer that only the host sets is the host's business: neither counts.
+    """
     waited: list[str] = []
     for wait in dist.calls_to(*_SIGNAL_WAITS):
         if dist.qualname_of(wait) == WAIT and dist_analysis.waits_for_zero(wait):
             continue
+        if _epoch(dist, _expected_value(dist, wait)):
+            continue  # epoch-style signalling: each launch waits for a value of its own
         slot = wait.args[0].value if wait.args else None
         root = dist.pointer_root(slot) if slot is not None else None
         if root is not None and root not in waited:
             waited.append(root)
     reset = {dist.pointer_root(slot) for _, slot in dist_analysis.credit_returns_in(dist, dist.kernel.node)}
-    return [root for root in waited if root not in reset]
+    signalled = {dist.pointer_root(pointer) for pointer in _signal_writes(dist)}
+    return [root for root in waited if root not in reset and root in signalled]
+
+
+def _expected_value(dist: DistAnalysis, wait: cst.Call) -> cst.BaseExpression | None:
+    if dist.qualname_of(wait) == WAIT:
+        return dist_analysis.call_argument(wait, 4, "waitValue")
+    return dist_analysis.call_argument(wait, 2, "cmp_val", "cmp_value")
+
+
+def _epoch(dist: DistAnalysis, expected: cst.BaseExpression | None) -> bool:
+    """The awaited value comes straight from kernel arguments (``epoch``, ``call_count + 1``)."""
+    if expected is None:
+        return False
+    reads = dist.reads_in(expected)
+    return bool(reads) and all(
+        all(d.kind == "param" for d in dist.values.definitions(read)) for read in reads)
+
+
+def _signal_writes(dist: DistAnalysis) -> list[cst.BaseExpression]:
+    """Slot pointers the kernel writes signals to (notify, signal_op, putmem_signal, int_p, atomics)."""
+    found = []
+    for call in dist.calls_to(dist_analysis.NOTIFY, "shmem.signal_op", "shmem.int_p", "tl.atomic_add",
+                              "tl.atomic_xchg", "tl.atomic_cas"):
+        if call.args:
+            found.append(call.args[0].value)
+    for call in dist.calls_to("shmem.putmem_signal", "shmem.putmem_signal_nbi"):
+        pointer = dist_analysis.call_argument(call, 3, "sig_addr")
+        if pointer is not None:
+            found.append(pointer)
+    return found
 
 
 def _argument_for(kernel: Kernel, call: cst.Call, param: str) -> cst.BaseExpression | None:
@@ -268,5 +334,6 @@ def _root_name(expr: cst.BaseExpression) -> str | None:
 
 
 def _is_barrier(call: cst.Call) -> bool:
+    """A host-side barrier: `dist.barrier()`, `nvshmem_barrier_all_on_stream(...)`, `group.barrier()`..."""
     name = dotted_name(call.func)
-    return name is not None and name.split(".")[-1] == "barrier"
+    return name is not None and "barrier" in name.split(".")[-1]

@@ -685,7 +685,10 @@ def reads_through(dist: DistAnalysis, scope: cst.CSTNode, consumed: list[cst.Cal
     helpers = {n for n in dist.calls if not n.startswith(("tl.", "dl.", "shmem.", "local.range"))}
     found = []
     for call in dist.calls_in(scope, {LOAD} | helpers):
-        pointers = [a.value for a in call.args] if dist.qualname_of(call) != LOAD else [call_argument(call, 0, "pointer")]
+        if dist.qualname_of(call) == LOAD:
+            pointers = [call_argument(call, 0, "pointer")]
+        else:
+            pointers = [a.value for a in call.args]
         for pointer in pointers:
             if pointer is None:
                 continue
@@ -694,3 +697,15 @@ def reads_through(dist: DistAnalysis, scope: cst.CSTNode, consumed: list[cst.Cal
                 found.append(call)
                 break
     return found
+
+
+_OTHER_BACKEND = re.compile(
+    r"(^|[._/\\])(cuda|nvidia|nvshmem|hip|amd|rocshmem|pyrocshmem|maca|metax|mxshmem)([._/\\]|$)")
+
+
+def targets_other_backend(context: FileContext) -> bool:
+    """The module is written for a GPU backend of Triton-distributed (CUDA/NVSHMEM, HIP/ROCSHMEM, MACA), by its
+    imports or its path: rules about Ascend hardware facts do not apply to it."""
+    if any(_OTHER_BACKEND.search(full) for full in context.facts.aliases.values()):
+        return True
+    return bool(_OTHER_BACKEND.search(context.filename.replace("\\", "/")))

@@ -101,7 +101,8 @@ ALLGATHER_GEMM = [
     _ag("credit-return-removed", ((_AG_RESET, ""),), rule="ASC404",
         anchor='token = dl.wait(slot, 1, "gpu", "acquire", waitValue=rnd + 1)',
         outcome="hang", report=("to equal 0", "dl.wait(dl.symm_at(slot, pe)")),
-    _ag("consume-token-dropped", ((_AG_CONSUME, _AG_CONSUME.replace("dl.consume_token(", "(").replace(", token)", ")")),),
+    _ag("consume-token-dropped",
+        ((_AG_CONSUME, _AG_CONSUME.replace("dl.consume_token(", "(").replace(", token)", ")")),),
         rule="ASC401", anchor='token = dl.wait(slot, 1, "gpu", "acquire", waitValue=rnd + 1)',
         outcome="hang or wrong", hidden_without="drop_unconsumed_waits"),
     _ag("fence-dropped", (("                    _copy_rows_to_window(dst, a_ptr + row0 * K, n_rows, K, BLOCK_M, "
@@ -202,7 +203,8 @@ GEMM_ALLREDUCE = [
         why="the emulator's loads complete when they are issued, so the consumer has read its partials before the "
             "credit goes back; on the device the reads and the result stores may still be in flight"),
     _ar("grid-larger-than-the-cores", (("    gemm_allreduce_kernel[(n_cores,)](*args, **kwargs)\n",
-                                        "    gemm_allreduce_kernel[(triton.cdiv(a.shape[0], 64),)](*args, **kwargs)\n"),),
+                                        "    gemm_allreduce_kernel[(triton.cdiv(a.shape[0], 64),)](*args, "
+                                        "**kwargs)\n"),),
         rule="ASC408", anchor="gemm_allreduce_kernel[(triton.cdiv(a.shape[0], 64),)]", outcome="hang",
         report=("never started",), model={"resident_programs": 2}),
 ]
@@ -293,10 +295,13 @@ _TP_PUT = '''                if pe != rank:
                                            rows * K * elem_bytes, pe)
 '''
 
-ALLGATHER_GEMM_TWO_PHASE = [
-    _tp("putmem-to-own-rank", ((_TP_PUT, '''                libshmem_device.putmem(window_ptr + own_row0 * K, a_ptr + row0 * stride_am,
+_TP_PUT_EVERY_PE = '''                libshmem_device.putmem(window_ptr + own_row0 * K, a_ptr + row0 * stride_am,
                                        rows * K * elem_bytes, pe)
-'''),), rule="ASC411", anchor="libshmem_device.putmem(window_ptr + own_row0 * K", outcome="error",
+'''
+
+ALLGATHER_GEMM_TWO_PHASE = [
+    _tp("putmem-to-own-rank", ((_TP_PUT, _TP_PUT_EVERY_PE),), rule="ASC411",
+        anchor="libshmem_device.putmem(window_ptr + own_row0 * K", outcome="error",
         report=("the calling rank itself",), hidden_without="check_udma_addresses"),
     _tp("barrier-dropped", (("        libshmem_device.barrier_all()\n", ""),), rule=None, outcome="wrong",
         why="no rule knows which loads a barrier orders after which stores; the emulator sees the GEMM read "
