@@ -90,6 +90,20 @@ def test_two_phase_allgather_gemm_matches_torch_in_fp16_with_seed_sizes_scaled_d
 
 
 @pytest.mark.kernels
+def test_two_phase_allgather_gemm_needs_its_second_vector_sub_block(emulate, cases, kernels):
+    """With a single sub-block (sub_vec_id() always 0), sub-block 1's putmems never run: every peer's rows are
+    missing from the product, and nothing else fails."""
+    import torch
+
+    torch.manual_seed(5)
+    world = emulate.World(2)
+    case = cases.build("allgather_gemm_two_phase", kernels["allgather_gemm_two_phase"], world, 4,
+                       dtype=torch.float16)
+    cases.launch(world, case, model=emulate.DeviceModel(vector_sub_blocks=1))
+    assert len(cases.mismatches(case)) == 2
+
+
+@pytest.mark.kernels
 @pytest.mark.parametrize("name", ("allgather_gemm", "gemm_reducescatter", "gemm_allreduce", "reverse_all2all",
                                   "allgather_gemm_two_phase"))
 def test_workspace_serves_a_second_launch_without_rezeroing(emulate, cases, kernels, name):
