@@ -30,13 +30,18 @@ _BUILTINS_PURE = frozenset({"range", "min", "max", "int", "float", "bool", "len"
 _cache: dict = {}
 
 
+_decisions: dict = {}
+
+
 def wait_is_dead(frame: types.FrameType) -> bool:
     """Whether the ``dl.wait`` call the frame is executing has a token no effectful code uses."""
-    analysis = _analysis_for(frame.f_code)
-    if analysis is None:
-        return False
-    position = _call_position(frame)
-    return analysis.dead_at(frame.f_lineno, position)
+    key = (id(frame.f_code), frame.f_lasti)
+    decision = _decisions.get(key)
+    if decision is None:
+        analysis = _analysis_for(frame.f_code)
+        decision = analysis is not None and analysis.dead_at(frame.f_lineno, _call_position(frame))
+        _decisions[key] = decision
+    return decision
 
 
 class _FunctionLiveness:
