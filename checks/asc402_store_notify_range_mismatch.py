@@ -3,7 +3,15 @@ import libcst as cst
 from ascendlint import edits
 from ascendlint.analysis import distributed as dist_analysis
 from ascendlint.diagnostics import FixSafety, Severity
-from ascendlint.analysis.distributed import BARRIERS, MAPPING_CALLS, NOTIFY, PUT_CALLS, DistAnalysis, call_argument
+from ascendlint.analysis.distributed import (
+    BARRIERS,
+    MAPPING_CALLS,
+    NOTIFY,
+    PUT_CALLS,
+    WAIT,
+    DistAnalysis,
+    call_argument,
+)
 from ascendlint.rule import Invalid, Rule, Valid
 
 _STORES = frozenset({"tl.store"}) | PUT_CALLS
@@ -14,12 +22,14 @@ class StoreNotifyRangeMismatch(Rule):
 
     The loops are paired when their variables play the same part (the peer rank, or the slot written and
     signalled). `range` and `tl.range` with the same start, stop and step match; a `barrier_all()` between the
-    loops ends the pairing.
+    loops ends the pairing. A loop of credit returns (`dl.notify(slot, rank, 0)`) is paired the same way with the
+    earlier loop that waits on those slots: every slot waited on must be handed back.
     """
 
     code = "ASC402"
     name = "store-notify-range-mismatch"
     message = "notify loop iterates `{notify}` but the store loop it publishes iterates `{store}`"
+    credit_message = "credit-return loop iterates `{notify}` but the loop that waits on those slots iterates `{store}`"
     severity = Severity.ERROR
     fix_safety = FixSafety.UNSAFE
     why = """
@@ -129,6 +139,44 @@ class StoreNotifyRangeMismatch(Rule):
                     dl.notify(signal_ptr, pe)
             """,
         ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+
+            @triton.jit
+            def reducer(inbox_ptr, signal_ptr, out_ptr, n_tiles, n_ranks, rank, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                for tile in range(tl.program_id(0), n_tiles, tl.num_programs(0)):
+                    slots = signal_ptr + (tile % 2) * n_ranks * 8
+                    total = tl.zeros((BLOCK,), dtype=tl.float32)
+                    for src in range(n_ranks):
+                        token = dl.wait(slots + src * 8, 1, "gpu", "acquire", waitValue=tile + 1)
+                        total += tl.load(dl.consume_token(inbox_ptr + src * BLOCK, token) + offs)
+                    tl.store(out_ptr + tile * BLOCK + offs, total)
+                    for src in range(1, n_ranks):
+                        dl.notify(slots + src * 8, rank, 0)
+            """,
+            fixed="""
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+
+            @triton.jit
+            def reducer(inbox_ptr, signal_ptr, out_ptr, n_tiles, n_ranks, rank, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                for tile in range(tl.program_id(0), n_tiles, tl.num_programs(0)):
+                    slots = signal_ptr + (tile % 2) * n_ranks * 8
+                    total = tl.zeros((BLOCK,), dtype=tl.float32)
+                    for src in range(n_ranks):
+                        token = dl.wait(slots + src * 8, 1, "gpu", "acquire", waitValue=tile + 1)
+                        total += tl.load(dl.consume_token(inbox_ptr + src * BLOCK, token) + offs)
+                    tl.store(out_ptr + tile * BLOCK + offs, total)
+                    for src in range(n_ranks):
+                        dl.notify(slots + src * 8, rank, 0)
+            """,
+        ),
     ]
     VALID = [
         Valid(
@@ -229,22 +277,29 @@ class StoreNotifyRangeMismatch(Rule):
             if not dist.has_call(NOTIFY):
                 continue
             for loop in dist.nodes:
-                if isinstance(loop, cst.For) and _is_notify_loop(dist, loop):
-                    store_loop = _store_loop_before(dist, loop)
-                    if store_loop is not None:
-                        self._compare(dist, store_loop, loop)
+                if not (isinstance(loop, cst.For) and _is_notify_loop(dist, loop)):
+                    continue
+                if _is_credit_loop(dist, loop):
+                    wait_loop = _wait_loop_before(dist, loop)
+                    if wait_loop is not None:
+                        self._compare(dist, wait_loop, loop, _wait_roles, self.credit_message)
+                    continue
+                store_loop = _store_loop_before(dist, loop)
+                if store_loop is not None:
+                    self._compare(dist, store_loop, loop, _store_roles, self.message)
 
-    def _compare(self, dist: DistAnalysis, store_loop: cst.For, notify_loop: cst.For) -> None:
+    def _compare(self, dist: DistAnalysis, store_loop: cst.For, notify_loop: cst.For, roles_of_call,
+                 message: str) -> None:
         store_space, notify_space = _space(dist, store_loop.iter), _space(dist, notify_loop.iter)
         if store_space is None or notify_space is None or store_space == notify_space:
             return
-        if not _roles(dist, store_loop, _store_roles) & _roles(dist, notify_loop, _notify_roles):
+        if not _roles(dist, store_loop, roles_of_call) & _roles(dist, notify_loop, _notify_roles):
             return
         module = self.context.module
         store_text, notify_text = module.code_for_node(store_loop.iter), module.code_for_node(notify_loop.iter)
         self.report(
             notify_loop,
-            self.message.format(notify=_one_line(notify_text), store=_one_line(store_text)),
+            message.format(notify=_one_line(notify_text), store=_one_line(store_text)),
             fix_message=f"Iterate the notify loop over `{_one_line(store_text)}`",
             edits=lambda loc: [edits.replace(loc, notify_loop.iter, store_loop.iter)],
         )
@@ -252,6 +307,35 @@ class StoreNotifyRangeMismatch(Rule):
 
 def _is_notify_loop(dist: DistAnalysis, loop: cst.For) -> bool:
     return any(dist.calls_in(loop, {NOTIFY})) and not any(dist.calls_in(loop, _STORES))
+
+
+def _is_credit_loop(dist: DistAnalysis, loop: cst.For) -> bool:
+    notifies = list(dist.calls_in(loop, {NOTIFY}))
+    return bool(notifies) and all(dist_analysis.signal_is_zero_set(n) for n in notifies)
+
+
+def _wait_loop_before(dist: DistAnalysis, credit_loop: cst.For) -> cst.For | None:
+    """The closest earlier sibling loop that waits on the slots this loop hands back (a barrier ends the search)."""
+    block = dist.index.parent(credit_loop)
+    if not isinstance(block, cst.IndentedBlock):
+        return None
+    roots = {dist.pointer_root(call_argument(n, 0, "ptr")) for n in dist.calls_in(credit_loop, {NOTIFY})}
+    statements = list(block.body)
+    for statement in reversed(statements[: statements.index(credit_loop)]):
+        if any(dist.calls_in(statement, BARRIERS)):
+            return None
+        waits = [w for w in dist.calls_in(statement, {WAIT}) if not dist_analysis.waits_for_zero(w)]
+        if waits and isinstance(statement, cst.For) and any(
+            dist.pointer_root(dist_analysis.wait_slot(w)) in roots for w in waits
+        ):
+            return statement
+    return None
+
+
+def _wait_roles(dist: DistAnalysis, call: cst.Call):
+    if dist.qualname_of(call) != WAIT:
+        return []
+    return [("slot", dist_analysis.wait_slot(call))]
 
 
 def _store_loop_before(dist: DistAnalysis, notify_loop: cst.For) -> cst.For | None:
@@ -288,7 +372,7 @@ def _roles(dist: DistAnalysis, loop: cst.For, roles_of_call) -> set[str]:
         return set()
     variable = {loop.target.value}
     found: set[str] = set()
-    for call in dist.calls_in(loop, _STORES | MAPPING_CALLS | {NOTIFY}):
+    for call in dist.calls_in(loop, _STORES | MAPPING_CALLS | {NOTIFY, WAIT}):
         for role, expr in roles_of_call(dist, call):
             if expr is not None and dist.depends_on(expr, variable):
                 found.add(role)

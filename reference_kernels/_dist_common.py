@@ -8,6 +8,10 @@ workspace is built from an *allocator*, so one builder serves both places the ke
 * on the CPU emulator, ``ascendlint.emulate.World`` hands out one view per emulated rank.
 
 Either way an allocation is indexed by rank (``buffer[rank]``), and the kernel source is the same.
+
+Signal slots sit ``SIGNAL_SLOT_STRIDE`` int64 elements apart, one per 64-byte line: the NPU's
+DataCache does not keep concurrent writes by different cores to one line coherent, so two slots
+written by different programs or ranks must never share a line, or one of the signals is lost.
 """
 
 from collections.abc import Sequence
@@ -17,6 +21,15 @@ from typing import Protocol
 import torch
 import triton
 import triton.language as tl
+
+
+# int64 elements per 64-byte DataCache line: the distance between two signal slots.
+SIGNAL_SLOT_STRIDE = 8
+
+
+def signal_slots(alloc: "SymmetricAllocator", n_slots: int):
+    """Zeroed signal memory for ``n_slots`` slots, each on its own 64-byte line."""
+    return alloc.signal_zeros(n_slots * SIGNAL_SLOT_STRIDE)
 
 
 class SymmetricAllocator(Protocol):
@@ -80,7 +93,7 @@ class RoleSplit:
 
 def check_signal_slots_returned(signals: torch.Tensor) -> None:
     """Raise if a launch left a signal slot non-zero (a lost credit breaks the next launch)."""
-    leftover = torch.nonzero(signals).flatten().tolist()
+    leftover = [index // SIGNAL_SLOT_STRIDE for index in torch.nonzero(signals).flatten().tolist()]
     if leftover:
         raise RuntimeError(f"signal slots not returned to zero after the launch: {leftover}")
 
@@ -106,13 +119,3 @@ def tile_matmul(a_ptr, lda, b_ptr, ldb, m_rows, n_start, n_cols, k_len,
                          mask=(offs_k[:, None] < k_len) & mask_n, other=0.0)
         acc += tl.dot(a_tile, b_tile)
     return acc
-
-
-@triton.jit
-def sum_inbox_tiles(inbox_ptr, n_ranks, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    """Sum the ``n_ranks`` consecutive ``[BLOCK_M, BLOCK_N]`` fp32 tiles that start at ``inbox_ptr``."""
-    tile = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
-    total = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for src in range(n_ranks):
-        total += tl.load(inbox_ptr + tl.cast(src, tl.int64) * (BLOCK_M * BLOCK_N) + tile)
-    return total

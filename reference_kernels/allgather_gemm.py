@@ -9,8 +9,9 @@ Layout and protocol (``P`` ranks, ``B = BUFFER_NUM`` window generations, round `
 ``[i*BLOCK_M, (i+1)*BLOCK_M)`` of every shard):
 
 * ``window [B, P, BLOCK_M, K]`` symmetric: ``window[b, src]`` holds a row block of ``a_src``.
-* ``signals [B, P]`` int64, symmetric: slot ``(b, src)`` on rank ``q`` is 0 when free and
-  ``i + 1`` once round ``i`` of ``a_src`` has landed in ``q``'s ``window[b, src]``.
+* ``signals [B, P]`` int64 slots, each on its own 64-byte line (``SLOT_STRIDE`` elements apart),
+  symmetric: slot ``(b, src)`` on rank ``q`` is 0 when free and ``i + 1`` once round ``i`` of
+  ``a_src`` has landed in ``q``'s ``window[b, src]``.
 * Communication programs (the first ``n_producers``) each own a set of destination ranks,
   ``for pe in range(pid, P, n_producers)``: a pe is always driven by one core, and each slot has a
   single writer that fills it in round order. Per round they wait for the destination's slot to be
@@ -31,7 +32,13 @@ import triton_dist.language as dl
 from triton_dist.language.extra import libshmem_device
 
 from reference_kernels._cores import cube_core_count
-from reference_kernels._dist_common import RoleSplit, SymmetricAllocator, tile_matmul
+from reference_kernels._dist_common import (
+    SIGNAL_SLOT_STRIDE,
+    RoleSplit,
+    SymmetricAllocator,
+    signal_slots,
+    tile_matmul,
+)
 
 
 @dataclass(frozen=True)
@@ -59,7 +66,7 @@ def allgather_gemm_workspace(alloc: SymmetricAllocator, world_size: int, k: int,
                              ) -> AllGatherGemmWorkspace:
     """Allocate the zeroed gather window and signal slots; the window grows with K, not with M."""
     window = alloc.symmetric_zeros((config.buffer_num, world_size, config.block_m, k), dtype)
-    signals = alloc.signal_zeros(config.buffer_num * world_size)
+    signals = signal_slots(alloc, config.buffer_num * world_size)
     return AllGatherGemmWorkspace(window, signals, world_size, roles, config)
 
 
@@ -79,7 +86,7 @@ def allgather_gemm_kernel(
     a_ptr, b_ptr, c_ptr, window_ptr, signal_ptr,
     M, N, K, n_producers,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, COPY_K: tl.constexpr,
-    BUFFER_NUM: tl.constexpr,
+    BUFFER_NUM: tl.constexpr, SLOT_STRIDE: tl.constexpr,
 ):
     rank = dl.rank()
     n_ranks = dl.num_ranks()
@@ -94,7 +101,7 @@ def allgather_gemm_kernel(
                 buf = rnd % BUFFER_NUM
                 row0 = tl.cast(rnd, tl.int64) * BLOCK_M
                 n_rows = tl.minimum(M - row0, BLOCK_M)
-                slot = signal_ptr + tl.cast(buf, tl.int64) * n_ranks + rank
+                slot = signal_ptr + (tl.cast(buf, tl.int64) * n_ranks + rank) * SLOT_STRIDE
                 token = dl.wait(dl.symm_at(slot, pe), 1, "gpu", "acquire", waitValue=0)
                 dst = dl.consume_token(window_ptr + (tl.cast(buf, tl.int64) * n_ranks + rank) * block_elems, token)
                 if pe == rank:
@@ -111,7 +118,7 @@ def allgather_gemm_kernel(
             src = task % n_ranks
             buf = rnd % BUFFER_NUM
             row0 = tl.cast(rnd, tl.int64) * BLOCK_M
-            slot = signal_ptr + tl.cast(buf, tl.int64) * n_ranks + src
+            slot = signal_ptr + (tl.cast(buf, tl.int64) * n_ranks + src) * SLOT_STRIDE
             token = dl.wait(slot, 1, "gpu", "acquire", waitValue=rnd + 1)
             a_block = dl.consume_token(window_ptr + (tl.cast(buf, tl.int64) * n_ranks + src) * block_elems, token)
             rows = tl.cast(src, tl.int64) * M + row0 + tl.arange(0, BLOCK_M)
@@ -139,7 +146,7 @@ def allgather_gemm_launch_args(rank: int, a: torch.Tensor, b: torch.Tensor, c: t
     args = (a.contiguous(), b.contiguous(), c, workspace.window[rank], workspace.signals[rank],
             m, n, k, workspace.roles.n_producers)
     constants = {"BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_K": cfg.block_k, "COPY_K": cfg.copy_k,
-                 "BUFFER_NUM": cfg.buffer_num}
+                 "BUFFER_NUM": cfg.buffer_num, "SLOT_STRIDE": SIGNAL_SLOT_STRIDE}
     return args, constants
 
 

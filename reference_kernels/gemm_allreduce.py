@@ -11,13 +11,15 @@ Layout and protocol (``P`` ranks, ``C`` producer programs, ``B = BUFFER_NUM`` ge
   program owns ``B`` inbox generations, so a slot is only ever written by one program, in order;
   tile ``t`` uses generation ``(t // C) % B`` of program ``t % C``.
 * ``inbox [C, B, P, BLOCK_M, BLOCK_N]`` fp32, symmetric: ``inbox[c, b, src]`` holds rank ``src``'s
-  partial. ``signals [C, B, P]`` int64, symmetric: a slot is 0 when free and ``t + 1`` once tile
+  partial. ``signals [C, B, P]`` int64 slots on their own 64-byte lines, symmetric: a slot is 0 when
+  free and ``t + 1`` once tile
   ``t``'s partial from ``src`` has landed; the value names the tile, so a consumer never mistakes
   the previous occupant for its own tile.
 * A producer computes the partial, then per peer waits for the slot to be free and stores into the
   peer's inbox; ``fence``; then notifies every peer (the notify loop covers the store loop's range).
-* Consumers (the remaining programs) wait for the ``P`` slots of a tile, reduce, store the result,
-  ``fence``, and hand each slot back with ``notify(slot, rank, 0)``: one resetter per slot and use.
+* Consumers (the remaining programs) take the ``P`` partials of a tile one by one, each as soon as its
+  slot shows it has landed, add them up, store the result, ``fence``, and hand each slot back with
+  ``notify(slot, rank, 0)``: one resetter per slot and use.
 """
 
 from dataclasses import dataclass
@@ -30,9 +32,10 @@ from triton_dist.language.extra import libshmem_device
 
 from reference_kernels._cores import cube_core_count
 from reference_kernels._dist_common import (
+    SIGNAL_SLOT_STRIDE,
     RoleSplit,
     SymmetricAllocator,
-    sum_inbox_tiles,
+    signal_slots,
     tile_matmul,
 )
 
@@ -61,7 +64,7 @@ def gemm_allreduce_workspace(alloc: SymmetricAllocator, world_size: int, roles: 
     """Allocate the zeroed inbox and signal slots; they grow with the producer count, not with M or N."""
     groups = roles.n_producers * config.buffer_num
     inbox = alloc.symmetric_zeros((groups, world_size, config.block_m, config.block_n), torch.float32)
-    signals = alloc.signal_zeros(groups * world_size)
+    signals = signal_slots(alloc, groups * world_size)
     return GemmAllReduceWorkspace(inbox, signals, world_size, roles, config)
 
 
@@ -70,6 +73,7 @@ def gemm_allreduce_kernel(
     a_ptr, b_ptr, out_ptr, inbox_ptr, signal_ptr,
     M, N, K, n_producers,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, BUFFER_NUM: tl.constexpr,
+    SLOT_STRIDE: tl.constexpr,
 ):
     rank = dl.rank()
     n_ranks = dl.num_ranks()
@@ -86,7 +90,7 @@ def gemm_allreduce_kernel(
             col0 = tl.cast(tile % tiles_n, tl.int64) * BLOCK_N
             partial = tile_matmul(a_ptr + row0 * K, K, b_ptr, N, M - row0, col0, N, K,
                                   BLOCK_M, BLOCK_N, BLOCK_K)
-            slot = signal_ptr + group * n_ranks + rank
+            slot = signal_ptr + (group * n_ranks + rank) * SLOT_STRIDE
             my_inbox = inbox_ptr + (group * n_ranks + rank) * tile_elems
             for peer in range(n_ranks):
                 token = dl.wait(dl.symm_at(slot, peer), 1, "gpu", "acquire", waitValue=0)
@@ -100,17 +104,19 @@ def gemm_allreduce_kernel(
             group = tl.cast(tile % n_producers, tl.int64) * BUFFER_NUM + (tile // n_producers) % BUFFER_NUM
             row0 = tl.cast(tile // tiles_n, tl.int64) * BLOCK_M
             col0 = tl.cast(tile % tiles_n, tl.int64) * BLOCK_N
-            slots = signal_ptr + group * n_ranks
-            token = dl.wait(slots, n_ranks, "gpu", "acquire", waitValue=tile + 1)
-            tiles = dl.consume_token(inbox_ptr + group * n_ranks * tile_elems, token)
-            total = sum_inbox_tiles(tiles, n_ranks, BLOCK_M, BLOCK_N)
+            slots = signal_ptr + group * n_ranks * SLOT_STRIDE
+            total = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+            for src in range(n_ranks):  # add each partial as soon as it has landed
+                token = dl.wait(slots + src * SLOT_STRIDE, 1, "gpu", "acquire", waitValue=tile + 1)
+                partial = dl.consume_token(inbox_ptr + (group * n_ranks + src) * tile_elems, token)
+                total += tl.load(partial + tile_offs)
             rows = row0 + tl.arange(0, BLOCK_M)
             cols = col0 + tl.arange(0, BLOCK_N)
             tl.store(out_ptr + rows[:, None] * N + cols[None, :], total.to(out_ptr.dtype.element_ty),
                      mask=(rows[:, None] < M) & (cols[None, :] < N))
             libshmem_device.fence()
             for src in range(n_ranks):
-                dl.notify(slots + src, rank, signal=0, sig_op="set")
+                dl.notify(slots + src * SLOT_STRIDE, rank, signal=0, sig_op="set")
 
 
 def gemm_allreduce_launch_args(rank: int, a: torch.Tensor, b: torch.Tensor, out: torch.Tensor,
@@ -123,7 +129,8 @@ def gemm_allreduce_launch_args(rank: int, a: torch.Tensor, b: torch.Tensor, out:
     cfg = workspace.config
     args = (a.contiguous(), b.contiguous(), out, workspace.inbox[rank], workspace.signals[rank],
             m, n, k, workspace.roles.n_producers)
-    return args, {"BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_K": cfg.block_k, "BUFFER_NUM": cfg.buffer_num}
+    return args, {"BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_K": cfg.block_k, "BUFFER_NUM": cfg.buffer_num,
+                  "SLOT_STRIDE": SIGNAL_SLOT_STRIDE}
 
 
 def gemm_allreduce_reference(a_shards: list[torch.Tensor], b_shards: list[torch.Tensor]) -> torch.Tensor:

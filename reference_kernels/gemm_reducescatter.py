@@ -11,13 +11,14 @@ Layout and protocol (``P`` ranks, ``C`` producer programs, ``B = BUFFER_NUM`` ge
   on every rank, so a slot is only ever written by one program, in order; item ``w`` uses
   generation ``(w // C) % B`` of program ``w % C``, the same for every source rank.
 * ``inbox [C, B, P, BLOCK_M, BLOCK_N]`` fp32, symmetric: ``inbox[c, b, src]`` holds rank ``src``'s
-  partial. ``signals [C, B, P]`` int64, symmetric: a slot is 0 when free and ``w + 1`` once the
+  partial. ``signals [C, B, P]`` int64 slots on their own 64-byte lines, symmetric: a slot is 0 when
+  free and ``w + 1`` once the
   partial of item ``w`` from ``src`` has landed on the owner.
 * A producer computes the partial, waits for the owner's slot to be free, stores into the owner's
   inbox, ``fence``, and notifies the owner.
-* Consumers (the remaining programs) walk the tiles of their own row block: wait for the ``P``
-  slots of the tile, reduce, store, ``fence``, and hand every slot back with
-  ``notify(slot, rank, 0)`` (one resetter per slot and use).
+* Consumers (the remaining programs) walk the tiles of their own row block: add the ``P`` partials
+  of a tile one by one, each as soon as its slot shows it has landed, store, ``fence``, and hand every
+  slot back with ``notify(slot, rank, 0)`` (one resetter per slot and use).
 """
 
 from dataclasses import dataclass
@@ -30,9 +31,10 @@ from triton_dist.language.extra import libshmem_device
 
 from reference_kernels._cores import cube_core_count
 from reference_kernels._dist_common import (
+    SIGNAL_SLOT_STRIDE,
     RoleSplit,
     SymmetricAllocator,
-    sum_inbox_tiles,
+    signal_slots,
     tile_matmul,
 )
 
@@ -62,7 +64,7 @@ def gemm_reducescatter_workspace(alloc: SymmetricAllocator, world_size: int, rol
     """Allocate the zeroed inbox and signal slots; they grow with the producer count, not with M or N."""
     groups = roles.n_producers * config.buffer_num
     inbox = alloc.symmetric_zeros((groups, world_size, config.block_m, config.block_n), torch.float32)
-    signals = alloc.signal_zeros(groups * world_size)
+    signals = signal_slots(alloc, groups * world_size)
     return GemmReduceScatterWorkspace(inbox, signals, world_size, roles, config)
 
 
@@ -71,6 +73,7 @@ def gemm_reducescatter_kernel(
     a_ptr, b_ptr, out_ptr, inbox_ptr, signal_ptr,
     rows_per_rank, N, K, n_producers,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, BUFFER_NUM: tl.constexpr,
+    SLOT_STRIDE: tl.constexpr,
 ):
     rank = dl.rank()
     n_ranks = dl.num_ranks()
@@ -90,7 +93,7 @@ def gemm_reducescatter_kernel(
             a_rows = a_ptr + (tl.cast(owner, tl.int64) * rows_per_rank + row0) * K
             partial = tile_matmul(a_rows, K, b_ptr, N, rows_per_rank - row0, col0, N, K,
                                   BLOCK_M, BLOCK_N, BLOCK_K)
-            slot = signal_ptr + group * n_ranks + rank
+            slot = signal_ptr + (group * n_ranks + rank) * SLOT_STRIDE
             token = dl.wait(dl.symm_at(slot, owner), 1, "gpu", "acquire", waitValue=0)
             my_inbox = inbox_ptr + (group * n_ranks + rank) * tile_elems
             dst = dl.consume_token(dl.symm_at(my_inbox, owner), token)
@@ -103,17 +106,19 @@ def gemm_reducescatter_kernel(
             group = tl.cast(work % n_producers, tl.int64) * BUFFER_NUM + (work // n_producers) % BUFFER_NUM
             row0 = tl.cast(tile // tiles_n, tl.int64) * BLOCK_M
             col0 = tl.cast(tile % tiles_n, tl.int64) * BLOCK_N
-            slots = signal_ptr + group * n_ranks
-            token = dl.wait(slots, n_ranks, "gpu", "acquire", waitValue=work + 1)
-            tiles = dl.consume_token(inbox_ptr + group * n_ranks * tile_elems, token)
-            total = sum_inbox_tiles(tiles, n_ranks, BLOCK_M, BLOCK_N)
+            slots = signal_ptr + group * n_ranks * SLOT_STRIDE
+            total = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+            for src in range(n_ranks):  # add each partial as soon as it has landed
+                token = dl.wait(slots + src * SLOT_STRIDE, 1, "gpu", "acquire", waitValue=work + 1)
+                partial = dl.consume_token(inbox_ptr + (group * n_ranks + src) * tile_elems, token)
+                total += tl.load(partial + tile_offs)
             rows = row0 + tl.arange(0, BLOCK_M)
             cols = col0 + tl.arange(0, BLOCK_N)
             tl.store(out_ptr + rows[:, None] * N + cols[None, :], total.to(out_ptr.dtype.element_ty),
                      mask=(rows[:, None] < rows_per_rank) & (cols[None, :] < N))
             libshmem_device.fence()
             for src in range(n_ranks):
-                dl.notify(slots + src, rank, signal=0, sig_op="set")
+                dl.notify(slots + src * SLOT_STRIDE, rank, signal=0, sig_op="set")
 
 
 def gemm_reducescatter_launch_args(rank: int, a: torch.Tensor, b: torch.Tensor, out: torch.Tensor,
@@ -129,7 +134,8 @@ def gemm_reducescatter_launch_args(rank: int, a: torch.Tensor, b: torch.Tensor, 
     cfg = workspace.config
     args = (a.contiguous(), b.contiguous(), out, workspace.inbox[rank], workspace.signals[rank],
             m // world, n, k, workspace.roles.n_producers)
-    return args, {"BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_K": cfg.block_k, "BUFFER_NUM": cfg.buffer_num}
+    return args, {"BLOCK_M": cfg.block_m, "BLOCK_N": cfg.block_n, "BLOCK_K": cfg.block_k, "BUFFER_NUM": cfg.buffer_num,
+                  "SLOT_STRIDE": SIGNAL_SLOT_STRIDE}
 
 
 def gemm_reducescatter_reference(a_shards: list[torch.Tensor], b_shards: list[torch.Tensor]) -> list[torch.Tensor]:

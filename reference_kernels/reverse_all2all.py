@@ -15,7 +15,8 @@ Layout and protocol (``P`` ranks, ``C`` producer programs, ``B = BUFFER_NUM`` ge
 * Producers (the first ``C`` programs) take ``w = pid, pid + C, ...``. Each producer program owns
   ``B`` inbox generations on every rank, so a slot has a single writer that fills it in order:
   ``inbox [P, C, B, BLOCK_S, BLOCK_D]`` and ``signals [P, C, B]`` (source rank, program,
-  generation), symmetric. A slot is 0 when free and ``w + 1`` once tile ``w`` has landed.
+  generation; int64 slots on their own 64-byte lines), symmetric. A slot is 0 when free and ``w + 1``
+  once tile ``w`` has landed.
 * A producer loads its tile, waits until the destination's slot is free, stores the tile into the
   destination's inbox, ``fence``, and notifies the destination with ``w + 1``.
 * Consumers (the remaining programs) walk the same ids in increasing order: wait for ``w + 1``,
@@ -32,7 +33,7 @@ import triton_dist.language as dl
 from triton_dist.language.extra import libshmem_device
 
 from reference_kernels._cores import vector_core_count
-from reference_kernels._dist_common import RoleSplit, SymmetricAllocator
+from reference_kernels._dist_common import SIGNAL_SLOT_STRIDE, RoleSplit, SymmetricAllocator, signal_slots
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ def reverse_all2all_workspace(alloc: SymmetricAllocator, world_size: int, heads_
     """Allocate the zeroed inbox and its signal slots; their size does not grow with the sequence."""
     tiles = world_size * roles.n_producers * config.buffer_num
     inbox = alloc.symmetric_zeros((tiles, config.block_s, config.block_d), dtype)
-    signals = alloc.signal_zeros(tiles)
+    signals = signal_slots(alloc, tiles)
     return ReverseAll2AllWorkspace(inbox, signals, world_size, heads_per_rank, head_dim, roles, config)
 
 
@@ -69,7 +70,7 @@ def reverse_all2all_workspace(alloc: SymmetricAllocator, world_size: int, heads_
 def reverse_all2all_kernel(
     x_ptr, y_ptr, inbox_ptr, signal_ptr,
     seq_per_rank, heads_per_rank, D, n_producers,
-    BLOCK_S: tl.constexpr, BLOCK_D: tl.constexpr, BUFFER_NUM: tl.constexpr,
+    BLOCK_S: tl.constexpr, BLOCK_D: tl.constexpr, BUFFER_NUM: tl.constexpr, SLOT_STRIDE: tl.constexpr,
 ):
     rank = dl.rank()
     n_ranks = dl.num_ranks()
@@ -94,7 +95,7 @@ def reverse_all2all_kernel(
                            mask=(seq[:, None] < seq_per_rank) & (cols[None, :] < D), other=0.0)
             generation = (work // n_producers) % BUFFER_NUM
             slot_id = (tl.cast(rank, tl.int64) * n_producers + pid) * BUFFER_NUM + generation
-            slot = signal_ptr + slot_id
+            slot = signal_ptr + slot_id * SLOT_STRIDE
             token = dl.wait(dl.symm_at(slot, dst_rank), 1, "gpu", "acquire", waitValue=0)
             dst = dl.consume_token(dl.symm_at(inbox_ptr + slot_id * (BLOCK_S * BLOCK_D), dst_rank), token)
             tl.store(dst + tile_offs, tile)
@@ -109,7 +110,7 @@ def reverse_all2all_kernel(
             d_tile = task % d_tiles
             generation = (work // n_producers) % BUFFER_NUM
             slot_id = (tl.cast(src_rank, tl.int64) * n_producers + work % n_producers) * BUFFER_NUM + generation
-            slot = signal_ptr + slot_id
+            slot = signal_ptr + slot_id * SLOT_STRIDE
             token = dl.wait(slot, 1, "gpu", "acquire", waitValue=work + 1)
             src = dl.consume_token(inbox_ptr + slot_id * (BLOCK_S * BLOCK_D), token)
             tile = tl.load(src + tile_offs)
@@ -136,7 +137,8 @@ def reverse_all2all_launch_args(rank: int, x: torch.Tensor, y: torch.Tensor,
     cfg = workspace.config
     args = (x.contiguous(), y, workspace.inbox[rank], workspace.signals[rank],
             seq // world, heads_per_rank, head_dim, workspace.roles.n_producers)
-    return args, {"BLOCK_S": cfg.block_s, "BLOCK_D": cfg.block_d, "BUFFER_NUM": cfg.buffer_num}
+    return args, {"BLOCK_S": cfg.block_s, "BLOCK_D": cfg.block_d, "BUFFER_NUM": cfg.buffer_num,
+                  "SLOT_STRIDE": SIGNAL_SLOT_STRIDE}
 
 
 def reverse_all2all_reference(x_shards: list[torch.Tensor]) -> list[torch.Tensor]:

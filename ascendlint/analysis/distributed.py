@@ -506,3 +506,206 @@ def _one_program(grid: cst.BaseExpression) -> bool:
     if isinstance(grid, (cst.Tuple, cst.List)):
         return all(is_integer(element.value, 1) for element in grid.elements)
     return is_integer(grid, 1)
+
+
+# -- producer / consumer protocol facts shared by ASC402, ASC404, ASC409-ASC414 ------------------------------------
+
+STORE = "tl.store"
+LOAD = "tl.load"
+RANK_IDS = frozenset({"dl.rank", "shmem.my_pe"})
+# Kernel parameters whose names say they hold the calling rank (`rank`, `my_pe`, `local_rank`...).
+_RANK_PARAM = re.compile(r"^(rank|my_rank|my_pe|pe_id|rank_id|local_rank|cur_rank|this_rank)$")
+_RANK_COUNT_PARAM = re.compile(r"^(n_?ranks|num_ranks|world_size|world|rank_size|n_?pes|npes|num_pes|nranks)$")
+
+
+def statement_of(dist: DistAnalysis, node: cst.CSTNode) -> cst.CSTNode:
+    """The statement (simple line or compound statement) that holds ``node`` directly in a block."""
+    child = node
+    for ancestor in dist.index.ancestors(node):
+        if isinstance(ancestor, (cst.IndentedBlock, cst.Module)):
+            return child
+        child = ancestor
+    return child
+
+
+def credit_return_slot(dist: DistAnalysis, call: cst.Call) -> cst.BaseExpression | None:
+    """The slot pointer of a credit return: ``dl.notify(slot, rank, 0)`` or ``tl.store(slot, 0)``; else None."""
+    name = dist.qualname_of(call)
+    if name == NOTIFY:
+        zero = signal_is_zero_set(call)
+    elif name == STORE:
+        zero = is_integer(call_argument(call, 1, "value"), 0)
+    else:
+        return None
+    return call_argument(call, 0, "ptr", "pointer") if zero else None
+
+
+def credit_returns_in(dist: DistAnalysis, node: cst.CSTNode) -> list[tuple[cst.Call, cst.BaseExpression]]:
+    """(call, slot pointer) of every credit return below ``node``."""
+    found = []
+    for call in dist.calls_in(node, {NOTIFY, STORE}):
+        slot = credit_return_slot(dist, call)
+        if slot is not None:
+            found.append((call, slot))
+    return found
+
+
+def wait_slot(call: cst.Call) -> cst.BaseExpression | None:
+    return call_argument(call, 0, "barrierPtrs")
+
+
+def waits_for_zero(call: cst.Call) -> bool:
+    """A producer's wait for a free slot (``waitValue=0``)."""
+    return is_integer(call_argument(call, 4, "waitValue"), 0)
+
+
+def iteration_names(dist: DistAnalysis, loops: list) -> set[str]:
+    """Names that change from one iteration to the next: `for` targets and names assigned in `while` bodies."""
+    names: set[str] = set()
+    for loop in loops:
+        if isinstance(loop, cst.For):
+            names.update(n.value for n in (loop.target, *dist.below(loop.target)) if isinstance(n, cst.Name))
+        else:
+            for node in dist.below(loop.body):
+                if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+                    targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                    names.update(t.value for t in targets if isinstance(t, cst.Name))
+    return names
+
+
+def ring_loop(dist: DistAnalysis, node: cst.CSTNode, slot: cst.BaseExpression) -> cst.CSTNode | None:
+    """The innermost loop around ``node`` that a ring index of ``slot`` advances with (``i % buffer_num``).
+
+    A modulo by the rank count picks a peer, not a buffer, and does not count. None: ``slot`` is no ring slot.
+    """
+    rings = [index for index, size in dist.modulo_operands(slot) if not dist.derives_from_call(size, RANK_COUNTS)]
+    if not rings:
+        return None
+    for loop in dist.enclosing_loops(node):
+        advancing = iteration_names(dist, [loop])
+        if any(dist.depends_on(index, advancing) for index in rings):
+            return loop
+    return None
+
+
+def is_rank_identity(dist: DistAnalysis, expr: cst.BaseExpression) -> bool:
+    """``expr`` is the calling rank: ``dl.rank()``, ``my_pe()``, a name bound only to those, or a kernel
+    parameter named like ``rank``/``my_pe``."""
+    if isinstance(expr, cst.Call):
+        return dist.qualname_of(expr) in RANK_IDS
+    if isinstance(expr, cst.Name):
+        values = dist.assigned_values(expr)
+        if values is None:
+            return bool(_RANK_PARAM.match(expr.value)) and expr.value in dist.kernel.params
+        return bool(values) and all(is_rank_identity(dist, value) for value in values)
+    return False
+
+
+def counts_ranks(dist: DistAnalysis, expr: cst.BaseExpression) -> bool:
+    """``expr`` is (derived from) the number of ranks: ``dl.num_ranks()``, ``n_pes()`` or a parameter named so."""
+    if dist.derives_from_call(expr, RANK_COUNTS):
+        return True
+    return any(
+        d.kind == "param" and _RANK_COUNT_PARAM.match(d.name)
+        for d in dist.definitions_reaching(expr)
+    ) or (isinstance(expr, cst.Name) and bool(_RANK_COUNT_PARAM.match(expr.value)))
+
+
+def depends_on_rank(dist: DistAnalysis, expr: cst.BaseExpression) -> bool:
+    """Derived from the calling rank (``dl.rank()``, ``my_pe()`` or a rank-named kernel parameter)."""
+    if dist.derives_from_call(expr, RANK_IDS):
+        return True
+    return any(d.kind == "param" and _RANK_PARAM.match(d.name) for d in dist.definitions_reaching(expr)) or (
+        isinstance(expr, cst.Name) and expr.value in dist.kernel.params and bool(_RANK_PARAM.match(expr.value)))
+
+
+def varies_per_program(dist: DistAnalysis, expr: cst.BaseExpression) -> bool:
+    """Different programs or ranks compute different values: derived from the program id, the rank, or a loop
+    whose iterable is partitioned by program id."""
+    if dist.depends_on_program_id(expr) or depends_on_rank(dist, expr):
+        return True
+    for definition in dist.definitions_reaching(expr):
+        if definition.kind == "loop" and definition.value is not None and dist.depends_on_program_id(definition.value):
+            return True
+    return False
+
+
+def symmetric_params(dist: DistAnalysis) -> set[str]:
+    """Kernel parameters used as symmetric memory: mapped by ``symm_at``/``remote_ptr`` or moved by UDMA."""
+    found: set[str] = set()
+    for call in dist.calls_to(*MAPPING_CALLS, *UDMA_CALLS):
+        name = dist.qualname_of(call)
+        operand = call.args[0].value if name in MAPPING_CALLS and call.args else None
+        if name in UDMA_CALLS:
+            operand = udma_remote_operand(call, name)
+        root = dist.pointer_root(operand) if operand is not None else None
+        if root is not None:
+            found.add(root)
+    return found
+
+
+def same_code(dist: DistAnalysis, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+    """The two expressions are spelled the same (whitespace aside)."""
+    code = dist.facts.module.code_for_node
+    return "".join(code(a).split()) == "".join(code(b).split())
+
+
+def consumed_pointers(dist: DistAnalysis, scope: cst.CSTNode, slot: cst.BaseExpression) -> list[cst.Call]:
+    """``dl.consume_token(value, token)`` calls in ``scope`` whose token comes from a wait (not for 0) on
+    ``slot`` (the same expression): the reads these calls order are what the slot guards."""
+    waits = [
+        w for w in dist.calls_in(scope, {WAIT})
+        if not waits_for_zero(w) and wait_slot(w) is not None and same_code(dist, wait_slot(w), slot)
+    ]
+    if not waits:
+        return []
+    wait_ids = {id(w) for w in waits}
+    found = []
+    for call in dist.calls_in(scope, {CONSUME_TOKEN}):
+        token = call_argument(call, 1, "token")
+        if token is None:
+            continue
+        sources = [token, *(d.value for d in dist.definitions_reaching(token) if d.value is not None)]
+        if any(id(n) in wait_ids for source in sources for n in (source, *dist.below(source))):
+            found.append(call)
+    return found
+
+
+def reads_through(dist: DistAnalysis, scope: cst.CSTNode, consumed: list[cst.Call]) -> list[cst.Call]:
+    """Loads in ``scope`` whose pointer comes from one of the ``consumed`` calls: ``tl.load``, or a call of a
+    helper (any function outside ``tl``/``dl``/``libshmem_device``) that is handed such a pointer."""
+    consumed_ids = {id(c) for c in consumed}
+    targets: set[str] = set()
+    for call in consumed:
+        statement = statement_of(dist, call)
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Assign):
+                    targets.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+    helpers = {n for n in dist.calls if not n.startswith(("tl.", "dl.", "shmem.", "local.range"))}
+    found = []
+    for call in dist.calls_in(scope, {LOAD} | helpers):
+        if dist.qualname_of(call) == LOAD:
+            pointers = [call_argument(call, 0, "pointer")]
+        else:
+            pointers = [a.value for a in call.args]
+        for pointer in pointers:
+            if pointer is None:
+                continue
+            nodes = (pointer, *dist.below(pointer))
+            if any(id(n) in consumed_ids for n in nodes) or (targets and dist.names_feeding(pointer) & targets):
+                found.append(call)
+                break
+    return found
+
+
+_OTHER_BACKEND = re.compile(
+    r"(^|[._/\\])(cuda|nvidia|nvshmem|hip|amd|rocshmem|pyrocshmem|maca|metax|mxshmem)([._/\\]|$)")
+
+
+def targets_other_backend(context: FileContext) -> bool:
+    """The module is written for a GPU backend of Triton-distributed (CUDA/NVSHMEM, HIP/ROCSHMEM, MACA), by its
+    imports or its path: rules about Ascend hardware facts do not apply to it."""
+    if any(_OTHER_BACKEND.search(full) for full in context.facts.aliases.values()):
+        return True
+    return bool(_OTHER_BACKEND.search(context.filename.replace("\\", "/")))

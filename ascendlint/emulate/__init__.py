@@ -8,8 +8,9 @@ Triton-distributed's device API. Importing this package does not import triton o
 from __future__ import annotations
 
 from .errors import EmulatorHang
+from .model import DeviceModel
 
-__all__ = ["EmulatorHang", "World", "install_stand_ins", "launch"]
+__all__ = ["DeviceModel", "EmulatorHang", "World", "install_stand_ins", "launch"]
 
 
 def install_stand_ins() -> None:
@@ -30,17 +31,19 @@ def install_stand_ins() -> None:
     modules.install_cann_extension()
 
 
-def launch(kernel, grid, *args, hazards: bool = False, timeout: float = 60.0, **kwargs) -> None:
+def launch(kernel, grid, *args, hazards: bool = False, timeout: float = 60.0, model=None, **kwargs) -> None:
     from .single import launch as single_launch
 
-    single_launch(kernel, grid, *args, hazards=hazards, timeout=timeout, **kwargs)
+    single_launch(kernel, grid, *args, hazards=hazards, timeout=timeout, model=model, **kwargs)
 
 
 launch.__doc__ = """Run ``kernel`` over ``grid`` on CPU tensors, every program in its own thread.
 
 ``grid`` is a tuple or a callable of the bound arguments, as with ``kernel[grid](...)``.
-``hazards=True`` clobbers every ``tl.dot`` lhs after use, as Ascend may. Raises EmulatorHang
-after ``timeout`` seconds, naming the programs still running and their kernel lines.
+``hazards=True`` clobbers every ``tl.dot`` lhs after use, as Ascend may, and makes racing reads NaN.
+``model`` (a ``DeviceModel``) picks the emulated device behaviours; the default has all of them.
+Raises EmulatorHang on a deadlock or after ``timeout`` seconds, naming the programs still running
+and their kernel lines.
 """
 
 

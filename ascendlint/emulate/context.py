@@ -1,7 +1,7 @@
 """Per-thread state of the program instance a worker thread is running.
 
 The interpreter keeps one global builder; everything that must differ between concurrently running
-program instances (grid index, grid size, rank, the launch they belong to) lives here instead.
+program instances (grid index, grid size, rank, sub-block, the launch they belong to) lives here instead.
 """
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from typing import Any
+
+from .model import FAITHFUL, DeviceModel
 
 _local = threading.local()
 
@@ -18,30 +20,37 @@ class LaunchState:
     """Shared by every program of one combined launch."""
 
     kernel_name: str
-    program_count: int
+    program_count: int  # threads: programs x sub-blocks, over every rank
     hazards: bool = False
     world: Any = None
+    model: DeviceModel = FAITHFUL
+    sub_blocks: int = 1
     aborted: threading.Event = field(default_factory=threading.Event)
     memory_lock: threading.Lock = field(default_factory=threading.Lock)
-    barrier: threading.Barrier = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.barrier = threading.Barrier(self.program_count)
+    scheduler: Any = None
+    barrier_arrived: int = 0
+    barrier_generation: int = 0
+    store_buffers: list = field(default_factory=list)  # every program's pending stores (visibility layer)
 
 
 @dataclass
 class ProgramContext:
-    """Identity of one running program instance plus what it is currently blocked on."""
+    """Identity of one running program instance (one vector sub-block of it) plus what it is blocked on."""
 
     launch: LaunchState
     rank: int
     num_ranks: int
     grid_idx: tuple
     grid_dim: tuple
+    sub_block: int = 0
     blocked_on: str | None = None
+    turn: threading.Event = field(default_factory=threading.Event)
+    pending: Any = None  # the program's StoreBuffer when stores are held back
 
     def describe(self) -> str:
         where = f"program {self.grid_idx}"
+        if self.launch.sub_blocks > 1:
+            where += f" sub-block {self.sub_block}"
         return where if self.launch.world is None else f"rank {self.rank} {where}"
 
 

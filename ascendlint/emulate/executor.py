@@ -1,9 +1,10 @@
-"""Run program instances concurrently, one thread each, in a single combined launch.
+"""Run the program instances of a combined launch, each in its own thread, one at a time.
 
 Programs of a Triton grid may wait on each other (grid barriers, flags set by other programs, peer
-ranks), so they cannot run one after another as the stock interpreter does. Every program gets a
-thread with its own grid index, grid size and rank; the interpreter's ``tl`` patches are applied
-once for the whole launch and undone at its end.
+ranks), so they cannot run one after another to completion as the stock interpreter does. Every
+program (every vector sub-block of it, for a mix kernel) gets a thread with its own grid index, grid
+size, rank and sub-block; the scheduler decides which one runs. The interpreter's ``tl`` patches are
+applied once for the whole launch and undone at its end.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ import threading
 import time
 from dataclasses import dataclass
 
-from . import context, hazards, interpreter_patch, watchdog
+from . import bf16, context, hazards, interpreter_patch, sub_blocks, visibility, watchdog
 from .binding import BoundKernel
 from .environment import import_triton
 from .errors import EmulatorHang, ProgramAborted
+from .model import FAITHFUL, DeviceModel
+from .scheduler import Core, Scheduler
 from .stand_ins import ascend_ops
 
 MAX_PROGRAMS = 4096
@@ -34,11 +37,10 @@ class RankLaunch:
 
 
 class _Program:
-    def __init__(self, bound: BoundKernel, ctx: context.ProgramContext, on_exit) -> None:
+    def __init__(self, bound: BoundKernel, ctx: context.ProgramContext) -> None:
         self.bound = bound
         self.ctx = ctx
         self.error: BaseException | None = None
-        self._on_exit = on_exit
         name = f"emulate-{bound.name}-{ctx.describe()}"
         self.thread = threading.Thread(target=self._run, name=name, daemon=True)
 
@@ -50,37 +52,51 @@ class _Program:
 
     def _run_program(self) -> None:
         _, _, interpreter = import_triton()
-        context.set_current(self.ctx)
+        ctx = self.ctx
+        scheduler = ctx.launch.scheduler
+        context.set_current(ctx)
+        finished = False
         try:
-            interpreter.interpreter_builder.set_grid_dim(*self.ctx.grid_dim)
-            interpreter.interpreter_builder.set_grid_idx(*self.ctx.grid_idx)
+            scheduler.wait_turn(ctx)
+            interpreter.interpreter_builder.set_grid_dim(*ctx.grid_dim)
+            interpreter.interpreter_builder.set_grid_idx(*ctx.grid_idx)
             self.bound.run_program()
+            visibility.flush(ctx)
+            finished = True
         except ProgramAborted:
-            pass
+            return
         except BaseException as error:  # noqa: BLE001 - handed to the launching thread, which re-raises it
             self.error = error
+            finished = True
         finally:
             context.set_current(None)
-            self._on_exit(self)
+            if finished and not ctx.launch.aborted.is_set():
+                scheduler.exit(ctx, failed=self.error is not None)
 
 
 def prepare() -> None:
     """Install the interpreter changes every launch relies on (idempotent)."""
     interpreter_patch.install()
+    bf16.install()
     hazards.install()
+    visibility.install()
     ascend_ops.install()
 
 
-def run(ranks: list[RankLaunch], *, hazards: bool, timeout: float, world=None) -> None:
-    """Run every program of every rank concurrently; raise the first error or EmulatorHang."""
+def run(ranks: list[RankLaunch], *, hazards: bool, timeout: float, world=None,
+        model: DeviceModel | None = None) -> None:
+    """Run every program of every rank; raise the first error or EmulatorHang."""
     prepare()
-    total = sum(_program_count(r.bound.grid) for r in ranks)
+    model = FAITHFUL if model is None else model
+    per_program = model.vector_sub_blocks if any(sub_blocks.is_mix_kernel(r.bound.fn) for r in ranks) else 1
+    total = sum(_program_count(r.bound.grid) for r in ranks) * per_program
     if total > MAX_PROGRAMS:
         raise ValueError(f"the emulator runs at most {MAX_PROGRAMS} programs per launch (one thread each), got {total}")
     if total == 0:
         return
     kernel_name = ranks[0].bound.name
-    launch = context.LaunchState(kernel_name=kernel_name, program_count=total, hazards=hazards, world=world)
+    launch = context.LaunchState(kernel_name=kernel_name, program_count=total, hazards=hazards, world=world,
+                                 model=model, sub_blocks=per_program)
     with _launch_lock, interpreter_patch.language_patched_for(ranks[0].bound.fn, ascend_ops.launch_patches):
         _run_locked(ranks, launch, timeout, num_ranks=len(ranks) if world is not None else 1)
 
@@ -90,26 +106,22 @@ def _program_count(grid: tuple) -> int:
 
 
 def _run_locked(ranks, launch, timeout, num_ranks) -> None:
-    finished = threading.Event()
-    remaining = [launch.program_count]
-    lock = threading.Lock()
-
-    def on_exit(program: _Program) -> None:
-        with lock:
-            remaining[0] -= 1
-            if remaining[0] == 0 or program.error is not None:
-                finished.set()
-
-    programs = []
+    programs, cores = [], []
     for rank_launch in ranks:
         grid = rank_launch.bound.grid
         for idx in itertools.product(range(grid[0]), range(grid[1]), range(grid[2])):
-            ctx = context.ProgramContext(launch, rank_launch.rank, num_ranks, idx, grid)
-            programs.append(_Program(rank_launch.bound, ctx, on_exit))
-    for program in programs:
-        program.thread.start()
+            core = []
+            for sub_block in range(launch.sub_blocks):
+                ctx = context.ProgramContext(launch, rank_launch.rank, num_ranks, idx, grid, sub_block=sub_block)
+                visibility.attach(ctx)
+                core.append(_Program(rank_launch.bound, ctx))
+            programs.extend(core)
+            cores.append(Core(rank_launch.rank, core))
+    scheduler = Scheduler(launch, cores, launch.model.resident_programs, launch.model.yield_on_signal)
+    launch.scheduler = scheduler
+    scheduler.begin()
 
-    completed = finished.wait(timeout)
+    completed = scheduler.finished.wait(timeout)
     failed = next((p for p in programs if p.error is not None), None)
     if failed is not None:
         _abort(programs, launch)
@@ -117,8 +129,8 @@ def _run_locked(ranks, launch, timeout, num_ranks) -> None:
         if hasattr(error, "add_note"):
             error.add_note(f"raised by {failed.ctx.describe()} of emulated kernel {launch.kernel_name}")
         raise error
-    if not completed:
-        report = _hang_report(programs, launch, timeout)
+    if scheduler.deadlocked or not completed:
+        report = _hang_report(programs, launch, timeout, deadlocked=scheduler.deadlocked)
         _abort(programs, launch)
         unstoppable = len(_running(programs))
         if unstoppable:
@@ -130,13 +142,26 @@ def _running(programs) -> list:
     return [(p.thread, p.ctx) for p in programs if p.thread.is_alive()]
 
 
-def _hang_report(programs, launch, timeout) -> str:
+def _hang_report(programs, launch, timeout, deadlocked: bool) -> str:
     running = _running(programs)
-    headline = (
-        f"emulated kernel {launch.kernel_name} did not finish within {timeout:g} s; "
-        f"{len(running)} of {launch.program_count} programs still running:"
-    )
+    if deadlocked:
+        headline = (
+            f"emulated kernel {launch.kernel_name} is deadlocked: every program still running waits for something "
+            f"no running program will do; {len(running)} of {launch.program_count} programs still running:"
+        )
+    else:
+        headline = (
+            f"emulated kernel {launch.kernel_name} did not finish within {timeout:g} s; "
+            f"{len(running)} of {launch.program_count} programs still running:"
+        )
     lines = [headline, *watchdog.stuck_program_lines(running)]
+    never_started = launch.scheduler.not_started()
+    if never_started:
+        resident = launch.model.resident_programs
+        for rank, count in sorted(never_started.items()):
+            who = f"rank {rank}: " if launch.world is not None else ""
+            lines.append(f"  {who}{count} program(s) never started: only {resident} programs per rank are resident, "
+                         "the others start when one ends, so programs that wait for them never wake")
     if launch.world is not None:
         lines += launch.world.signal_report()
     return "\n".join(lines)
@@ -144,10 +169,11 @@ def _hang_report(programs, launch, timeout) -> str:
 
 def _abort(programs, launch) -> None:
     launch.aborted.set()
-    launch.barrier.abort()
+    launch.scheduler.abort(programs)
     deadline = time.monotonic() + JOIN_AFTER_ABORT_SECONDS
     for program in programs:
-        if program.thread.is_alive():
+        if program.thread.is_alive() and program.ctx.blocked_on is None:
             watchdog.interrupt(program.thread)
     for program in programs:
-        program.thread.join(max(0.0, deadline - time.monotonic()))
+        if program.thread.ident is not None:
+            program.thread.join(max(0.0, deadline - time.monotonic()))

@@ -11,6 +11,7 @@ import numpy as np
 import torch
 
 from . import binding, executor
+from .model import DeviceModel
 from .symmetric_heap import SymmetricHeap
 
 NOT_SYMMETRIC = "does not point into the symmetric heap; allocate the buffer with World.symmetric_zeros/_empty"
@@ -31,7 +32,12 @@ class World:
         return views
 
     def symmetric_empty(self, shape, dtype) -> list:
-        return self._heap.allocate(shape, dtype)
+        """Views of a new buffer whose contents are unknowable: floating-point buffers start as NaN."""
+        views = self._heap.allocate(shape, dtype)
+        if dtype.is_floating_point:
+            for view in views:
+                view.fill_(float("nan"))
+        return views
 
     def signal_zeros(self, n: int, dtype=torch.int64) -> list:
         """Zeroed symmetric signal slots, listed in hang reports when non-zero."""
@@ -41,17 +47,18 @@ class World:
         return views
 
     def launch(self, kernel, grid, args_for_rank: Callable[[int], tuple], *, hazards: bool = False,
-               timeout: float = 60.0) -> None:
-        """Run every rank's programs concurrently in one combined launch.
+               timeout: float = 60.0, model: DeviceModel | None = None) -> None:
+        """Run every rank's programs in one combined launch.
 
-        ``args_for_rank(rank)`` returns ``(args, kwargs)`` for that rank's launch.
+        ``args_for_rank(rank)`` returns ``(args, kwargs)`` for that rank's launch. ``model`` picks the
+        emulated device behaviours (default: all of them, see ``DeviceModel``).
         """
         executor.prepare()
         ranks = []
         for rank in range(self.num_ranks):
             args, kwargs = _split_args(args_for_rank(rank), rank)
             ranks.append(executor.RankLaunch(rank, binding.bind(kernel, grid, args, kwargs)))
-        executor.run(ranks, hazards=hazards, timeout=timeout, world=self)
+        executor.run(ranks, hazards=hazards, timeout=timeout, world=self, model=model)
 
     # --- used by the stand-ins while a launch runs -------------------------------------------------
 
@@ -81,6 +88,10 @@ class World:
             where = allocation.label() if allocation else "unallocated heap space"
             raise ValueError(f"{op_name}: {nbytes} bytes at offset {inner} overrun {where}")
         return address - int(self._heap.bases[owner]) + int(self._heap.bases[rank])
+
+    def owner_of(self, address: int) -> int:
+        """The rank whose heap holds ``address``, or -1 for memory outside every heap."""
+        return self._heap.locate(address)[0]
 
     def describe_address(self, address: int) -> str:
         owner, allocation, inner = self._heap.locate(address)

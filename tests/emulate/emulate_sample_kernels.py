@@ -132,3 +132,14 @@ def ascend_ops_kernel(x_ptr, out_ptr, head_ptr, first_ptr, sub_ptr, N: tl.conste
     tl.store(first_ptr, tl.get_element(x, [1]))
     for vec in tl.parallel(0, 2, bind_sub_block=True):
         tl.store(sub_ptr + vec, sub_vec_id() + vec * 10)
+
+
+@triton.jit
+def bf16_kernel(a_ptr, b_ptr, dot_ptr, scaled_ptr, sum_ptr, N: tl.constexpr):
+    """bf16 tl.dot, a bf16 tile times a float constant plus a tile, and a row sum."""
+    tile = tl.arange(0, N)[:, None] * N + tl.arange(0, N)[None, :]
+    a = tl.load(a_ptr + tile)
+    b = tl.load(b_ptr + tile)
+    tl.store(dot_ptr + tile, tl.dot(a, b))
+    tl.store(scaled_ptr + tile, a * 2.0 + b)
+    tl.store(sum_ptr + tl.arange(0, N), tl.sum(a, axis=1))

@@ -119,14 +119,17 @@ def test_launch_options_are_accepted_and_ignored(emulate, kernels):
     torch.testing.assert_close(out, x + y)
 
 
-def test_ascend_only_ops_run_on_the_interpreter(emulate, kernels):
+@pytest.mark.parametrize("sub_blocks, expected_sub", [(2, [0, 11]), (1, [0, 10])])
+def test_ascend_only_ops_run_on_the_interpreter(emulate, kernels, sub_blocks, expected_sub):
     x = torch.tensor([3.0, 1.0, 2.0, 0.0, 7.0, 5.0, 6.0, 4.0])
     out, head, first, sub = torch.empty(8), torch.empty(4), torch.empty(1), torch.zeros(2, dtype=torch.int32)
-    emulate.launch(kernels.ascend_ops_kernel, (1,), x, out, head, first, sub, N=8, HALF=4)
+    model = emulate.DeviceModel(vector_sub_blocks=sub_blocks)
+    emulate.launch(kernels.ascend_ops_kernel, (1,), x, out, head, first, sub, N=8, HALF=4, model=model)
     assert out.tolist() == [7.0, 5.0, 6.0, 4.0, 7.0, 5.0, 6.0, 4.0]
     assert head.tolist() == [3.0, 2.0, 1.0, 0.0]
     assert first.item() == 1.0
-    assert sub.tolist() == [0, 10]
+    # tl.parallel(0, 2, bind_sub_block=True): iteration 1 runs on sub-block 1, whose sub_vec_id() is 1
+    assert sub.tolist() == expected_sub
 
 
 def test_launch_leaves_triton_language_as_it_found_it(emulate, kernels):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import sub_blocks
 from ..environment import import_triton
 
 _installed = False
@@ -92,9 +93,15 @@ def install() -> None:
 
 
 def parallel(arg1, arg2=None, step=None, num_stages=None, loop_unroll_factor=None, bind_sub_block=False):
-    """``tl.parallel`` as a plain range: a program runs its sub-block iterations one after another."""
+    """``tl.parallel`` as a plain range, run one iteration after another.
+
+    With ``bind_sub_block=True`` in a mix kernel, each vector sub-block runs its half of the iterations.
+    """
     start, end = (0, arg1) if arg2 is None else (arg1, arg2)
-    return range(_as_int(start), _as_int(end), 1 if step is None else _as_int(step))
+    start, end, step = _as_int(start), _as_int(end), 1 if step is None else _as_int(step)
+    if _as_int(bind_sub_block):
+        return sub_blocks.share_of_iterations(start, end, step)
+    return range(start, end, step)
 
 
 def _with_constexpr_ints(op, position: int):

@@ -1,14 +1,14 @@
 """Stand-in for ``triton.language.extra.cann.extension`` (newer triton-ascend releases).
 
 Each op forwards to the ``tl`` op of the same name at call time, when the interpreter has patched
-it; ``sub_vec_id`` is 0 because an emulated program runs its vector work on a single sub-core.
+it; ``sub_vec_id`` names the vector sub-block running the code (see ``ascendlint.emulate.sub_blocks``).
 """
 
 from __future__ import annotations
 
 import contextlib
 
-from .. import memory
+from .. import sub_blocks
 from ..environment import import_triton
 
 FORWARDED_OPS = (
@@ -17,9 +17,7 @@ FORWARDED_OPS = (
 )
 
 
-def sub_vec_id(*_args, **_kwargs):
-    """Index of the vector sub-core running this code: always 0 in emulation."""
-    return memory.int32_tensor(0)
+sub_vec_id = sub_blocks.sub_vec_id
 
 
 @contextlib.contextmanager

@@ -6,7 +6,9 @@ and returns a ``tl.tensor`` (never None when a value is expected).
 
 from __future__ import annotations
 
-from .. import memory
+import sys
+
+from .. import context, dead_waits, memory
 from . import peers
 
 
@@ -26,12 +28,22 @@ def symm_at(ptr, rank):
 
 
 def wait(barrierPtrs, numBarriers, scope="gpu", semantic="acquire", waitValue=1):
-    """Block until ``numBarriers`` consecutive slots all equal ``waitValue``; slots are not reset."""
+    """Block until ``numBarriers`` consecutive slots all equal ``waitValue``; slots are not reset.
+
+    A wait whose token no effectful code uses is skipped, as the compiler deletes it
+    (``DeviceModel.drop_unconsumed_waits``).
+    """
+    ctx = context.require_current("dl.wait")
+    if ctx.launch.model.drop_unconsumed_waits and dead_waits.wait_is_dead(sys._getframe(1)):
+        return memory.int32_tensor(0)
     address = memory.scalar_address(barrierPtrs, "dl.wait")
     count = memory.as_int(numBarriers)
+    dtype = memory.element_dtype(barrierPtrs)
+    if ctx.launch.world is not None:  # the slots must lie inside one buffer of the calling rank's heap
+        ctx.launch.world.translate_range(address, count * dtype.itemsize, ctx.rank, "dl.wait")
     expected = memory.as_int(waitValue)
     description = peers.describe_slots(address, count, "dl.wait") + f" to equal {expected}"
-    peers.wait_until(address, count, memory.element_dtype(barrierPtrs), peers.values_equal(expected), description)
+    peers.wait_until(address, count, dtype, peers.values_equal(expected), description)
     return memory.int32_tensor(0)
 
 
@@ -41,6 +53,7 @@ def notify(ptr, rank, signal=1, sig_op="set", comm_scope="gpu"):
     local = memory.scalar_address(ptr, "dl.notify")
     remote = peers.address_on_rank(local, dtype.itemsize, rank, "dl.notify")
     peers.write_signal(remote, dtype, memory.as_int(signal), peers.sig_op_name(sig_op))
+    peers.after_signal()
     return memory.int32_tensor(0)
 
 

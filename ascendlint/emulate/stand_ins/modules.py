@@ -6,7 +6,7 @@ import importlib
 import sys
 import types
 
-from . import cann, dist, shmem
+from . import algorithm, cann, dist, shmem
 
 STAND_IN_MARK = "__ascendlint_stand_in__"
 
@@ -47,8 +47,10 @@ def _register(name: str, module: types.ModuleType) -> None:
 
 
 def install_triton_dist() -> None:
-    """``triton_dist``, ``triton_dist.language`` and ``...language.extra.libshmem_device``."""
+    """``triton_dist``, ``triton_dist.language``, ``...language.extra.libshmem_device`` and the Ascend
+    ``...language.extra.ascend.algorithm`` swizzles."""
     if _importable("triton_dist.language") and _importable("triton_dist.language.extra.libshmem_device"):
+        _install_algorithm()
         return
     libshmem = _new_module("triton_dist.language.extra.libshmem_device", _public_names(shmem))
     extra = _new_module("triton_dist.language.extra", {"libshmem_device": libshmem}, package=True)
@@ -56,6 +58,19 @@ def install_triton_dist() -> None:
     root = _new_module("triton_dist", {"language": language}, package=True)
     for module in (root, language, extra, libshmem):
         _register(module.__name__, module)
+    _install_algorithm()
+
+
+def _install_algorithm() -> None:
+    name = "triton_dist.language.extra.ascend.algorithm"
+    if _importable(name):
+        return
+    extra = sys.modules["triton_dist.language.extra"]
+    ascend = getattr(extra, "ascend", None)
+    if not isinstance(ascend, types.ModuleType) or not hasattr(ascend, "__path__"):
+        ascend = _new_module("triton_dist.language.extra.ascend", {}, package=True)
+        _register(ascend.__name__, ascend)
+    _register(name, _new_module(name, _public_names(algorithm)))
 
 
 def install_cann_extension() -> None:

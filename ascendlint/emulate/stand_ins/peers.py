@@ -5,16 +5,9 @@ A single-device launch behaves as a world of one rank whose symmetric heap is al
 
 from __future__ import annotations
 
-import threading
-import time
-
 import numpy as np
 
-from .. import context, memory
-from ..errors import ProgramAborted
-
-FIRST_POLL_SECONDS = 0.00005
-LONGEST_POLL_SECONDS = 0.002
+from .. import context, memory, visibility
 
 SIGNAL_OPS = ("set", "add")
 
@@ -73,23 +66,16 @@ def write_signal(address: int, dtype, value: int, op: str) -> None:
 
 
 def wait_until(address: int, count: int, dtype, satisfied, description: str) -> None:
-    """Poll ``count`` slots until ``satisfied(values)``.
-
-    Sleeping between polls hands the GIL to the programs that will set the slots; the pause grows
-    while nothing changes so that many waiting programs do not starve the working ones.
-    """
+    """Block until ``satisfied(values)`` holds for the ``count`` slots at ``address``; others run meanwhile."""
     ctx = context.require_current("wait")
     slots = memory.view(address, count, dtype)
-    ctx.blocked_on = description
-    pause = FIRST_POLL_SECONDS
-    try:
-        while not satisfied(slots):
-            if ctx.launch.aborted.is_set():
-                raise ProgramAborted()
-            time.sleep(pause)
-            pause = min(pause * 2, LONGEST_POLL_SECONDS)
-    finally:
-        ctx.blocked_on = None
+    ctx.launch.scheduler.block_until(ctx, lambda: satisfied(slots), description)
+
+
+def after_signal() -> None:
+    """A signal was just set: let the programs it may wake act first (``yield_on_signal``)."""
+    ctx = context.require_current("signal")
+    ctx.launch.scheduler.after_signal(ctx)
 
 
 def describe_slots(address: int, count: int, op_name: str) -> str:
@@ -100,15 +86,23 @@ def describe_slots(address: int, count: int, op_name: str) -> str:
 
 
 def barrier_all(op_name: str = "barrier_all") -> None:
-    """Block until every program of every rank in the launch has arrived."""
+    """Block until every program (every sub-block) of every rank in the launch has arrived.
+
+    The caller's pending stores become visible first, so whatever a program stored before the barrier
+    is seen by every program after it.
+    """
     ctx = context.require_current(op_name)
-    ctx.blocked_on = f"{op_name}: waiting for all {ctx.launch.program_count} programs of the launch"
-    try:
-        ctx.launch.barrier.wait()
-    except threading.BrokenBarrierError:
-        raise ProgramAborted() from None
-    finally:
-        ctx.blocked_on = None
+    visibility.flush(ctx)
+    launch = ctx.launch
+    generation = launch.barrier_generation
+    launch.barrier_arrived += 1
+    if launch.barrier_arrived == launch.program_count:
+        launch.barrier_arrived = 0
+        launch.barrier_generation += 1
+        launch.scheduler.yield_turn(ctx)
+        return
+    description = f"{op_name}: waiting for all {launch.program_count} programs of the launch"
+    launch.scheduler.block_until(ctx, lambda: launch.barrier_generation > generation, description)
 
 
 def values_equal(expected: int):

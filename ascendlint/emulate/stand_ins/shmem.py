@@ -1,15 +1,17 @@
 """Stand-in for ``triton_dist.language.extra.libshmem_device`` on Ascend.
 
-Copies are synchronous (a ``_nbi`` call has completed when it returns), so ``quiet`` and ``fence``
-have nothing left to order. Signal operations accept "set"/"add" or SIGNAL_SET/SIGNAL_ADD, and
-comparisons "eq", "ne", "gt", "ge", "lt", "le" or the CMP_* constants.
+UDMA copies are synchronous (a ``_nbi`` call has completed when it returns), so ``quiet`` has nothing
+left to wait for. ``fence`` makes the program's pending MTE stores visible (``hold_stores_until_fence``).
+``putmem``/``getmem`` check their addresses the way UDMA needs them (``check_udma_addresses``). Signal
+operations accept "set"/"add" or SIGNAL_SET/SIGNAL_ADD, and comparisons "eq", "ne", "gt", "ge", "lt",
+"le" or the CMP_* constants.
 """
 
 from __future__ import annotations
 
 import operator
 
-from .. import memory
+from .. import memory, udma, visibility
 from . import peers
 
 SIGNAL_SET = 0
@@ -48,22 +50,28 @@ def quiet(*_args, **_kwargs):
 
 
 def fence(*_args, **_kwargs):
+    """Order the program's earlier stores before its later ones: they become visible to everyone now."""
+    visibility.flush()
     return 0
 
 
 def putmem(dest, source, nbytes, pe, *_rest, **_kwargs):
     """Copy ``nbytes`` from local ``source`` to symmetric ``dest`` on ``pe``."""
     nbytes = memory.as_int(nbytes)
-    remote = peers.address_on_rank(memory.scalar_address(dest, "putmem"), nbytes, pe, "putmem")
-    memory.copy_bytes(remote, memory.scalar_address(source, "putmem"), nbytes)
+    dest_address, source_address = memory.scalar_address(dest, "putmem"), memory.scalar_address(source, "putmem")
+    udma.check_put("putmem", dest_address, source_address, pe)
+    remote = peers.address_on_rank(dest_address, nbytes, pe, "putmem")
+    memory.copy_bytes(remote, source_address, nbytes)
     return 0
 
 
 def getmem(dest, source, nbytes, pe, *_rest, **_kwargs):
     """Copy ``nbytes`` from symmetric ``source`` on ``pe`` to local ``dest``."""
     nbytes = memory.as_int(nbytes)
-    remote = peers.address_on_rank(memory.scalar_address(source, "getmem"), nbytes, pe, "getmem")
-    memory.copy_bytes(memory.scalar_address(dest, "getmem"), remote, nbytes)
+    dest_address, source_address = memory.scalar_address(dest, "getmem"), memory.scalar_address(source, "getmem")
+    udma.check_get("getmem", dest_address, source_address, pe)
+    remote = peers.address_on_rank(source_address, nbytes, pe, "getmem")
+    memory.copy_bytes(dest_address, remote, nbytes)
     return 0
 
 
@@ -75,6 +83,7 @@ def int_p(dest, value, pe):
     """Store one int32 ``value`` at symmetric ``dest`` on ``pe``."""
     remote = peers.address_on_rank(memory.scalar_address(dest, "int_p"), 4, pe, "int_p")
     memory.view(remote, 1, "int32")[0] = memory.as_int(value)
+    peers.after_signal()
     return 0
 
 
@@ -82,6 +91,7 @@ def signal_op(sig_addr, signal, sig_op, pe):
     dtype = memory.element_dtype(sig_addr)
     remote = peers.address_on_rank(memory.scalar_address(sig_addr, "signal_op"), dtype.itemsize, pe, "signal_op")
     peers.write_signal(remote, dtype, memory.as_int(signal), peers.sig_op_name(sig_op))
+    peers.after_signal()
     return 0
 
 

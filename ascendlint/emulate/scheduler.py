@@ -1,0 +1,155 @@
+"""One program thread runs at a time; the running one hands over at synchronisation points.
+
+Running the programs of a launch one at a time in a fixed order makes every run of a kernel take
+the same interleaving, so a protocol bug either always shows or never does. A program hands over when
+it blocks (``dl.wait``, ``barrier_all``, ``signal_wait_until``), when it spins (a volatile load, an
+atomic) and, with ``yield_on_signal``, right after it sets a signal: programs that the signal wakes
+then act on it before the signalling program takes another step. When every program is blocked and
+none can be woken, the launch is deadlocked and reports at once instead of waiting for a timeout.
+
+Residency: only ``resident_programs`` programs (cores) of a rank run at once; the next one starts
+when a running one ends, as the device runs a grid larger than its core count in batches.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable
+
+from .errors import ProgramAborted
+
+
+class Core:
+    """The threads of one program (one per vector sub-block) and how many of them are still running."""
+
+    def __init__(self, rank: int, programs: list) -> None:
+        self.rank = rank
+        self.programs = programs
+        self.running = len(programs)
+
+
+class Scheduler:
+    def __init__(self, launch, cores: list[Core], resident: int | None, yield_on_signal: bool) -> None:
+        self.launch = launch
+        self.yield_on_signal = yield_on_signal
+        self.finished = threading.Event()
+        self.deadlocked = False
+        self._lock = threading.Lock()
+        self._runnable: deque = deque()
+        self._blocked: list[tuple[object, Callable[[], bool]]] = []
+        self._alive = 0
+        self._waiting_to_start: dict[int, deque] = {}
+        self._core_of: dict[int, Core] = {}
+        ranks = sorted({core.rank for core in cores})
+        admitted = []
+        for rank in ranks:
+            of_rank = [core for core in cores if core.rank == rank]
+            limit = len(of_rank) if resident is None else resident
+            admitted.extend(of_rank[:limit])
+            self._waiting_to_start[rank] = deque(of_rank[limit:])
+        self._initial = _interleave_ranks(admitted)[::-1]
+
+    # -- driven by the launching thread ---------------------------------------------------------------
+    def begin(self) -> None:
+        """Start the resident programs and hand the first turn over."""
+        with self._lock:
+            for core in self._initial:
+                self._start_locked(core)
+            self._dispatch_locked()
+
+    def not_started(self) -> dict[int, int]:
+        """rank -> number of programs that never got a core."""
+        return {rank: len(waiting) for rank, waiting in self._waiting_to_start.items() if waiting}
+
+    def abort(self, programs) -> None:
+        for program in programs:
+            program.ctx.turn.set()
+
+    # -- called by program threads ---------------------------------------------------------------------
+    def wait_turn(self, ctx) -> None:
+        ctx.turn.wait()
+        ctx.turn.clear()
+        if self.launch.aborted.is_set():
+            raise ProgramAborted()
+
+    def yield_turn(self, ctx) -> None:
+        """Let every other runnable program (and those woken meanwhile) go first."""
+        with self._lock:
+            self._wake_locked()
+            if not self._runnable:
+                return
+            self._runnable.append(ctx)
+            following = self._runnable.popleft()
+            following.turn.set()
+        self.wait_turn(ctx)
+
+    def after_signal(self, ctx) -> None:
+        if self.yield_on_signal:
+            self.yield_turn(ctx)
+
+    def block_until(self, ctx, satisfied: Callable[[], bool], description: str) -> None:
+        """Return once ``satisfied()`` holds; other programs run meanwhile."""
+        if satisfied():
+            return
+        ctx.blocked_on = description
+        try:
+            with self._lock:
+                self._blocked.append((ctx, satisfied))
+                self._dispatch_locked()
+            self.wait_turn(ctx)
+        finally:
+            ctx.blocked_on = None
+
+    def exit(self, ctx, failed: bool) -> None:
+        with self._lock:
+            self._alive -= 1
+            core = self._core_of[id(ctx)]
+            core.running -= 1
+            if failed:
+                self.finished.set()
+                return
+            if core.running == 0 and self._waiting_to_start[core.rank]:
+                self._start_locked(self._waiting_to_start[core.rank].popleft())
+            self._dispatch_locked()
+
+    # -- internals (hold the lock) ---------------------------------------------------------------------
+    def _start_locked(self, core: Core) -> None:
+        for program in core.programs:
+            self._core_of[id(program.ctx)] = core
+            self._alive += 1
+            self._runnable.append(program.ctx)
+            program.thread.start()
+
+    def _wake_locked(self) -> None:
+        still = []
+        for ctx, satisfied in self._blocked:
+            if satisfied():
+                self._runnable.append(ctx)
+            else:
+                still.append((ctx, satisfied))
+        self._blocked = still
+
+    def _dispatch_locked(self) -> None:
+        self._wake_locked()
+        if self._runnable:
+            self._runnable.popleft().turn.set()
+        elif self._alive == 0 and not any(self._waiting_to_start.values()):
+            self.finished.set()
+        else:
+            self.deadlocked = True
+            self.finished.set()
+
+
+def _interleave_ranks(cores: list[Core]) -> list[Core]:
+    """Program 0 of every rank, then program 1 of every rank, ...: ranks advance side by side."""
+    by_rank: dict[int, list[Core]] = {}
+    for core in cores:
+        by_rank.setdefault(core.rank, []).append(core)
+    order = []
+    depth = max((len(v) for v in by_rank.values()), default=0)
+    for i in range(depth):
+        for rank in sorted(by_rank):
+            if i < len(by_rank[rank]):
+                order.append(by_rank[rank][i])
+    return order

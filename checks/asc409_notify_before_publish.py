@@ -1,0 +1,270 @@
+import libcst as cst
+
+from ascendlint.analysis import distributed as dist_analysis
+from ascendlint.analysis.distributed import MAPPING_CALLS, NOTIFY, PUT_CALLS, DistAnalysis, call_argument
+from ascendlint.diagnostics import Severity
+from ascendlint.rule import Invalid, Rule, Valid
+
+_PUBLISHING = frozenset({"tl.store"}) | PUT_CALLS
+
+
+class NotifyBeforePublish(Rule):
+    """Flags a producer's `dl.notify(slot, peer, v)` (v not 0) that comes before the store or `putmem` of the data
+    it announces.
+
+    The data is a store into symmetric memory (a pointer mapped by `dl.symm_at` / `remote_ptr`, a `putmem`, or a
+    buffer the kernel also hands to one of those), or a `triton.jit` helper called on such a pointer, placed after
+    the notify in the same loop body, or in the loop that follows a loop of notifies. A credit return
+    (`notify(slot, rank, 0)`) announces no data and is not checked.
+    """
+
+    code = "ASC409"
+    name = "notify-before-publish"
+    message = (
+        "`dl.notify` announces data that is only written later, by the {what} on line {line}: the consumer may "
+        "read first"
+    )
+    severity = Severity.ERROR
+    why = """
+        A consumer starts reading as soon as its `dl.wait` sees the signal. When the producer notifies before it
+        stores (or `putmem`s) the data, nothing stops the consumer from reading the buffer in between, and it
+        computes with the previous round's data or with garbage. The order is store, then `fence()`, then notify;
+        a synchronous `putmem` has landed when it returns, so its notify may follow at once.
+    """
+    INVALID = [
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def push_rows(buf_ptr, signal_ptr, x_ptr, n_rows, peer, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                for row in range(n_rows):
+                    dl.notify(signal_ptr + row * 8, peer, signal=1, sig_op="set")
+                    tl.store(dl.symm_at(buf_ptr, peer) + row * BLOCK + offs, tl.load(x_ptr + row * BLOCK + offs))
+                    libshmem_device.fence()
+            """,
+            doc=True,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def scatter(buf_ptr, signal_ptr, x_ptr, n_ranks, nbytes):
+                rank = dl.rank()
+                for pe in range(n_ranks):
+                    if pe != rank:
+                        dl.notify(signal_ptr + rank * 8, pe, signal=1)
+                        libshmem_device.putmem(buf_ptr + rank * nbytes, x_ptr, nbytes, pe)
+            """
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def broadcast(buf_ptr, signal_ptr, x_ptr, n_ranks, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                tile = tl.load(x_ptr + offs)
+                for peer in range(n_ranks):
+                    dl.notify(signal_ptr, peer, signal=1)
+                for peer in range(n_ranks):
+                    tl.store(dl.symm_at(buf_ptr, peer) + offs, tile)
+                libshmem_device.fence()
+            """
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def copy_tile(dst, src, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                tl.store(dst + offs, tl.load(src + offs))
+
+            @triton.jit
+            def ring(buf_ptr, signal_ptr, x_ptr, n_steps, peer, BLOCK: tl.constexpr):
+                for step in range(n_steps):
+                    dl.notify(signal_ptr + step * 8, peer, signal=step + 1)
+                    copy_tile(dl.symm_at(buf_ptr, peer) + step * BLOCK, x_ptr + step * BLOCK, BLOCK)
+                    libshmem_device.fence()
+            """
+        ),
+    ]
+    VALID = [
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def push_rows(buf_ptr, signal_ptr, x_ptr, n_rows, peer, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                for row in range(n_rows):
+                    tl.store(dl.symm_at(buf_ptr, peer) + row * BLOCK + offs, tl.load(x_ptr + row * BLOCK + offs))
+                    libshmem_device.fence()
+                    dl.notify(signal_ptr + row * 8, peer, signal=1, sig_op="set")
+            """,
+            doc=True,
+        ),
+        Valid(
+            """
+            import triton
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def scatter(buf_ptr, signal_ptr, x_ptr, n_ranks, nbytes):
+                rank = dl.rank()
+                for pe in range(n_ranks):
+                    if pe != rank:
+                        libshmem_device.putmem(buf_ptr + rank * nbytes, x_ptr, nbytes, pe)
+                        dl.notify(signal_ptr + rank * 8, pe, signal=1)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def consumer(buf_ptr, signal_ptr, out_ptr, n_rounds, rank, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                for rnd in range(n_rounds):
+                    slot = signal_ptr + (rnd % 2) * 8
+                    token = dl.wait(slot, 1, "gpu", "acquire", waitValue=rnd + 1)
+                    tile = tl.load(dl.consume_token(buf_ptr + (rnd % 2) * BLOCK, token) + offs)
+                    dl.notify(slot, rank, signal=0, sig_op="set")
+                    tl.store(out_ptr + rnd * BLOCK + offs, tile)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def step_then_report(buf_ptr, signal_ptr, x_ptr, out_ptr, n_steps, peer, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                for step in range(n_steps):
+                    tl.store(dl.symm_at(buf_ptr, peer) + offs, tl.load(x_ptr + step * BLOCK + offs))
+                    libshmem_device.fence()
+                    dl.notify(signal_ptr, peer, signal=step + 1)
+                    tl.store(out_ptr + step * BLOCK + offs, tl.load(x_ptr + step * BLOCK + offs) * 2)
+            """
+        ),
+    ]
+
+    def finish(self) -> None:
+        for dist in dist_analysis.distributed_kernels(self.context):
+            if not dist.has_call(NOTIFY):
+                continue
+            symmetric = dist_analysis.symmetric_params(dist)
+            storing_helpers = _storing_helpers(self.context)
+            for notify in dist.calls_to(NOTIFY):
+                if dist_analysis.credit_return_slot(dist, notify) is not None:
+                    continue
+                later = _first_later_publish(dist, notify, symmetric, storing_helpers)
+                if later is not None:
+                    line = self.context.locator.span(later)[0].row
+                    self.report(notify, self.message.format(what=_describe(dist, later), line=line))
+
+
+def _storing_helpers(context) -> set[str]:
+    """Local `triton.jit` helpers that store (directly or through helpers they call)."""
+    analyses = {name: dist_analysis.for_kernel(context, kernel) for name, kernel in context.facts.kernels.items()}
+    storing = {name for name, dist in analyses.items() if dist.has_call("tl.store", *PUT_CALLS)}
+    changed = True
+    while changed:
+        changed = False
+        for name, dist in analyses.items():
+            if name not in storing and any(f"local.{helper}" in dist.calls for helper in storing):
+                storing.add(name)
+                changed = True
+    return storing
+
+
+def _first_later_publish(dist: DistAnalysis, notify: cst.Call, symmetric: set[str], helpers: set[str]):
+    """The first store/putmem/storing helper call after ``notify`` in its loop body that writes symmetric data."""
+    statement = dist_analysis.statement_of(dist, notify)
+    block = dist.index.parent(statement)
+    owner = dist.index.parent(block) if isinstance(block, cst.IndentedBlock) else None
+    # a loop that only notifies: look at what follows the loop
+    if isinstance(owner, cst.For) and not _publishes_in(dist, owner, symmetric, helpers):
+        statement = owner
+        block = dist.index.parent(owner)
+    if not isinstance(block, cst.IndentedBlock):
+        return None
+    statements = list(block.body)
+    for following in statements[statements.index(statement) + 1:]:
+        found = _publishes_in(dist, following, symmetric, helpers)
+        if found is not None:
+            return found
+    # the same statement may hold the notify and a later publish (an `if` branch holding both)
+    return _publish_after_in(dist, notify, statement, symmetric, helpers)
+
+
+def _publish_after_in(dist, notify, statement, symmetric, helpers):
+    position = dist.index.order(notify)
+    for call in _publishing_calls(dist, statement, helpers):
+        if dist.index.order(call) > position and _writes_symmetric(dist, call, symmetric):
+            return call
+    return None
+
+
+def _publishes_in(dist: DistAnalysis, node: cst.CSTNode, symmetric: set[str], helpers: set[str]):
+    for call in _publishing_calls(dist, node, helpers):
+        if _writes_symmetric(dist, call, symmetric):
+            return call
+    return None
+
+
+def _publishing_calls(dist: DistAnalysis, node: cst.CSTNode, helpers: set[str]):
+    names = _PUBLISHING | {f"local.{h}" for h in helpers}
+    nodes = (node, *dist.below(node)) if isinstance(node, cst.Call) else dist.below(node)
+    for child in nodes:
+        if type(child) is cst.Call and dist.qualname_of(child) in names:
+            yield child
+
+
+def _writes_symmetric(dist: DistAnalysis, call: cst.Call, symmetric: set[str]) -> bool:
+    name = dist.qualname_of(call)
+    if name in PUT_CALLS:
+        return True
+    pointers = [call_argument(call, 0, "pointer")] if name == "tl.store" else [a.value for a in call.args]
+    for pointer in pointers:
+        if pointer is None:
+            continue
+        if dist.is_mapped_pointer(pointer) or any(
+            isinstance(n, cst.Call) and dist.qualname_of(n) in MAPPING_CALLS for n in (pointer, *dist.below(pointer))
+        ):
+            return True
+        if dist.pointer_root(pointer) in symmetric and name == "tl.store":
+            return True
+    return False
+
+
+def _describe(dist: DistAnalysis, call: cst.Call) -> str:
+    name = dist.qualname_of(call) or ""
+    if name.startswith("local."):
+        return f"call of `{name[len('local.'):]}`"
+    return f"`{name.replace('shmem.', '')}`"
+

@@ -1,0 +1,206 @@
+import libcst as cst
+
+from ascendlint.analysis import distributed as dist_analysis
+from ascendlint.analysis.distributed import UDMA_CALLS, DistAnalysis, udma_argument
+from ascendlint.diagnostics import Severity
+from ascendlint.rule import Invalid, Rule, Valid
+
+
+class UdmaLocalTransfer(Rule):
+    """Flags a `putmem` / `getmem` whose pe can be the calling rank.
+
+    That is a pe that is the rank itself (`dl.rank()`, `libshmem_device.my_pe()`, a kernel parameter named
+    `rank`), or the variable of a loop over every rank (a `range` up to the rank count) with no `pe != rank` guard
+    around the transfer (an `if pe != rank:`, the `else` of `if pe == rank:`, or an earlier `if pe == rank:
+    continue`). A pe computed as `(rank + i) % n` with `i` from 1, or loaded from data, is not flagged.
+    """
+
+    code = "ASC411"
+    name = "udma-local-transfer"
+    message = "`{call}` can run with the calling rank as pe: UDMA cannot copy local symmetric memory <-> local memory"
+    severity = Severity.ERROR
+    why = """
+        UDMA moves data between ranks. A transfer between this rank's symmetric memory and its own device memory
+        is not something the engine does; on the device it fails or moves nothing. The local share of an
+        all-gather goes through the MTE path instead: `tl.load` from the source and `tl.store` into the local
+        symmetric buffer.
+    """
+    INVALID = [
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def all_gather(buf_ptr, x_ptr, nbytes):
+                rank = dl.rank()
+                for pe in range(tl.program_id(0), dl.num_ranks(), tl.num_programs(0)):
+                    libshmem_device.putmem(buf_ptr + rank * nbytes, x_ptr, nbytes, pe)
+            """,
+            doc=True,
+        ),
+        Invalid(
+            """
+            import triton
+            from triton_dist.language.extra import libshmem_device as shmem
+
+            @triton.jit
+            def pull_own(buf_ptr, y_ptr, nbytes):
+                shmem.getmem(y_ptr, buf_ptr, nbytes, shmem.my_pe())
+            """
+        ),
+        Invalid(
+            """
+            import triton
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def push_all(buf_ptr, x_ptr, nbytes, rank, world_size):
+                for pe in range(world_size):
+                    if pe > 0:
+                        libshmem_device.putmem_nbi(buf_ptr + rank * nbytes, x_ptr, nbytes, pe)
+            """
+        ),
+    ]
+    VALID = [
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def all_gather(buf_ptr, x_ptr, nbytes, BLOCK: tl.constexpr):
+                rank = dl.rank()
+                for pe in range(tl.program_id(0), dl.num_ranks(), tl.num_programs(0)):
+                    if pe != rank:
+                        libshmem_device.putmem(buf_ptr + rank * nbytes, x_ptr, nbytes, pe)
+                    else:
+                        offs = tl.arange(0, BLOCK)
+                        tl.store(buf_ptr + rank * BLOCK + offs, tl.load(x_ptr + offs))
+            """,
+            doc=True,
+        ),
+        Valid(
+            """
+            import triton
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def ring_push(buf_ptr, x_ptr, nbytes):
+                rank = dl.rank()
+                n_ranks = dl.num_ranks()
+                for step in range(1, n_ranks):
+                    pe = (rank + step) % n_ranks
+                    libshmem_device.putmem(buf_ptr + rank * nbytes, x_ptr, nbytes, pe)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def skip_self(buf_ptr, x_ptr, nbytes):
+                rank = dl.rank()
+                for pe in range(dl.num_ranks()):
+                    if pe == rank:
+                        continue
+                    libshmem_device.putmem(buf_ptr + rank * nbytes, x_ptr, nbytes, pe)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def routed(buf_ptr, x_ptr, dest_ptr, n_tasks, nbytes):
+                for task in range(tl.program_id(0), n_tasks, tl.num_programs(0)):
+                    pe = tl.load(dest_ptr + task)
+                    libshmem_device.putmem(buf_ptr, x_ptr + task * nbytes, nbytes, pe)
+            """
+        ),
+    ]
+
+    def finish(self) -> None:
+        for dist in dist_analysis.distributed_kernels(self.context):
+            for call in dist.calls_to(*UDMA_CALLS):
+                pe = udma_argument(call, dist.qualname_of(call), "pe")
+                if pe is not None and _can_be_own_rank(dist, call, pe):
+                    short = (dist.qualname_of(call) or "").replace("shmem.", "")
+                    self.report(call, self.message.format(call=short))
+
+
+def _can_be_own_rank(dist: DistAnalysis, call: cst.Call, pe: cst.BaseExpression) -> bool:
+    if dist_analysis.is_rank_identity(dist, pe):
+        return True
+    if not isinstance(pe, cst.Name):
+        return False
+    loop = next((l for l in dist.enclosing_loops(call) if isinstance(l, cst.For) and isinstance(l.target, cst.Name)
+                 and l.target.value == pe.value), None)
+    if loop is None or not _over_every_rank(dist, loop.iter):
+        return False
+    return not _guarded(dist, call, loop, pe.value)
+
+
+def _over_every_rank(dist: DistAnalysis, iterable: cst.BaseExpression) -> bool:
+    """``range(start, stop[, step])`` with ``stop`` the rank count and ``start`` 0 or program-id based."""
+    if not dist.is_range(iterable):
+        return False
+    positional = [a.value for a in iterable.args if a.keyword is None]
+    if not positional:
+        return False
+    stop = positional[0] if len(positional) == 1 else positional[1]
+    if not dist_analysis.counts_ranks(dist, stop):
+        return False
+    if len(positional) == 1:
+        return True
+    start = positional[0]
+    return dist_analysis.is_integer(start, 0) or dist.depends_on_program_id(start)
+
+
+def _guarded(dist: DistAnalysis, call: cst.Call, loop: cst.For, pe_name: str) -> bool:
+    """An `if pe != rank` around ``call`` inside ``loop``, the `else` of `if pe == rank`, or an earlier
+    `if pe == rank: continue`."""
+    child = call
+    for ancestor in dist.index.ancestors(call):
+        if ancestor is loop:
+            break
+        if isinstance(ancestor, cst.If) and child is not ancestor.test:
+            comparison = _rank_comparison(dist, ancestor.test, pe_name)
+            in_body = child is ancestor.body
+            if comparison == "ne" and in_body or comparison == "eq" and not in_body:
+                return True
+        child = ancestor
+    for statement in loop.body.body if isinstance(loop.body, cst.IndentedBlock) else ():
+        if dist.index.order(statement) > dist.index.order(call):
+            break
+        if isinstance(statement, cst.If) and _rank_comparison(dist, statement.test, pe_name) == "eq" and any(
+            isinstance(n, cst.Continue) for n in dist.below(statement.body)
+        ):
+            return True
+    return False
+
+
+def _rank_comparison(dist: DistAnalysis, test: cst.BaseExpression, pe_name: str) -> str | None:
+    """"eq" / "ne" when ``test`` compares the pe variable with the calling rank."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    target = test.comparisons[0]
+    sides = (test.left, target.comparator)
+    names = [s for s in sides if isinstance(s, cst.Name) and s.value == pe_name]
+    others = [s for s in sides if not (isinstance(s, cst.Name) and s.value == pe_name)]
+    if len(names) != 1 or len(others) != 1 or not dist_analysis.is_rank_identity(dist, others[0]):
+        return None
+    if isinstance(target.operator, cst.NotEqual):
+        return "ne"
+    if isinstance(target.operator, cst.Equal):
+        return "eq"
+    return None
