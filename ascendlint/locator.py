@@ -2,10 +2,12 @@
 
 Positions come from a code-generation pass that counts characters (libcst prints a parsed module back to exactly
 its source). That is the work libcst's ``PositionProvider`` does, minus its metadata visitor pass and its per-token
-line splitting. Only the top-level statements that hold a reported node are printed: where each one starts in the
-text follows from the line CPython's own parser gives its first token, less the blank and comment lines libcst
-keeps in front of it, and the printed statement is checked against the text at that offset. When anything does
-not line up, the whole module is printed instead; most files have no finding and pay nothing.
+line splitting. Only the statement lines that hold a reported node are printed (a node in a compound statement's
+header prints that whole statement): where a line starts in the text follows from the line CPython's own parser
+gives its first token, less the blank and comment lines libcst keeps in front of it, the two trees being paired
+statement by statement down the node's ancestors; the printed text is checked against the source at that
+offset. When anything does not line up, the whole module is printed instead; most files have no finding and pay
+nothing.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ class Locator:
         self._ranges: dict[int, tuple[int, int]] | None = None
         self._partial: dict[int, tuple[int, int]] = {}
         self._printed: set[int] = set()
-        self._statement_starts: list[int] | None = None
+        self._tree = None  # CPython's parse of the text (False when it fails)
         self._line_starts: list[int] | None = None
 
     @property
@@ -68,60 +70,52 @@ class Locator:
         return self._offset_ranges()[id(node)]
 
     def _print_statement_of(self, node: cst.CSTNode) -> bool:
-        """Record the ranges of the top-level statement holding ``node``; False when that cannot be done."""
+        """Record the ranges of the innermost statement line holding ``node`` (or, for a node in a compound
+        statement's header, of its top-level statement); False when that cannot be done."""
         if self.index is None:
             return False
-        top = node
-        for ancestor in self.index.ancestors(node):
-            if ancestor is self.module:
-                break
-            top = ancestor
-        if top is self.module or id(top) in self._printed:
+        chain = [a for a in self.index.ancestors(node)][::-1]  # module first
+        chain.append(node)
+        if not chain or chain[0] is not self.module:
             return False
-        self._printed.add(id(top))
-        starts = self._top_level_starts()
-        position = self._top_position.get(id(top)) if starts is not None else None
-        if position is None:
+        tree = self._ast()
+        if tree is None:
             return False
-        start = starts[position]
+        located = _locate(self.module, chain[1:], tree)
+        if located is None:
+            return False
+        statement, first, indents = located
+        if id(statement) in self._printed:
+            return False
+        self._printed.add(id(statement))
+        line = first.lineno - len(statement.leading_lines)
+        if isinstance(first, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and first.decorator_list:
+            line = min(line, first.decorator_list[0].lineno - len(statement.leading_lines))
+        starts = self.line_starts
+        if not 1 <= line <= len(starts):
+            return False
+        start = starts[line - 1]
         state = _OffsetRecordingState(self.module.default_indent, self.module.default_newline)
+        state.indent_tokens = [indent if indent is not None else self.module.default_indent for indent in indents]
         state.offset = start
-        top._codegen(state)
+        statement._codegen(state)
         if self.text[start : state.offset] != "".join(state.tokens):
             return False
         self._partial.update(state.ranges)
         return True
 
-    def _top_level_starts(self) -> list[int] | None:
-        """Offset where each top-level statement's printed text begins (its leading blank and comment lines
-        included), from the first-token lines of CPython's parse; None when the two parses do not pair up."""
-        if self._statement_starts is not None:
-            return self._statement_starts or None
-        self._statement_starts = []
-        self._top_position: dict[int, int] = {}
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                tree = ast.parse(self.text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+    def _ast(self) -> ast.Module | None:
+        if self._tree is False:
             return None
-        body, used, starts = tree.body, 0, []
-        line_starts = self.line_starts
-        for position, statement in enumerate(self.module.body):
-            if used >= len(body):
+        if self._tree is None:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    self._tree = ast.parse(self.text)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._tree = False
                 return None
-            first = body[used]
-            used += len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
-            line = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", ()))])
-            line -= len(statement.leading_lines)
-            if not 1 <= line <= len(line_starts):
-                return None
-            starts.append(line_starts[line - 1])
-            self._top_position[id(statement)] = position
-        if used != len(body):
-            return None
-        self._statement_starts = starts
-        return starts
+        return self._tree
 
     def span(self, node: cst.CSTNode) -> tuple[Location, Location]:
         """1-based (row, column) of the node's first and one-past-last character."""
@@ -143,6 +137,91 @@ class Locator:
     @property
     def newline(self) -> str:
         return self.module.default_newline
+
+
+def _locate(module: cst.Module, chain: list, tree: ast.Module):
+    """(statement to print, its first CPython statement, the indentation of its enclosing blocks) for the node at
+    the end of ``chain`` (its ancestors, outermost first): the innermost statement line, or the outermost
+    statement when the node sits in a compound statement's header. None when the two trees do not pair up."""
+    statements, nodes, indents = module.body, tree.body, []
+    found = None
+    position = 0
+    while position < len(chain):
+        statement = chain[position]
+        if statement not in statements:
+            return found
+        first = _paired(statements, nodes, statement)
+        if first is None:
+            return None
+        if isinstance(statement, cst.SimpleStatementLine):
+            return statement, first, indents
+        if found is None:
+            found = (statement, first, list(indents))  # the fallback: the whole compound statement
+        inner = _inner_lists(statement, first, chain[position + 1 :])
+        if inner is None:
+            return found
+        block, statements, nodes, skipped = inner
+        indents = [*indents, block.indent]
+        position += 1 + skipped
+    return found
+
+
+def _paired(statements, nodes, statement):
+    """The CPython statement that begins ``statement`` (a statement line holds one per small statement)."""
+    used = 0
+    for candidate in statements:
+        if used >= len(nodes):
+            return None
+        if candidate is statement:
+            return nodes[used]
+        used += len(candidate.body) if isinstance(candidate, cst.SimpleStatementLine) else 1
+    return None
+
+
+def _inner_lists(statement, first, rest):
+    """The (block, libcst statements, CPython statements, chain nodes skipped) that the chain goes into next."""
+    if not rest:
+        return None
+    child = rest[0]
+    pairs = []
+    if isinstance(statement, (cst.FunctionDef, cst.ClassDef, cst.With)):
+        pairs = [(statement.body, getattr(first, "body", None), 0)]
+    elif isinstance(statement, (cst.For, cst.While)):
+        pairs = [(statement.body, getattr(first, "body", None), 0)]
+        if statement.orelse is not None:
+            pairs.append((statement.orelse.body, getattr(first, "orelse", None), 1))
+    elif isinstance(statement, cst.If):
+        while True:  # walk an elif chain down to the branch that holds the chain's next node
+            pairs = [(statement.body, getattr(first, "body", None), 0)]
+            orelse = statement.orelse
+            if isinstance(orelse, cst.If) and child is orelse and isinstance(first, ast.If) and first.orelse:
+                rest, statement, first = rest[1:], orelse, first.orelse[0]
+                if not rest:
+                    return None
+                child = rest[0]
+                inner = _inner_lists(statement, first, rest)
+                return None if inner is None else (*inner[:3], inner[3] + 1)
+            if isinstance(orelse, cst.Else):
+                pairs.append((orelse.body, getattr(first, "orelse", None), 1))
+            break
+    elif isinstance(statement, cst.Try):
+        pairs = [(statement.body, getattr(first, "body", None), 0)]
+        for handler, ast_handler in zip(statement.handlers, getattr(first, "handlers", ())):
+            pairs.append((handler.body, ast_handler.body, 1))
+        if statement.orelse is not None:
+            pairs.append((statement.orelse.body, getattr(first, "orelse", None), 1))
+        if statement.finalbody is not None:
+            pairs.append((statement.finalbody.body, getattr(first, "finalbody", None), 1))
+    for block, nodes, skipped in pairs:
+        if nodes is None or not isinstance(block, cst.IndentedBlock):
+            continue
+        holder = rest[skipped] if skipped < len(rest) else None
+        target = rest[0] if skipped == 0 else holder
+        if skipped == 0 and target is block:
+            return block, block.body, nodes, 1
+        if skipped == 1 and len(rest) > 1 and rest[1] is block:
+            return block, block.body, nodes, 2
+    return None
 
 
 class _OffsetRecordingState(CodegenState):
