@@ -117,8 +117,9 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
     fixed = [d for r in results for d in r.fixed]
     for r in results:
         for d in r.rejected_fixes:
+            reason = d.extra.get("fix_refused", "the result does not parse")
             click.echo(f"warning: fix for {d.code} at {d.filename}:{d.location.row}:{d.location.column} was "
-                       "discarded: the result does not parse", err=True)
+                       f"discarded: {reason}", err=True)
     if diff:
         code = _print_diff(results, fixed)
         sys.exit(EXIT_ERROR if errors else code)

@@ -16,6 +16,7 @@ from .config import Settings, relative_to_root
 from .diagnostics import Diagnostic
 from .prefilter import could_hold_kernel
 from .rule_index import RuleInfo, rule_classes
+from .text_positions import source_lines
 from .source import (
     SourceDecodeError,
     SourceText,
@@ -201,6 +202,6 @@ def read_path(path: Path) -> tuple[bytes, str | None]:
 
 
 def unified_diff(source: SourceText, new_text: str, filename: str) -> str:
-    old_lines = source.text.splitlines(keepends=True)
-    new_lines = new_text.splitlines(keepends=True)
+    old_lines = source_lines(source.text, keepends=True)
+    new_lines = source_lines(new_text, keepends=True)
     return "".join(difflib.unified_diff(old_lines, new_lines, fromfile=filename, tofile=filename))

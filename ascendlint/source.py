@@ -155,6 +155,16 @@ _BRACKETS = re.compile(r"[^()\[\]{}]+")
 _BRACKET_STEP = {ord("("): 1, ord("["): 1, ord("{"): 1, ord(")"): -1, ord("]"): -1, ord("}"): -1}
 _UNARY_RUN = re.compile(rf"[-+~][-+~\s]{{{SHALLOW_CHAINS},}}")
 _WORD_RUNS = {word: re.compile(rf"(?:{word}\s+){{{SHALLOW_CHAINS},}}") for word in ("not", "await")}
+# Calls, subscripts and attribute accesses chained on one expression (``a[0][0]...``, ``b.f().f()...``) nest the tree
+# one level per part without any bracket nesting; libcst's parse time grows with the square of the chain's length
+# (1,500 subscripts take seconds, 3,000 a quarter of a minute). Chains longer than MAX_CHAIN_PARTS are refused.
+MAX_CHAIN_PARTS = 1000
+# The cheap test for a chain: keep only the bytes a chain is made of (dots, brackets) and those that end a run
+# (newlines, braces, ``#``, ``;``), then look for a long run. A line starting with a dot continues the line above
+# (a chain written one part per line).
+_CHAIN_BYTES = b".[](){}\n#;"
+_NOT_CHAIN_BYTES = bytes(byte for byte in range(256) if byte not in _CHAIN_BYTES)
+_CHAIN_RUN = re.compile(rb"[.\[\]()]{%d,}" % SHALLOW_CHAINS)
 
 
 class ParseFailure(ValueError):
@@ -165,13 +175,19 @@ class NestingTooDeep(ValueError):
     """The code nests deeper than CPython's parser accepts; libcst would overflow the stack on it."""
 
 
+class ParserLimit(ValueError):
+    """Python accepts the code, but it is beyond what libcst parses (or parses in reasonable time)."""
+
+    def __init__(self, message: str, line: int = 1) -> None:
+        super().__init__(message)
+        self.line = line
+
+
 def parse_module(text: str) -> cst.Module:
     """``libcst.parse_module`` guarded against native stack overflow and parser panics (both become errors)."""
     deep = _could_be_deep(text)
     if deep:
-        problem = _depth_problem(text)
-        if problem is not None:
-            raise NestingTooDeep(problem)
+        _refuse_too_deep(text, chains=_could_chain(text))
     import libcst as cst
 
     outcome: dict[str, object] = {}
@@ -222,10 +238,20 @@ def _operator_count(text: str) -> int:
     return sum(text.count(mark) for mark in _OPERATOR_MARKS)
 
 
+def _could_chain(text: str) -> bool:
+    """Cheap and conservative: could the text hold a chain of SHALLOW_CHAINS calls, subscripts or attributes?"""
+    data = text.encode("utf-8", "surrogatepass").translate(None, b" \t")
+    if b"\n." in data:  # a line that starts with a dot continues a chain: join it to the line above
+        data = data.replace(b"\n.", b".")
+    return _CHAIN_RUN.search(data.translate(None, _NOT_CHAIN_BYTES)) is not None
+
+
 def _could_be_deep(text: str) -> bool:
     """Cheap and conservative (C-speed scans only): False means libcst cannot come near its stack limit."""
     return (
-        _operator_count(text) >= SHALLOW_OPERATORS
+        _could_chain(text)
+        or text.count("elif") >= SHALLOW_CHAINS  # a long elif chain nests too (10,000 overflow libcst's stack)
+        or _operator_count(text) >= SHALLOW_OPERATORS
         or bracket_depth(text) > SHALLOW_BRACKETS
         or text.count("lambda") >= SHALLOW_CHAINS
         or _UNARY_RUN.search(text) is not None
@@ -233,19 +259,49 @@ def _could_be_deep(text: str) -> bool:
     )
 
 
-def _depth_problem(text: str) -> str | None:
-    """CPython's verdict on nesting only; other syntax errors (newer syntax, typos) are left to libcst."""
+def _refuse_too_deep(text: str, chains: bool) -> None:
+    """Raise NestingTooDeep where CPython refuses the nesting, ParserLimit for a chain longer than libcst takes."""
     try:
         with warnings.catch_warnings():  # e.g. "invalid escape sequence": not ours to print
             warnings.simplefilter("ignore")
-            compile(text, "<nesting>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+            tree = compile(text, "<nesting>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
         if "too many nested" in str(exc.msg) or "too complex" in str(exc.msg):
-            return f"{exc.msg} (line {exc.lineno})"
+            raise NestingTooDeep(f"{exc.msg} (line {exc.lineno})") from None
         # CPython stopped at another error first: decide on the (conservative) bracket depth alone.
-        return "brackets nest too deeply to parse safely" if bracket_depth(text) > 4 * SHALLOW_BRACKETS else None
+        if bracket_depth(text) > 4 * SHALLOW_BRACKETS:
+            raise NestingTooDeep("brackets nest too deeply to parse safely") from None
+        return
     except (MemoryError, RecursionError):
-        return "the code nests too deeply (CPython's parser refuses it too)"
+        raise NestingTooDeep("the code nests too deeply (CPython's parser refuses it too)") from None
     except ValueError:  # e.g. NUL characters: libcst reports those itself
-        return None
-    return None
+        return
+    if chains:
+        length, line = longest_chain(tree)
+        if length > MAX_CHAIN_PARTS:
+            raise ParserLimit(
+                f"a chain of {length:,} calls, subscripts and attribute accesses is longer than the "
+                f"{MAX_CHAIN_PARTS:,} parts ascendlint parses (libcst's time grows with the square of the length); "
+                "the file was not linted",
+                line,
+            )
+
+
+_CHAINED = (ast.Attribute, ast.Call, ast.Subscript)
+
+
+def longest_chain(tree: ast.AST) -> tuple[int, int]:
+    """The most calls, subscripts and attribute accesses applied one after another, and the line where it starts."""
+    longest, line = 0, 0
+    inside: set[int] = set()  # chain members already counted from the chain's outermost part
+    for node in ast.walk(tree):  # breadth first: a chain's outermost part comes before its inner ones
+        if not isinstance(node, _CHAINED) or id(node) in inside:
+            continue
+        length, part = 0, node
+        while isinstance(part, _CHAINED):
+            inside.add(id(part))
+            length += 1
+            part = part.func if isinstance(part, ast.Call) else part.value
+        if length > longest:
+            longest, line = length, getattr(part, "lineno", 1)
+    return longest, line

@@ -4,7 +4,8 @@
     .venv/bin/python scripts/fuzz.py --minutes 5 --source mutated --seed 7
 
 Every program goes through every registered rule and every fix (unsafe included). Failures (FAIL) and fixes
-refused because their result would not parse (REFUSED: the file stays safe, the rule's edit is wrong) are printed
+refused because their result would not parse or their range held other text than the rule saw (REFUSED: the
+file stays safe, the rule's edit or the positions are wrong) are printed
 with the program's path and saved under --out (default: fuzz-failures/) so they can become regression examples.
 """
 
@@ -76,13 +77,14 @@ def main() -> int:
         tried[name] += 1
         parsed[name] += fixes.parses(program)
         verdict = examine(program)
-        if verdict.problems or verdict.refused:
+        refused = verdict.refused + verdict.stale
+        if verdict.problems or refused:
             kind = "FAIL" if verdict.problems else "REFUSED"
             (failures if verdict.problems else refusals)[name] += 1
             args.out.mkdir(parents=True, exist_ok=True)
             saved = args.out / f"{name}-{tried.total():06d}.py"
             saved.write_text(program, encoding="utf-8", newline="")
-            print(f"{kind} [{name}] {saved}: {'; '.join(verdict.problems + verdict.refused)}", flush=True)
+            print(f"{kind} [{name}] {saved}: {'; '.join(verdict.problems + refused)}", flush=True)
 
     batches = 0
     while time.monotonic() < deadline:
