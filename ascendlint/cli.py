@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from . import __version__, output, parallel, selection
+from . import __version__, output, parallel, report_file, selection, temp_files
 from .cache import ResultCache
 from .config import ConfigError, Settings, find_config, load_settings
 from .diagnostics import Diagnostic
@@ -83,7 +83,7 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
     try:
         rules = rule_index(use_stored=not no_cache)
         start = Path(stdin_filename) if stdin_filename and paths == [Path("-")] else paths[0]
-        settings = load_settings(config_path or find_config(start if start.exists() else Path.cwd()), rules)
+        settings = load_settings(config_path or find_config(start if start.exists() else Path.cwd(), _warn), rules)
         enabled = _enabled_rules(rules, settings, select, extend_select, ignore)
     except (ConfigError, selection.SelectionError) as exc:
         click.echo(f"error: {exc}", err=True)
@@ -94,22 +94,26 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
     options = Options(fix=fix and not diff, unsafe_fixes=unsafe_fixes, diff=diff)
     errors: list[str] = []
     if paths == [Path("-")]:
+        _refuse_output_file(output_file, [])
         results = [_lint_stdin(linter, options, stdin_filename)]
     else:
         found = discover(paths, settings)
+        _refuse_output_file(output_file, found.files)
         explicit = {str(p) for p in paths}
         for path, reason in found.errors:
             message = f"{path}: {reason}"
             if str(path) in explicit:
                 errors.append(message)
             else:
-                click.echo(f"warning: skipped {message}", err=True)
-        results = parallel.lint_paths(linter, found.files, options, jobs)
+                click.echo(f"warning: skipped {output.shown(message)}", err=True)
+        errors.extend(f"{path}: {reason}" for path, reason in found.unreadable)
+        with temp_files.removed_on_signals():
+            results = parallel.lint_paths(linter, found.files, options, jobs)
         if cache is not None:
             cache.save()
     errors.extend(f"{r.path}: {r.error}" for r in results if r.error)
     for message in errors:
-        click.echo(f"error: Failed to lint {message}", err=True)
+        click.echo(f"error: Failed to lint {output.shown(message)}", err=True)
     if add_noqa:
         sys.exit(EXIT_ERROR if errors else _add_noqa(results))
 
@@ -118,8 +122,8 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
     for r in results:
         for d in r.rejected_fixes:
             reason = d.extra.get("fix_refused", "the result does not parse")
-            click.echo(f"warning: fix for {d.code} at {d.filename}:{d.location.row}:{d.location.column} was "
-                       f"discarded: {reason}", err=True)
+            click.echo(f"warning: fix for {d.code} at {output.shown(d.filename)}:{d.location.row}:"
+                       f"{d.location.column} was discarded: {reason}", err=True)
     if diff:
         code = _print_diff(results, fixed)
         sys.exit(EXIT_ERROR if errors else code)
@@ -144,6 +148,10 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
     if errors:
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if remaining and not exit_zero else EXIT_CLEAN)
+
+
+def _warn(message: str) -> None:
+    click.echo(f"warning: {message}", err=True)
 
 
 def _add_noqa(results: list[FileResult]) -> int:
@@ -193,8 +201,8 @@ def _lint_stdin(linter: Linter, options: Options, stdin_filename: str | None) ->
 
 def _print_diff(results: list[FileResult], fixed: list[Diagnostic]) -> int:
     changed = [r for r in results if r.diff]
-    for r in changed:
-        click.echo(r.diff, nl=False)
+    for r in changed:  # the file names' own bytes, so that `patch` finds the files
+        click.echo(r.diff.encode("utf-8", "surrogateescape"), nl=False)
     if fixed:
         click.echo(f"Would fix {len(fixed)} finding{'s' if len(fixed) != 1 else ''}.", err=True)
     else:
@@ -213,7 +221,7 @@ def _statistics(diagnostics: list[Diagnostic]) -> str:
 
 
 def _finding_heads(diagnostics: list[Diagnostic]) -> set[str]:
-    return {f"{d.filename}:{d.location.row}:{d.location.column}: {d.code}" for d in diagnostics}
+    return {f"{output.shown(d.filename)}:{d.location.row}:{d.location.column}: {d.code}" for d in diagnostics}
 
 
 _LINE_HEAD = re.compile(r"^(.*?:\d+:\d+: [A-Z]+[0-9]+)\b")
@@ -225,9 +233,16 @@ def _is_finding_line(line: str, heads: set[str]) -> bool:
     return match is not None and match.group(1) in heads
 
 
+def _refuse_output_file(output_file: Path | None, linted: list[Path]) -> None:
+    problem = report_file.problem_with(output_file, linted) if output_file is not None else None
+    if problem is not None:
+        click.echo(f"error: {output.shown(problem)}", err=True)
+        sys.exit(EXIT_ERROR)
+
+
 def _emit(text: str, output_file: Path | None, to_stderr: bool = False) -> None:
     if output_file is not None:
-        output_file.write_text(text, encoding="utf-8")
+        report_file.write(output_file, text)
     elif to_stderr:
         click.echo(text, nl=False, err=True)
     else:

@@ -13,19 +13,21 @@ from pathlib import Path
 import pathspec
 
 from .config import Settings, relative_to_root
+from .safe_read import read_regular
 
 
 @dataclass
 class Discovery:
     files: list[Path] = field(default_factory=list)
-    errors: list[tuple[Path, str]] = field(default_factory=list)
+    errors: list[tuple[Path, str]] = field(default_factory=list)  # skipped: errors if named, else warnings
+    unreadable: list[tuple[Path, str]] = field(default_factory=list)  # folders that could not be listed: errors
 
 
 def _spec(patterns) -> pathspec.PathSpec:
     return pathspec.GitIgnoreSpec.from_lines(patterns)
 
 
-def _gitignore_specs_above(directory: Path) -> list[tuple[Path, pathspec.PathSpec]]:
+def _gitignore_specs_above(directory: Path, on_error=None) -> list[tuple[Path, pathspec.PathSpec]]:
     """``.gitignore`` files from the enclosing git work tree's root down to ``directory``."""
     chain = []
     for folder in (directory, *directory.parents):
@@ -36,18 +38,24 @@ def _gitignore_specs_above(directory: Path) -> list[tuple[Path, pathspec.PathSpe
         chain = [directory]
     specs = []
     for folder in reversed(chain[1:]):
-        spec = _read_gitignore(folder)
+        spec = _read_gitignore(folder, on_error)
         if spec is not None:
             specs.append((folder, spec))
     return specs
 
 
-def _read_gitignore(folder: Path) -> pathspec.PathSpec | None:
+def _read_gitignore(folder: Path, on_error=None) -> pathspec.PathSpec | None:
+    """The folder's ignore patterns; a .gitignore that is a FIFO, a device or huge is skipped (and reported)."""
+    path = folder / ".gitignore"
     try:
-        with open(folder / ".gitignore", encoding="utf-8", errors="replace") as handle:
-            return _spec(handle.read().splitlines())
-    except OSError:
+        data = read_regular(path)
+    except FileNotFoundError:
         return None
+    except OSError as exc:
+        if on_error is not None:
+            on_error(path, f"{exc.strerror or exc}; its patterns were not applied")
+        return None
+    return _spec(data.decode("utf-8", errors="replace").splitlines())
 
 
 def _ignored(path: Path, is_dir: bool, specs) -> bool:
@@ -64,13 +72,18 @@ def _ignored(path: Path, is_dir: bool, specs) -> bool:
 def discover(paths: list[Path], settings: Settings) -> Discovery:
     result = Discovery()
     exclude = _spec(settings.all_excludes)
-    seen: set[str] = set()
+    seen: dict[str, int] = {}  # resolved path -> position in result.files
 
     def add(path: Path) -> None:
-        key = os.path.normcase(os.path.abspath(path))
-        if key not in seen:
-            seen.add(key)
+        """Each file once, whatever the links to it (two names would lint and fix it twice); the file's own name
+        is kept over a symbolic link's."""
+        key = os.path.normcase(os.path.realpath(path))
+        position = seen.get(key)
+        if position is None:
+            seen[key] = len(result.files)
             result.files.append(path)
+        elif result.files[position].is_symlink() and not path.is_symlink():
+            result.files[position] = path
 
     for path in paths:
         if path.is_symlink() and not path.exists():
@@ -93,17 +106,19 @@ def _excluded(path: Path, is_dir: bool, settings: Settings, exclude: pathspec.Pa
 
 
 def _walk(top: Path, settings: Settings, exclude, add, result: Discovery) -> None:
-    base_specs = _gitignore_specs_above(top.resolve()) if settings.respect_gitignore else []
+    report = lambda path, reason: result.errors.append((path, reason))  # noqa: E731
+    base_specs = _gitignore_specs_above(top.resolve(), report) if settings.respect_gitignore else []
     specs_for: dict[str, list] = {}
 
     def on_error(error: OSError) -> None:
-        result.errors.append((Path(error.filename or top), error.strerror or str(error)))
+        # Like an unreadable file (and like ruff's E902), an unreadable folder is an error: its files went unlinted.
+        result.unreadable.append((Path(error.filename or top), error.strerror or str(error)))
 
     for folder, dirnames, filenames in os.walk(top, onerror=on_error):
         folder_path = Path(folder)
         specs = specs_for.get(folder, base_specs)
         if settings.respect_gitignore:
-            own = _read_gitignore(folder_path)
+            own = _read_gitignore(folder_path, report)
             if own is not None:
                 specs = [*specs, (folder_path.resolve(), own)]
         kept = []

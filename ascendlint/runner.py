@@ -127,6 +127,13 @@ class Linter:
             result.diagnostics.extend(result.fixed)
             result.fixed, result.diff = [], ""
             return result, None
+        if not _round_trips(source, data, new_data, outcome.text):
+            # e.g. a `unicode_escape` coding comment: encoding turns every newline into the two characters `\n`
+            result.error = (f"fixes not applied: text written in the file's encoding ({source.encoding}) does not "
+                            "read back as the same text")
+            result.diagnostics.extend(result.fixed)
+            result.fixed, result.diff = [], ""
+            return result, None
         result.source_digest = content_digest(data)
         return result, new_data
 
@@ -189,6 +196,19 @@ class Linter:
                 result.diagnostics.extend(result.fixed)
                 result.fixed = []
         return result
+
+
+def _round_trips(source: SourceText, data: bytes, new_data: bytes, new_text: str) -> bool:
+    """Does the encoding give back the original bytes, and the fixed bytes decode to the fixed text?"""
+    if source.encoding in _PLAIN_CODECS:
+        return True
+    try:
+        return source.encode(source.text) == data and decode_source(new_data).text == new_text
+    except (SourceDecodeError, UnicodeError):
+        return False
+
+
+_PLAIN_CODECS = frozenset({"utf-8", "utf8", "ascii", "latin-1", "iso-8859-1", "iso8859-1", "cp1252"})
 
 
 def read_path(path: Path) -> tuple[bytes, str | None]:

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import ast
 import codecs
+import errno
 import hashlib
 import io
 import os
 import re
-import tempfile
 import threading
 import tokenize
 import warnings
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import TYPE_CHECKING
+
+from .prefilter import wide_unicode
+from .safe_read import open_regular
+from .temp_files import temporary_file
 
 if TYPE_CHECKING:  # imported where used: reading and prefiltering files must not pay for importing libcst
     import libcst as cst
@@ -37,6 +41,12 @@ class SourceText:
 
 def decode_source(data: bytes) -> SourceText:
     """Decode like the interpreter would: BOM, then coding cookie, then UTF-8. Keeps \\r\\n as is."""
+    wide = wide_unicode(data)
+    if wide is not None:
+        raise SourceDecodeError(
+            f"the file is {wide.upper()} (it starts with a {wide.upper()} byte-order mark), which Python cannot "
+            "run either; save it as UTF-8"
+        )
     if b"\x00" in data:
         raise SourceDecodeError("file contains NUL bytes (binary file?)")
     try:
@@ -70,7 +80,7 @@ def read_source_bytes(path: str | os.PathLike) -> bytes:
     Oversized files that never mention triton come back empty (they are skipped like any such file); those that
     do raise SourceTooLarge, so the user hears about them instead of waiting minutes.
     """
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:  # a FIFO or device swapped in after discovery must not block the run
         size = os.fstat(handle.fileno()).st_size
         if size <= MAX_SOURCE_BYTES:
             return handle.read()
@@ -99,18 +109,24 @@ def content_digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
+class NotWritable(OSError):
+    """Fixes would have to replace a file its permissions or owner protect."""
+
+
 def atomic_write(path: str, data: bytes, expected_digest: str | None = None) -> None:
     """Write through a temporary file in the same folder and rename it over the original.
 
-    The original survives any failure (it is replaced in one rename). Mode and, where permitted, owner are kept;
-    a symbolic link keeps pointing at its target, which is what gets rewritten. With ``expected_digest``, a file
-    that changed since it was read is left alone (another tool's edit is never overwritten).
+    The original survives any failure (it is replaced in one rename). Mode, owner and group are kept; a file that
+    is read-only, or whose owner or group the rename would change, is refused (NotWritable) rather than replaced
+    through the folder's write permission. A symbolic link keeps pointing at its target, which is what gets
+    rewritten. With ``expected_digest``, a file that changed since it was read is left alone (another tool's edit
+    is never overwritten).
     """
     target = os.path.realpath(path)
     directory = os.path.dirname(target)
     status = os.stat(target)
-    fd, tmp = tempfile.mkstemp(prefix=".ascendlint-", suffix=".tmp", dir=directory)
-    try:
+    _refuse_protected(target, status)
+    with temporary_file(directory) as (fd, tmp):
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -122,20 +138,28 @@ def atomic_write(path: str, data: bytes, expected_digest: str | None = None) -> 
                 if content_digest(current.read()) != expected_digest:
                     raise SourceChanged(f"{path} changed on disk while it was being linted; fixes not written")
         os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+
+
+def _refuse_protected(target: str, status: os.stat_result) -> None:
+    """A file without any write permission, or one we may not write, is not ours to replace (as ``ruff`` or an
+    editor would refuse to write it); the folder's write permission would let the rename do it anyway."""
+    if not status.st_mode & 0o222:
+        raise NotWritable(errno.EACCES, f"the file is read-only (mode {status.st_mode & 0o7777:04o})")
+    if hasattr(os, "access") and not os.access(target, os.W_OK):
+        raise NotWritable(errno.EACCES, "permission denied (the file is not writable)")
 
 
 def _keep_owner(tmp: str, status: os.stat_result) -> None:
-    if hasattr(os, "chown") and (status.st_uid, status.st_gid) != (os.getuid(), os.getgid()):
+    if not hasattr(os, "chown"):
+        return
+    created = os.stat(tmp)  # owned by us, its group the folder's (set-group-ID folders) or ours
+    if (status.st_uid, status.st_gid) != (created.st_uid, created.st_gid):
         try:
             os.chown(tmp, status.st_uid, status.st_gid)
-        except OSError:  # not permitted: the fixed file belongs to whoever ran the fix
-            pass
+        except OSError:
+            raise NotWritable(
+                errno.EPERM, f"replacing it would change its owner or group (uid {status.st_uid}, gid {status.st_gid})"
+            ) from None
 
 
 # -- parsing without crashing the process ----------------------------------------------------------------------
