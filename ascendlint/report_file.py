@@ -82,6 +82,10 @@ def write(output: Path, text: str) -> None:
         through_link = stat.S_ISLNK(link.st_mode)
     except FileNotFoundError:
         through_link = False
+    if through_link and not _system_stream(output):
+        problem = problem_with(output, ())  # a link may have been put there since the run began
+        if problem is not None:
+            raise ReportFileRefused(problem)
     flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
     if _system_stream(output):
         flags |= os.O_APPEND  # an open stream (possibly redirected to a file): add to it, do not truncate it
