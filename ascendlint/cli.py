@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from . import __version__, output, parallel, report_file, selection, temp_files
+from . import __version__, fixes, output, parallel, report_file, selection, temp_files
 from .cache import ResultCache
 from .config import ConfigError, Settings, find_config, load_settings
 from .diagnostics import Diagnostic
@@ -121,7 +121,7 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
     fixed = [d for r in results for d in r.fixed]
     for r in results:
         for d in r.rejected_fixes:
-            reason = d.extra.get("fix_refused", "the result does not parse")
+            reason = d.extra.get(fixes.REFUSED_NOTE, fixes.DOES_NOT_PARSE)
             click.echo(f"warning: fix for {d.code} at {output.shown(d.filename)}:{d.location.row}:"
                        f"{d.location.column} was discarded: {reason}", err=True)
     if diff:

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from ascendlint import fixes
 from tests.robustness.harness import corpus, examine
-from tests.robustness.mutations import mutated
+from tests.robustness.mutations import mutated, with_form_feeds, with_long_chain
 
 BATCH = 50  # examples per hypothesis run; the time limit is checked between runs
 HEADER = "import triton\nimport triton.language as tl\n"
@@ -41,6 +41,8 @@ def strategies() -> dict[str, st.SearchStrategy[str]]:
         "libcst-nodes": hypothesmith.from_node().map(lambda program: HEADER + program),
         "grammar": hypothesmith.from_grammar().map(lambda program: HEADER + program),
         "text": st.text(max_size=300).map(lambda noise: HEADER + noise),
+        "form-feeds": with_form_feeds(sources).map(lambda case: case[1]),
+        "long-chains": with_long_chain(sources).map(lambda case: case[1]),
     }
 
 
@@ -60,7 +62,8 @@ def run_batch(strategy: st.SearchStrategy[str], batch_seed: int, size: int, visi
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--minutes", type=float, default=10.0)
-    parser.add_argument("--source", choices=["all", "mutated", "libcst-nodes", "grammar", "text"], default="all")
+    parser.add_argument("--source", default="all",
+                        choices=["all", "mutated", "libcst-nodes", "grammar", "text", "form-feeds", "long-chains"])
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--out", type=Path, default=Path("fuzz-failures"))
     args = parser.parse_args()
