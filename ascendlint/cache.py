@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from .rule import Rule
 
 CACHE_DIR = ".ascendlint_cache"
-_FORMAT = 2
+_FORMAT = 3  # 3: edits carry the original text they replace
 _EXPIRY_SECONDS = 30 * 24 * 3600
 _REFRESH_SECONDS = 24 * 3600  # a hit refreshes an entry's age at most this often (a warm run rewrites nothing)
 _NOT_CACHED = frozenset({"ASC002"})  # a rule crash may depend on the environment (recursion depth, memory)

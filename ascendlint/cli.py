@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from . import __version__, docs_links, output, parallel, selection
+from . import __version__, docs_links, fixes, output, parallel, report_file, selection, temp_files
 from .config import ConfigError, Settings, SettingsResolver
 from .diagnostics import Diagnostic
 from .discovery import discover, is_force_excluded
@@ -92,7 +92,7 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
     overrides = (select, extend_select, ignore)
     try:
         rules = rule_index(use_stored=not no_cache)
-        resolver = SettingsResolver(rules, config_path)
+        resolver = SettingsResolver(rules, config_path, _warn)
         first = Path(stdin_filename) if from_stdin and stdin_filename else paths[0]
         settings = resolver.for_path(first if from_stdin or first.exists() else Path.cwd())
         docs_links.use_template(settings.docs_url)
@@ -120,16 +120,19 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
     options = Options(fix=fix and not diff, unsafe_fixes=unsafe_fixes, diff=diff)
     if from_stdin:
         skip = force_exclude and stdin_filename is not None and _stdin_excluded(Path(stdin_filename), resolver)
+        _refuse_output_file(output_file, [])
         results = [_lint_stdin(linters.linter_for(first), options, stdin_filename, skip)]
     else:
-        results = parallel.lint_paths(linters, files, options, jobs)
+        _refuse_output_file(output_file, files)
+        with temp_files.removed_on_signals():
+            results = parallel.lint_paths(linters, files, options, jobs)
         linters.save_caches()
     for r in results:
         for d in [*r.diagnostics, *r.fixed]:
             d.url = docs_links.rule_url(d.code)
     errors.extend(f"{r.path}: {r.error}" for r in results if r.error)
     for message in errors:
-        click.echo(f"error: Failed to lint {message}", err=True)
+        click.echo(f"error: Failed to lint {output.shown(message)}", err=True)
     if add_noqa:
         sys.exit(EXIT_ERROR if errors else _add_noqa(results))
 
@@ -137,7 +140,8 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
     fixed = [d for r in results for d in r.fixed]
     for r in results:
         for d in r.rejected_fixes:
-            click.echo(f"warning: fix for {d.code} at {d.where()} was discarded: the result does not parse", err=True)
+            reason = d.extra.get(fixes.REFUSED_NOTE, fixes.DOES_NOT_PARSE)
+            click.echo(f"warning: fix for {d.code} at {output.shown(d.where())} was discarded: {reason}", err=True)
     if diff:
         code = _print_diff(results, fixed)
         sys.exit(EXIT_ERROR if errors else code)
@@ -179,7 +183,8 @@ def _discovery_errors(paths: list[Path], found) -> list[str]:
         if str(path) in explicit:
             errors.append(message)
         else:
-            click.echo(f"warning: skipped {message}", err=True)
+            click.echo(f"warning: skipped {output.shown(message)}", err=True)
+    errors.extend(f"{path}: {reason}" for path, reason in found.unreadable)
     return errors
 
 
@@ -205,6 +210,10 @@ def _settings_text(settings: Settings, linter: Linter) -> str:
         f"rule-options = {json.dumps(settings.rule_options, sort_keys=True)}",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _warn(message: str) -> None:
+    click.echo(f"warning: {message}", err=True)
 
 
 def _add_noqa(results: list[FileResult]) -> int:
@@ -263,8 +272,8 @@ def _lint_stdin(linter: Linter, options: Options, stdin_filename: str | None, sk
 
 def _print_diff(results: list[FileResult], fixed: list[Diagnostic]) -> int:
     changed = [r for r in results if r.diff]
-    for r in changed:
-        click.echo(r.diff, nl=False)
+    for r in changed:  # the file names' own bytes, so that `patch` finds the files
+        click.echo(r.diff.encode("utf-8", "surrogateescape"), nl=False)
     if fixed:
         click.echo(f"Would fix {len(fixed)} finding{'s' if len(fixed) != 1 else ''}.", err=True)
     else:
@@ -287,10 +296,17 @@ def _statistics(diagnostics: list[Diagnostic], as_json: bool = False) -> str:
     return "\n".join(lines) + ("\n" if lines else "")
 
 
+def _refuse_output_file(output_file: Path | None, linted: list[Path]) -> None:
+    problem = report_file.problem_with(output_file, linted) if output_file is not None else None
+    if problem is not None:
+        click.echo(f"error: {output.shown(problem)}", err=True)
+        sys.exit(EXIT_ERROR)
+
+
 def _emit(text: str, output_file: Path | None, to_stderr: bool = False) -> None:
     if output_file is not None:
         output_file.parent.mkdir(parents=True, exist_ok=True)
-        output_file.write_text(text, encoding="utf-8")
+        report_file.write(output_file, text)
     elif to_stderr:
         click.echo(text, nl=False, err=True)
     else:

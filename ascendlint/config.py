@@ -12,6 +12,9 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
+
+from .safe_read import read_regular
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -52,31 +55,53 @@ class Settings:
         return [*self.exclude, *self.extend_exclude]
 
 
-def find_config(start: Path) -> Path | None:
+def find_config(start: Path, warn: Callable[[str], None] | None = None) -> Path | None:
     directory = start if start.is_dir() else start.parent
     directory = directory.resolve()
     for folder in (directory, *directory.parents):
         for name in CONFIG_NAMES:
             candidate = folder / name
             if candidate.is_file():
-                if name != "pyproject.toml" or _has_tool_table(candidate):
+                if name != "pyproject.toml" or _has_tool_table(candidate, warn):
                     return candidate
     return None
 
 
-def _has_tool_table(path: Path) -> bool:
+def _has_tool_table(path: Path, warn: Callable[[str], None] | None = None) -> bool:
+    """Does this pyproject.toml configure ascendlint? A broken one that never names it is skipped with a warning.
+
+    ruff stops at any pyproject.toml it cannot parse; but one whose bytes never mention ascendlint cannot hold our
+    table, so it is no reason to refuse to lint (it is usually another tool's problem). One that does is reported.
+    """
     try:
         return "ascendlint" in _read_toml(path).get("tool", {})
-    except ConfigError:
-        return True  # report the broken file rather than silently skipping it
+    except ConfigError as exc:
+        if _mentions_us(path):
+            return True  # report the broken file rather than silently skipping it
+        if warn is not None:
+            warn(f"{exc}; it has no [tool.ascendlint] table, so it was skipped")
+        return False
+
+
+def _mentions_us(path: Path) -> bool:
+    try:
+        return b"ascendlint" in read_regular(path)
+    except OSError:
+        return False
 
 
 def _read_toml(path: Path) -> dict:
+    """Parsed TOML, or a one-line ConfigError naming the file (never a hang on a FIFO, never an endless read)."""
     try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        return tomllib.loads(read_regular(path).decode("utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"Failed to read {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"Failed to parse {path}: not valid UTF-8 (byte {exc.start}: {exc.reason})") from exc
+    except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"Failed to parse {path}: {exc}") from exc
+    except (RecursionError, MemoryError) as exc:
+        raise ConfigError(f"Failed to parse {path}: it nests too deeply ({type(exc).__name__})") from exc
 
 
 def load_settings(config_path: Path | None, known_rules) -> Settings:
@@ -190,8 +215,9 @@ class SettingsResolver:
     handful of stat calls per folder.
     """
 
-    def __init__(self, known_rules, explicit: Path | None = None) -> None:
+    def __init__(self, known_rules, explicit: Path | None = None, warn: Callable[[str], None] | None = None) -> None:
         self.known_rules = known_rules
+        self.warn = warn  # told about a broken pyproject.toml that cannot hold our table (it is skipped)
         self.explicit = load_settings(explicit, known_rules) if explicit is not None else None
         self._config_of: dict[str, Path | None] = {}
         self._loaded: dict[Path | None, Settings] = {}
@@ -219,7 +245,7 @@ class SettingsResolver:
                 config = self._config_of[key]
                 break
             visited.append(key)
-            config = _config_in(current)
+            config = _config_in(current, self.warn)
             if config is not None:
                 config = config.resolve()
                 break
@@ -235,9 +261,9 @@ class SettingsResolver:
         return [self.explicit] if self.explicit is not None else list(self._loaded.values())
 
 
-def _config_in(folder: Path) -> Path | None:
+def _config_in(folder: Path, warn: Callable[[str], None] | None = None) -> Path | None:
     for name in CONFIG_NAMES:
         candidate = folder / name
-        if candidate.is_file() and (name != "pyproject.toml" or _has_tool_table(candidate)):
+        if candidate.is_file() and (name != "pyproject.toml" or _has_tool_table(candidate, warn)):
             return candidate
     return None

@@ -40,11 +40,16 @@ class Location:
 
 @dataclass(frozen=True)
 class Edit:
-    """Replace source[start:end] (character offsets into the decoded text) by ``content``."""
+    """Replace source[start:end] (character offsets into the decoded text) by ``content``.
+
+    ``original`` is the text the rule saw under that range when it built the edit (filled in by the engine): an
+    edit is applied only where the file still holds exactly that text.
+    """
 
     start: int
     end: int
     content: str
+    original: str | None = None
 
 
 @dataclass(frozen=True)
@@ -91,7 +96,7 @@ def diagnostic_to_record(diagnostic: Diagnostic) -> dict:
         "fix": None if fix is None else {
             "message": fix.message,
             "applicability": fix.applicability.value,
-            "edits": [[e.start, e.end, e.content] for e in fix.edits],
+            "edits": [[e.start, e.end, e.content, e.original] for e in fix.edits],
         },
         "noqa_row": diagnostic.noqa_row,
         "url": diagnostic.url,

@@ -17,6 +17,7 @@ import pathspec
 
 from .config import Settings, relative_to_root
 from .git_excludes import exclude_files
+from .safe_read import read_regular
 
 SOURCE_SUFFIXES = (".py", ".ipynb")
 
@@ -24,14 +25,15 @@ SOURCE_SUFFIXES = (".py", ".ipynb")
 @dataclass
 class Discovery:
     files: list[Path] = field(default_factory=list)
-    errors: list[tuple[Path, str]] = field(default_factory=list)
+    errors: list[tuple[Path, str]] = field(default_factory=list)  # skipped: errors if named, else warnings
+    unreadable: list[tuple[Path, str]] = field(default_factory=list)  # folders that could not be listed: errors
 
 
 def _spec(patterns) -> pathspec.PathSpec:
     return pathspec.GitIgnoreSpec.from_lines(patterns)
 
 
-def _gitignore_specs_above(directory: Path) -> list[tuple[Path, pathspec.PathSpec]]:
+def _gitignore_specs_above(directory: Path, on_error=None) -> list[tuple[Path, pathspec.PathSpec]]:
     """``.gitignore`` files from the enclosing git work tree's root down to ``directory``."""
     chain = []
     for folder in (directory, *directory.parents):
@@ -44,26 +46,31 @@ def _gitignore_specs_above(directory: Path) -> list[tuple[Path, pathspec.PathSpe
     if len(chain) > 1 or (directory / ".git").exists():
         work_tree = chain[-1]
         for excludes in exclude_files(work_tree):
-            spec = _read_ignore_file(excludes)
+            spec = _read_ignore_file(excludes, on_error)
             if spec is not None:
                 specs.append((work_tree, spec))
     for folder in reversed(chain[1:]):
-        spec = _read_gitignore(folder)
+        spec = _read_gitignore(folder, on_error)
         if spec is not None:
             specs.append((folder, spec))
     return specs
 
 
-def _read_gitignore(folder: Path) -> pathspec.PathSpec | None:
-    return _read_ignore_file(folder / ".gitignore")
+def _read_gitignore(folder: Path, on_error=None) -> pathspec.PathSpec | None:
+    return _read_ignore_file(folder / ".gitignore", on_error)
 
 
-def _read_ignore_file(path: Path) -> pathspec.PathSpec | None:
+def _read_ignore_file(path: Path, on_error=None) -> pathspec.PathSpec | None:
+    """An ignore file's patterns; one that is a FIFO, a device or huge is skipped (and reported)."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return _spec(handle.read().splitlines())
-    except OSError:
+        data = read_regular(path)
+    except FileNotFoundError:
         return None
+    except OSError as exc:
+        if on_error is not None:
+            on_error(path, f"{exc.strerror or exc}; its patterns were not applied")
+        return None
+    return _spec(data.decode("utf-8", errors="replace").splitlines())
 
 
 def _ignored(path: Path, is_dir: bool, specs) -> bool:
@@ -95,13 +102,18 @@ def discover(paths: list[Path], settings: Settings, force_exclude: bool = False,
     result = Discovery()
     settings_for = settings_for or (lambda _path: settings)
     excludes = _Excludes()
-    seen: set[str] = set()
+    seen: dict[str, int] = {}  # resolved path -> position in result.files
 
     def add(path: Path) -> None:
-        key = os.path.normcase(os.path.abspath(path))
-        if key not in seen:
-            seen.add(key)
+        """Each file once, whatever the links to it (two names would lint and fix it twice); the file's own name
+        is kept over a symbolic link's."""
+        key = os.path.normcase(os.path.realpath(path))
+        position = seen.get(key)
+        if position is None:
+            seen[key] = len(result.files)
             result.files.append(path)
+        elif result.files[position].is_symlink() and not path.is_symlink():
+            result.files[position] = path
 
     for path in paths:
         if force_exclude and path.exists() and _force_excluded(path, settings_for(path), excludes):
@@ -146,11 +158,13 @@ def _force_excluded(path: Path, settings: Settings, excludes: _Excludes) -> bool
 
 def _walk(top: Path, settings_for, excludes: _Excludes, add, result: Discovery) -> None:
     top_settings = settings_for(top)
-    base_specs = _gitignore_specs_above(top.resolve()) if top_settings.respect_gitignore else []
+    report = lambda path, reason: result.errors.append((path, reason))  # noqa: E731
+    base_specs = _gitignore_specs_above(top.resolve(), report) if top_settings.respect_gitignore else []
     specs_for: dict[str, list] = {}
 
     def on_error(error: OSError) -> None:
-        result.errors.append((Path(error.filename or top), error.strerror or str(error)))
+        # Like an unreadable file (and like ruff's E902), an unreadable folder is an error: its files went unlinted.
+        result.unreadable.append((Path(error.filename or top), error.strerror or str(error)))
 
     for folder, dirnames, filenames in os.walk(top, onerror=on_error):
         folder_path = Path(folder)
@@ -158,7 +172,7 @@ def _walk(top: Path, settings_for, excludes: _Excludes, add, result: Discovery) 
         exclude = excludes(settings)
         specs = specs_for.get(folder, base_specs) if settings.respect_gitignore else []
         if settings.respect_gitignore:
-            own = _read_gitignore(folder_path)
+            own = _read_gitignore(folder_path, report)
             if own is not None:
                 specs = [*specs, (folder_path.resolve(), own)]
         kept = []

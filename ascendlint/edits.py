@@ -13,8 +13,9 @@ def code_of(module: cst.Module, node: cst.CSTNode | str) -> str:
 
 
 def replace(loc: Locator, node: cst.CSTNode, replacement: cst.CSTNode | str) -> Edit:
+    """Replace ``node``; the edit remembers the node's code as the rule saw it (checked before it is applied)."""
     start, end = loc.offsets(node)
-    return Edit(start, end, code_of(loc.module, replacement))
+    return Edit(start, end, code_of(loc.module, replacement), loc.original_text(start, end))
 
 
 def delete_argument(loc: Locator, args: list, index: int) -> Edit:

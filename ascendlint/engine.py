@@ -7,21 +7,23 @@ other rules still run.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import traceback
+import warnings
 from typing import Iterable, Sequence
 
 import libcst as cst
 
-from . import noqa
+from . import fixes, noqa
 from .context import FileContext
-from .diagnostics import Diagnostic, Fix, Location, Severity
+from .diagnostics import Diagnostic, Edit, Fix, Location, Severity
 from .analysis.module_facts import ModuleFacts
 from .analysis.project import ModuleInProject, summarise
 from .locator import Locator
 from .prefilter import could_hold_kernel  # noqa: F401 - part of the engine's interface
 from .rule import Report, Rule
-from .source import parse_module
+from .source import ParseFailure, ParserLimit, parse_module
 from .analysis.walk import NodeIndex
 
 SYNTAX_ERROR = "ASC001"
@@ -50,11 +52,17 @@ def lint_text(
     except cst.ParserSyntaxError as exc:
         if SYNTAX_ERROR not in enabled:
             return []
-        message, row, column = _precise_syntax_error(text, exc)
+        message, row, column, valid = _precise_syntax_error(text, exc)
+        if valid:
+            return [parser_limit_diagnostic(filename, _libcst_refuses(), row, column, rules)]
         return [syntax_error_diagnostic(filename, message, row, column, rules)]
+    except ParserLimit as exc:
+        return [parser_limit_diagnostic(filename, str(exc), exc.line, 1, rules)] if SYNTAX_ERROR in enabled else []
     except (RecursionError, MemoryError, ValueError) as exc:
         if SYNTAX_ERROR not in enabled:
             return []
+        if isinstance(exc, ParseFailure) and _python_accepts(text):
+            return [parser_limit_diagnostic(filename, _libcst_refuses(f" ({exc})"), 1, 1, rules)]
         return [syntax_error_diagnostic(filename, f"cannot be parsed: {type(exc).__name__}: {exc}", 1, 1, rules)]
     index = NodeIndex(module)
     if project is not None:
@@ -162,9 +170,13 @@ def _diagnostic(context: FileContext, report: Report) -> Diagnostic:
     locator = context.locator
     start, end = report.span if report.span is not None else locator.span(report.node)
     fix = None
+    extra = {}
     if report.edits is not None:
-        edits = tuple(sorted(report.edits(locator), key=lambda e: (e.start, e.end)))
-        if edits:
+        edits = tuple(sorted((_with_original(locator, e) for e in report.edits(locator)), key=lambda e: (e.start, e.end)))
+        stale = fixes.mismatched_edit(context.text, edits)
+        if stale is not None:  # the positions are not those of the code the rule saw: offer no fix at all
+            extra[fixes.REFUSED_NOTE] = fixes.mismatch_note(context.text, stale)
+        elif edits:
             fix = Fix(report.fix_message or "Apply fix", report.applicability, edits)
     rule = report.rule
     return Diagnostic(
@@ -178,7 +190,15 @@ def _diagnostic(context: FileContext, report: Report) -> Diagnostic:
         fix=fix,
         noqa_row=start.row,
         url=rule.url(),
+        extra=extra,
     )
+
+
+def _with_original(locator: Locator, edit: Edit) -> Edit:
+    """The edit, carrying the text the rules saw under its range (unless its builder recorded it already)."""
+    if edit.original is not None:
+        return edit
+    return dataclasses.replace(edit, original=locator.original_text(edit.start, edit.end))
 
 
 def _unsuppressed(diagnostics: Iterable[Diagnostic], locator: Locator) -> tuple[list[Diagnostic], set[tuple[int, str]]]:
@@ -204,38 +224,74 @@ def _unused_noqa(context: FileContext, rules, used, crashed: dict[str, BaseExcep
     except Exception as exc:  # noqa: BLE001
         crash = _internal_error(context.filename, UNUSED_NOQA, exc, rules)
         return [crash] if _rule_named(rules, INTERNAL_ERROR) else []
-    return [d for d in found if not noqa.is_suppressed(d.code, context.locator.line_text(d.noqa_row))]
+    kept = [d for d in found if not noqa.is_suppressed(d.code, context.locator.line_text(d.noqa_row))]
+    for diagnostic in kept:  # built from the text itself (comment tokens), so that is what it saw
+        if diagnostic.fix is not None:
+            edits = tuple(e if e.original is not None else dataclasses.replace(e, original=context.text[e.start : e.end])
+                          for e in diagnostic.fix.edits)
+            diagnostic.fix = dataclasses.replace(diagnostic.fix, edits=edits)
+    return kept
 
 
-def _precise_syntax_error(text: str, exc: cst.ParserSyntaxError) -> tuple[str, int, int]:
-    """CPython's parser pinpoints syntax errors better than libcst's; ask it only once a file failed to parse."""
+def _precise_syntax_error(text: str, exc: cst.ParserSyntaxError) -> tuple[str, int, int, bool]:
+    """CPython's parser pinpoints syntax errors better than libcst's; ask it only once a file failed to parse.
+
+    The last item says whether CPython accepts the file: then the error is libcst's limit, not the code's.
+    """
     try:
-        compile(text, "<lint>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        _compile_quietly(text)
     except SyntaxError as error:
         if error.lineno:
-            return error.msg, error.lineno, error.offset or 1
+            return error.msg, error.lineno, error.offset or 1, False
     except (ValueError, RecursionError, MemoryError):
         pass
-    return exc.message, exc.raw_line, exc.raw_column + 1
+    else:
+        return exc.message, exc.raw_line, exc.raw_column + 1, True
+    return exc.message, exc.raw_line, exc.raw_column + 1, False
+
+
+def _compile_quietly(text: str) -> None:
+    with warnings.catch_warnings():  # e.g. "invalid escape sequence": not ours to print
+        warnings.simplefilter("ignore")
+        compile(text, "<lint>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+
+
+def _python_accepts(text: str) -> bool:
+    try:
+        _compile_quietly(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def _libcst_refuses(detail: str = "") -> str:
+    return (f"libcst, the parser ascendlint uses, cannot parse this code although Python accepts it{detail}; "
+            "the file was not linted")
 
 
 def _rule_named(rules: Sequence[type[Rule]], code: str) -> type[Rule] | None:
     return next((r for r in rules if r.code == code), None)
 
 
-def syntax_error_diagnostic(filename: str, message: str, row: int, column: int, rules) -> Diagnostic:
+def syntax_error_diagnostic(filename: str, message: str, row: int, column: int, rules,
+                            kind: str = "SyntaxError") -> Diagnostic:
     rule = _rule_named(rules, SYNTAX_ERROR)
     first_line = message.strip().splitlines()[0] if message.strip() else "invalid syntax"
     return Diagnostic(
         code=SYNTAX_ERROR,
         name=rule.name if rule else "syntax-error",
         severity=Severity.ERROR,
-        message=f"SyntaxError: {first_line}",
+        message=f"{kind}: {first_line}",
         filename=filename,
         location=Location(max(row, 1), max(column, 1)),
         end_location=Location(max(row, 1), max(column, 1)),
         url=rule.url() if rule else None,
     )
+
+
+def parser_limit_diagnostic(filename: str, message: str, row: int, column: int, rules) -> Diagnostic:
+    """ASC001 for valid Python the parser cannot take: the parser is the limit, not the code."""
+    return syntax_error_diagnostic(filename, message, row, column, rules, kind="Parser limit")
 
 
 def _internal_error(filename: str, code: str, exc: BaseException, rules) -> Diagnostic:

@@ -2,6 +2,8 @@
 
 Like ruff, overlapping fixes wait for the next round (the re-lint produces them again against the updated text).
 A round whose result does not parse is retried fix by fix, and a fix that breaks the file is dropped and reported.
+A fix with an edit whose range does not hold the text the rule saw there (``Edit.original``) is never applied: it
+is dropped with a note (``REFUSED_NOTE`` in the diagnostic's ``extra``) and its finding stays.
 """
 
 from __future__ import annotations
@@ -13,6 +15,29 @@ from .diagnostics import Applicability, Diagnostic, Edit
 from .source import parse_module
 
 MAX_ROUNDS = 20
+REFUSED_NOTE = "fix_refused"  # key in Diagnostic.extra: why the fix was not applied
+DOES_NOT_PARSE = "the result does not parse"
+
+
+def mismatched_edit(text: str, edits: Sequence[Edit]) -> Edit | None:
+    """The first edit whose range in ``text`` does not hold the text it was built against, if any."""
+    for edit in edits:
+        if edit.original is not None and text[edit.start : edit.end] != edit.original:
+            return edit
+        if not 0 <= edit.start <= edit.end <= len(text):
+            return edit
+    return None
+
+
+def mismatch_note(text: str, edit: Edit) -> str:
+    found = text[edit.start : edit.end]
+    return (f"the text under its range ({_short(found)}) is not the code the rule saw ({_short(edit.original)}); "
+            "positions in this file are unreliable")
+
+
+def _short(text: str | None, limit: int = 40) -> str:
+    shown = repr(text)
+    return shown if len(shown) <= limit else shown[: limit - 4] + "...'"
 
 
 def applicable(diagnostic: Diagnostic, unsafe: bool) -> bool:
@@ -79,6 +104,7 @@ def fix_text(text: str, lint: Callable[[str], list[Diagnostic]], unsafe: bool = 
     rejected_keys: set[tuple] = set()
     diagnostics = lint(text)
     for _ in range(MAX_ROUNDS):
+        _refuse_stale(text, diagnostics, unsafe, outcome, rejected_keys)
         candidates = [d for d in diagnostics if _key(d, text) not in rejected_keys]
         chosen = select_non_overlapping(candidates, unsafe)
         if not chosen:
@@ -98,12 +124,31 @@ def fix_text(text: str, lint: Callable[[str], list[Diagnostic]], unsafe: bool = 
     return outcome
 
 
+def _refuse_stale(text, diagnostics, unsafe, outcome, rejected_keys) -> None:
+    """Fixes whose edits do not match the text, and those the engine already refused, are announced once."""
+    for diagnostic in diagnostics:
+        if diagnostic.fix is None:
+            note = diagnostic.extra.get(REFUSED_NOTE)
+            if note is not None and (diagnostic.code, diagnostic.message, note) not in rejected_keys:
+                rejected_keys.add((diagnostic.code, diagnostic.message, note))
+                outcome.rejected.append(diagnostic)
+            continue
+        if not applicable(diagnostic, unsafe):
+            continue
+        edit = mismatched_edit(text, diagnostic.fix.edits)
+        if edit is not None and _key(diagnostic, text) not in rejected_keys:
+            rejected_keys.add(_key(diagnostic, text))
+            diagnostic.extra[REFUSED_NOTE] = mismatch_note(text, edit)
+            outcome.rejected.append(diagnostic)
+
+
 def _apply_one_by_one(text, chosen, outcome, rejected_keys):
     kept = []
     for diagnostic in chosen:
         if parses(apply_edits(text, diagnostic.fix.edits)):
             kept.append(diagnostic)
         else:
+            diagnostic.extra.setdefault(REFUSED_NOTE, DOES_NOT_PARSE)
             outcome.rejected.append(diagnostic)
             rejected_keys.add(_key(diagnostic, text))
     if not kept:

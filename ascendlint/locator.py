@@ -1,23 +1,31 @@
 """Source positions of nodes, computed only when a file has something to report, and only where it reports.
 
-Positions come from a code-generation pass that counts characters (libcst prints a parsed module back to exactly
-its source). That is the work libcst's ``PositionProvider`` does, minus its metadata visitor pass and its per-token
-line splitting. Only the statement lines that hold a reported node are printed (a node in a compound statement's
-header prints that whole statement): where a line starts in the text follows from the line CPython's own parser
-gives its first token, less the blank and comment lines libcst keeps in front of it, the two trees being paired
-statement by statement down the node's ancestors; the printed text is checked against the source at that
-offset. When anything does not line up, the whole module is printed instead; most files have no finding and pay
-nothing.
+Positions come from a code-generation pass that counts characters. That is the work libcst's ``PositionProvider``
+does, minus its metadata visitor pass and its per-token line splitting. Only the statement lines that hold a
+reported node are printed (a node in a compound statement's header prints that whole statement): where a line
+starts in the text follows from the line CPython's own parser gives its first token, less the blank and comment
+lines libcst keeps in front of it, the two trees being paired statement by statement down the node's ancestors;
+the printed text is checked against the source at that offset. When anything does not line up, the whole module
+is printed; most files have no finding and pay nothing. A tree too deep for libcst's recursive printing (a chain
+of some hundreds of parts) is printed by a loop instead (``codegen``), which needs no stack depth.
+
+libcst prints almost every module back to exactly its source. The exception is a form feed at the start of a line
+in an indented block, which it leaves out or moves: positions are then mapped through the text without form feeds.
+Should a module print differently in any other way, positions fall back to the printed text's (row, column), which
+may be off; every edit therefore carries the text the rule saw under its range (``original_text``), and a fix
+whose range does not hold that text in the file is never applied.
 """
 
 from __future__ import annotations
 
 import ast
+import bisect
 import warnings
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
+from .codegen import generate
 from .diagnostics import Location
 from .text_positions import line_starts, location_in
 
@@ -26,12 +34,15 @@ class Locator:
     def __init__(self, module: cst.Module, text: str, index=None) -> None:
         self.module = module
         self.text = text
-        self.index = index  # the module's NodeIndex: finds a node's top-level statement
+        self.index = index  # the module's NodeIndex: finds a node's enclosing statements
         self._ranges: dict[int, tuple[int, int]] | None = None
         self._partial: dict[int, tuple[int, int]] = {}
-        self._printed: set[int] = set()
+        self._exact_spans: list[tuple[int, int]] = []  # text ranges of statements printed back exactly
+        self._printed_statements: set[int] = set()
         self._tree = None  # CPython's parse of the text (False when it fails)
         self._line_starts: list[int] | None = None
+        self._printed: str | None = None  # the tree printed back, kept only where it differs from the text
+        self._mapping: _FormFeedsLeftOut | _SameRowAndColumn | None = None
 
     @property
     def line_starts(self) -> list[int]:
@@ -41,23 +52,44 @@ class Locator:
 
     def _offset_ranges(self) -> dict[int, tuple[int, int]]:
         if self._ranges is None:
-            state = _OffsetRecordingState(self.module.default_indent, self.module.default_newline)
-            self.module._codegen(state)
-            if state.offset == len(self.text):
-                self._ranges = state.ranges
-            else:  # never seen: the module does not print back to the text; take libcst's own positions
-                self._ranges = self._ranges_from_libcst()
+            state = self._printed_state()
+            printed = "".join(state.tokens)
+            if printed == self.text:
+                self._ranges, self._printed = state.ranges, None
+            else:
+                self._printed = printed
+                self._mapping = _FormFeedsLeftOut.between(printed, self.text) or _SameRowAndColumn(printed, self.text)
+                to_text = self._mapping.to_text
+                self._ranges = {
+                    key: (to_text(start, True), max(to_text(start, True), to_text(end, False)))
+                    for key, (start, end) in state.ranges.items()
+                }
         return self._ranges
 
-    def _ranges_from_libcst(self) -> dict[int, tuple[int, int]]:
-        from libcst.metadata import MetadataWrapper, PositionProvider
+    def _printed_state(self) -> "_OffsetRecordingState":
+        """libcst's own (recursive) printing, fastest; a tree too deep for it is printed by the iterative loop."""
+        state = _OffsetRecordingState(self.module.default_indent, self.module.default_newline)
+        try:
+            self.module._codegen(state)
+        except RecursionError:
+            state = _OffsetRecordingState(self.module.default_indent, self.module.default_newline)
+            generate(self.module, state)
+        return state
 
-        positions = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
-        starts = self.line_starts
-        return {
-            id(node): (starts[r.start.line - 1] + r.start.column, starts[r.end.line - 1] + r.end.column)
-            for node, r in positions.items()
-        }
+    def original_text(self, start: int, end: int) -> str:
+        """What the rules saw (the parsed tree, printed) under the text range [start, end).
+
+        Equal to ``text[start:end]`` wherever positions are exact; an edit over a range where the two differ
+        would change text no rule looked at.
+        """
+        if self._ranges is None and any(a <= start and end <= b for a, b in self._exact_spans):
+            return self.text[start:end]
+        self._offset_ranges()
+        if self._printed is None:
+            return self.text[start:end]
+        to_printed = self._mapping.to_printed
+        begin = to_printed(start, True)
+        return self._printed[begin : max(begin, to_printed(end, False))]
 
     def offsets(self, node: cst.CSTNode) -> tuple[int, int]:
         """Character offsets of the node's first and one-past-last character (syntactic extent, as libcst's)."""
@@ -85,9 +117,9 @@ class Locator:
         if located is None:
             return False
         statement, first, indents = located
-        if id(statement) in self._printed:
+        if id(statement) in self._printed_statements:
             return False
-        self._printed.add(id(statement))
+        self._printed_statements.add(id(statement))
         line = first.lineno - len(statement.leading_lines)
         if isinstance(first, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and first.decorator_list:
             line = min(line, first.decorator_list[0].lineno - len(statement.leading_lines))
@@ -98,10 +130,14 @@ class Locator:
         state = _OffsetRecordingState(self.module.default_indent, self.module.default_newline)
         state.indent_tokens = [indent if indent is not None else self.module.default_indent for indent in indents]
         state.offset = start
-        statement._codegen(state)
+        try:
+            statement._codegen(state)
+        except RecursionError:
+            return False  # the whole module is printed by the loop instead
         if self.text[start : state.offset] != "".join(state.tokens):
             return False
         self._partial.update(state.ranges)
+        self._exact_spans.append((start, state.offset))
         return True
 
     def _ast(self) -> ast.Module | None:
@@ -222,6 +258,69 @@ def _inner_lists(statement, first, rest):
         if skipped == 1 and len(rest) > 1 and rest[1] is block:
             return block, block.body, nodes, 2
     return None
+
+
+class _FormFeedsLeftOut:
+    """Offsets between the text and its printed tree when the two differ in form feeds only.
+
+    libcst prints every line of an indented block with the block's indentation as it read it on the block's first
+    line: form feeds that start a later line are left out, and those of the first line are repeated. Without form
+    feeds the two texts are equal, so offsets map through that common form-feed-free text.
+    """
+
+    def __init__(self, printed: str, text: str) -> None:
+        self.printed_feeds = _feeds(printed)  # offsets of form feeds in the printed text
+        self.text_feeds = _feeds(text)
+        self.printed_stripped = [offset - index for index, offset in enumerate(self.printed_feeds)]
+        self.text_stripped = [offset - index for index, offset in enumerate(self.text_feeds)]
+
+    @classmethod
+    def between(cls, printed: str, text: str) -> "_FormFeedsLeftOut | None":
+        if "\f" not in printed + text or printed.replace("\f", "") != text.replace("\f", ""):
+            return None
+        return cls(printed, text)
+
+    def to_text(self, offset: int, is_start: bool) -> int:
+        """A node starting at form feeds starts after them; one ending there ends before them."""
+        return _through(offset, self.printed_feeds, self.text_stripped, is_start)
+
+    def to_printed(self, offset: int, is_start: bool = True) -> int:
+        return _through(offset, self.text_feeds, self.printed_stripped, is_start)
+
+
+def _feeds(text: str) -> list[int]:
+    found, at = [], text.find("\f")
+    while at != -1:
+        found.append(at)
+        at = text.find("\f", at + 1)
+    return found
+
+
+def _through(offset: int, feeds: list[int], other_stripped: list[int], is_start: bool) -> int:
+    stripped = offset - bisect.bisect_left(feeds, offset)
+    search = bisect.bisect_right if is_start else bisect.bisect_left
+    return stripped + search(other_stripped, stripped)
+
+
+class _SameRowAndColumn:
+    """Last resort (never seen): the printed text's (row, column) read in the real text, as libcst's positions."""
+
+    def __init__(self, printed: str, text: str) -> None:
+        self.printed_starts, self.text_starts = line_starts(printed), line_starts(text)
+        self.printed_length, self.text_length = len(printed), len(text)
+
+    def to_text(self, offset: int, is_start: bool) -> int:
+        return _move(offset, self.printed_starts, self.text_starts, self.text_length)
+
+    def to_printed(self, offset: int, is_start: bool = True) -> int:
+        return _move(offset, self.text_starts, self.printed_starts, self.printed_length)
+
+
+def _move(offset: int, starts: list[int], other_starts: list[int], other_length: int) -> int:
+    row = bisect.bisect_right(starts, offset)
+    if row > len(other_starts):
+        return other_length
+    return min(other_starts[row - 1] + offset - starts[row - 1], other_length)
 
 
 class _OffsetRecordingState(CodegenState):

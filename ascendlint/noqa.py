@@ -22,12 +22,28 @@ _NOQA = re.compile(
     rf"#\s*noqa(?::[\s]?(?P<codes>{_CODE}(?:[\s,]+{_CODE})*))?",
     re.IGNORECASE,
 )
-_SKIP_FILE = re.compile(r"^[ \t]*#[ \t]*ascendlint:[ \t]*skip-file[ \t]*$", re.MULTILINE)
+_SKIP_FILE = re.compile(r"^[ \t\f]*(#)[ \t]*ascendlint:[ \t]*skip-file[ \t]*\r?$", re.MULTILINE)
 OUR_PREFIX = "ASC"
 
 
 def skips_file(text: str) -> bool:
-    return _SKIP_FILE.search(text) is not None
+    """A ``# ascendlint: skip-file`` line that is a real comment (not a line of a docstring or other string)."""
+    candidates = [match.start(1) for match in _SKIP_FILE.finditer(text)]
+    if not candidates:
+        return False
+    starts = line_starts(text)
+    wanted = {(bisect.bisect_right(starts, offset), offset - starts[bisect.bisect_right(starts, offset) - 1])
+              for offset in candidates}
+    last_row = max(row for row, _ in wanted)
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.start[0] > last_row:
+                return False
+            if token.type == tokenize.COMMENT and token.start in wanted:
+                return True
+    except (tokenize.TokenError, SyntaxError):
+        return True  # the text cannot be tokenized up to the directive: take the line at its word
+    return False
 
 
 def noqa_codes(line: str) -> tuple[str, ...] | None:

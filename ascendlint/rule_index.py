@@ -6,7 +6,8 @@ or the result cache needs neither. The index (code, name, option names, where th
 JSON in the user's cache folder, keyed by everything that can change the set of rules: the tool version, the
 built-in rule files (size, mtime) and the modification times of the import path's folders (installing or
 removing a plugin package changes its site-packages folder). Rule classes are only ever obtained from the
-registry, never by importing a module named in the stored index.
+registry, never by importing a module named in the stored index. An index whose records do not match their stored
+digest, or that lacks a built-in rule, is ignored and rebuilt: a damaged or edited index never means fewer rules.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 from . import __version__
 
 CACHE_ENV = "ASCENDLINT_USER_CACHE"  # overrides the user cache folder (tests, read-only homes)
-_FORMAT = 2
+_FORMAT = 3  # 2: a digest of the records, checked on reading; 3: each rule's default tier
 
 
 @dataclass(frozen=True)
@@ -94,13 +95,26 @@ def _stored_path() -> Path | None:
     return folder / f"rules-{_environment_key()}.json"
 
 
+def _builtin_folders() -> tuple[Path, ...]:
+    here = Path(__file__).resolve().parent
+    return tuple(folder for folder in (here.parent / "checks", here / "checks") if folder.is_dir())
+
+
+def _builtin_codes() -> set[str]:
+    """Codes of the built-in rules, from their file names (``asc101_launch_num_warps.py`` holds ASC101)."""
+    return {p.name.split("_", 1)[0].upper() for folder in _builtin_folders() for p in folder.glob("asc[0-9]*_*.py")}
+
+
+def _records_digest(records: list) -> str:
+    encoded = json.dumps(records, sort_keys=True, separators=(",", ":")).encode("utf-8", "surrogateescape")
+    return hashlib.blake2b(encoded, digest_size=16).hexdigest()
+
+
 def _environment_key() -> str:
     """Changes whenever a rule may have been added, removed or changed (besides edits to known rule files)."""
     parts = [__version__, str(_FORMAT), sys.executable, sys.version, *sys.path]
-    here = Path(__file__).resolve().parent
-    for folder in (here.parent / "checks", here / "checks"):
-        if folder.is_dir():
-            parts.extend(_stat_line(p) for p in sorted(folder.glob("*.py")))
+    for folder in _builtin_folders():
+        parts.extend(_stat_line(p) for p in sorted(folder.glob("*.py")))
     for entry in sys.path:
         parts.extend(_distribution_stamps(entry))
     return hashlib.blake2b("\n".join(parts).encode("utf-8", "surrogateescape"), digest_size=12).hexdigest()
@@ -129,6 +143,8 @@ def _read(path: Path) -> tuple[RuleInfo, ...] | None:
     try:
         with open(path, "rb") as handle:
             stored = json.loads(handle.read())
+        if stored["digest"] != _records_digest(stored["rules"]):
+            return None  # damaged or edited: rebuilt from the rules themselves
         infos = tuple(
             RuleInfo(
                 code=str(r["code"]),
@@ -145,7 +161,9 @@ def _read(path: Path) -> tuple[RuleInfo, ...] | None:
         unchanged = all(_stat_line(source) == line for source, line in stored["sources"].items())
     except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
         return None
-    return infos if infos and unchanged else None
+    if not infos or not unchanged or not _builtin_codes() <= {info.code for info in infos}:
+        return None  # a built-in rule missing from the index would silently not run
+    return infos
 
 
 def _write(path: Path, infos: tuple[RuleInfo, ...]) -> None:
@@ -161,7 +179,7 @@ def _write(path: Path, infos: tuple[RuleInfo, ...]) -> None:
         fd, tmp = tempfile.mkstemp(prefix=".rules-", suffix=".tmp", dir=path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump({"rules": records, "sources": sources}, handle)
+                json.dump({"rules": records, "sources": sources, "digest": _records_digest(records)}, handle)
             os.replace(tmp, path)
         except BaseException:
             os.unlink(tmp)

@@ -17,6 +17,7 @@ from .diagnostics import Diagnostic
 from .notebook_lint import is_notebook, process_notebook
 from .prefilter import could_hold_kernel
 from .rule_index import RuleInfo, rule_classes
+from .text_positions import source_lines
 from .source import (
     SourceDecodeError,
     SourceText,
@@ -130,6 +131,13 @@ class Linter:
             result.diagnostics.extend(result.fixed)
             result.fixed, result.diff = [], ""
             return result, None
+        if not _round_trips(source, data, new_data, outcome.text):
+            # e.g. a `unicode_escape` coding comment: encoding turns every newline into the two characters `\n`
+            result.error = (f"fixes not applied: text written in the file's encoding ({source.encoding}) does not "
+                            "read back as the same text")
+            result.diagnostics.extend(result.fixed)
+            result.fixed, result.diff = [], ""
+            return result, None
         result.source_digest = content_digest(data)
         return result, new_data
 
@@ -194,6 +202,19 @@ class Linter:
         return result
 
 
+def _round_trips(source: SourceText, data: bytes, new_data: bytes, new_text: str) -> bool:
+    """Does the encoding give back the original bytes, and the fixed bytes decode to the fixed text?"""
+    if source.encoding in _PLAIN_CODECS:
+        return True
+    try:
+        return source.encode(source.text) == data and decode_source(new_data).text == new_text
+    except (SourceDecodeError, UnicodeError):
+        return False
+
+
+_PLAIN_CODECS = frozenset({"utf-8", "utf8", "ascii", "latin-1", "iso-8859-1", "iso8859-1", "cp1252"})
+
+
 def read_path(path: Path) -> tuple[bytes, str | None]:
     """The file's bytes, or why they cannot be had (oversized files: see ``source.read_source_bytes``)."""
     try:
@@ -205,6 +226,6 @@ def read_path(path: Path) -> tuple[bytes, str | None]:
 
 
 def unified_diff(source: SourceText, new_text: str, filename: str) -> str:
-    old_lines = source.text.splitlines(keepends=True)
-    new_lines = new_text.splitlines(keepends=True)
+    old_lines = source_lines(source.text, keepends=True)
+    new_lines = source_lines(new_text, keepends=True)
     return "".join(difflib.unified_diff(old_lines, new_lines, fromfile=filename, tofile=filename))

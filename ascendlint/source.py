@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import ast
 import codecs
+import errno
 import hashlib
 import io
 import os
 import re
-import tempfile
 import threading
 import tokenize
 import warnings
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import TYPE_CHECKING
+
+from .prefilter import wide_unicode
+from .safe_read import open_regular
+from .temp_files import temporary_file
 
 if TYPE_CHECKING:  # imported where used: reading and prefiltering files must not pay for importing libcst
     import libcst as cst
@@ -37,6 +41,12 @@ class SourceText:
 
 def decode_source(data: bytes) -> SourceText:
     """Decode like the interpreter would: BOM, then coding cookie, then UTF-8. Keeps \\r\\n as is."""
+    wide = wide_unicode(data)
+    if wide is not None:
+        raise SourceDecodeError(
+            f"the file is {wide.upper()} (it starts with a {wide.upper()} byte-order mark), which Python cannot "
+            "run either; save it as UTF-8"
+        )
     if b"\x00" in data:
         raise SourceDecodeError("file contains NUL bytes (binary file?)")
     try:
@@ -70,7 +80,7 @@ def read_source_bytes(path: str | os.PathLike) -> bytes:
     Oversized files that never mention triton come back empty (they are skipped like any such file); those that
     do raise SourceTooLarge, so the user hears about them instead of waiting minutes.
     """
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:  # a FIFO or device swapped in after discovery must not block the run
         size = os.fstat(handle.fileno()).st_size
         if size <= MAX_SOURCE_BYTES:
             return handle.read()
@@ -99,18 +109,24 @@ def content_digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
+class NotWritable(OSError):
+    """Fixes would have to replace a file its permissions or owner protect."""
+
+
 def atomic_write(path: str, data: bytes, expected_digest: str | None = None) -> None:
     """Write through a temporary file in the same folder and rename it over the original.
 
-    The original survives any failure (it is replaced in one rename). Mode and, where permitted, owner are kept;
-    a symbolic link keeps pointing at its target, which is what gets rewritten. With ``expected_digest``, a file
-    that changed since it was read is left alone (another tool's edit is never overwritten).
+    The original survives any failure (it is replaced in one rename). Mode, owner and group are kept; a file that
+    is read-only, or whose owner or group the rename would change, is refused (NotWritable) rather than replaced
+    through the folder's write permission. A symbolic link keeps pointing at its target, which is what gets
+    rewritten. With ``expected_digest``, a file that changed since it was read is left alone (another tool's edit
+    is never overwritten).
     """
     target = os.path.realpath(path)
     directory = os.path.dirname(target)
     status = os.stat(target)
-    fd, tmp = tempfile.mkstemp(prefix=".ascendlint-", suffix=".tmp", dir=directory)
-    try:
+    _refuse_protected(target, status)
+    with temporary_file(directory) as (fd, tmp):
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -122,20 +138,28 @@ def atomic_write(path: str, data: bytes, expected_digest: str | None = None) -> 
                 if content_digest(current.read()) != expected_digest:
                     raise SourceChanged(f"{path} changed on disk while it was being linted; fixes not written")
         os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+
+
+def _refuse_protected(target: str, status: os.stat_result) -> None:
+    """A file without any write permission, or one we may not write, is not ours to replace (as ``ruff`` or an
+    editor would refuse to write it); the folder's write permission would let the rename do it anyway."""
+    if not status.st_mode & 0o222:
+        raise NotWritable(errno.EACCES, f"the file is read-only (mode {status.st_mode & 0o7777:04o})")
+    if hasattr(os, "access") and not os.access(target, os.W_OK):
+        raise NotWritable(errno.EACCES, "permission denied (the file is not writable)")
 
 
 def _keep_owner(tmp: str, status: os.stat_result) -> None:
-    if hasattr(os, "chown") and (status.st_uid, status.st_gid) != (os.getuid(), os.getgid()):
+    if not hasattr(os, "chown"):
+        return
+    created = os.stat(tmp)  # owned by us, its group the folder's (set-group-ID folders) or ours
+    if (status.st_uid, status.st_gid) != (created.st_uid, created.st_gid):
         try:
             os.chown(tmp, status.st_uid, status.st_gid)
-        except OSError:  # not permitted: the fixed file belongs to whoever ran the fix
-            pass
+        except OSError:
+            raise NotWritable(
+                errno.EPERM, f"replacing it would change its owner or group (uid {status.st_uid}, gid {status.st_gid})"
+            ) from None
 
 
 # -- parsing without crashing the process ----------------------------------------------------------------------
@@ -155,6 +179,16 @@ _BRACKETS = re.compile(r"[^()\[\]{}]+")
 _BRACKET_STEP = {ord("("): 1, ord("["): 1, ord("{"): 1, ord(")"): -1, ord("]"): -1, ord("}"): -1}
 _UNARY_RUN = re.compile(rf"[-+~][-+~\s]{{{SHALLOW_CHAINS},}}")
 _WORD_RUNS = {word: re.compile(rf"(?:{word}\s+){{{SHALLOW_CHAINS},}}") for word in ("not", "await")}
+# Calls, subscripts and attribute accesses chained on one expression (``a[0][0]...``, ``b.f().f()...``) nest the tree
+# one level per part without any bracket nesting; libcst's parse time grows with the square of the chain's length
+# (1,500 subscripts take seconds, 3,000 a quarter of a minute). Chains longer than MAX_CHAIN_PARTS are refused.
+MAX_CHAIN_PARTS = 1000
+# The cheap test for a chain: keep only the bytes a chain is made of (dots, brackets) and those that end a run
+# (newlines, braces, ``#``, ``;``), then look for a long run. A line starting with a dot continues the line above
+# (a chain written one part per line).
+_CHAIN_BYTES = b".[](){}\n#;"
+_NOT_CHAIN_BYTES = bytes(byte for byte in range(256) if byte not in _CHAIN_BYTES)
+_CHAIN_RUN = re.compile(rb"[.\[\]()]{%d,}" % SHALLOW_CHAINS)
 
 
 class ParseFailure(ValueError):
@@ -165,13 +199,19 @@ class NestingTooDeep(ValueError):
     """The code nests deeper than CPython's parser accepts; libcst would overflow the stack on it."""
 
 
+class ParserLimit(ValueError):
+    """Python accepts the code, but it is beyond what libcst parses (or parses in reasonable time)."""
+
+    def __init__(self, message: str, line: int = 1) -> None:
+        super().__init__(message)
+        self.line = line
+
+
 def parse_module(text: str) -> cst.Module:
     """``libcst.parse_module`` guarded against native stack overflow and parser panics (both become errors)."""
     deep = _could_be_deep(text)
     if deep:
-        problem = _depth_problem(text)
-        if problem is not None:
-            raise NestingTooDeep(problem)
+        _refuse_too_deep(text, chains=_could_chain(text))
     import libcst as cst
 
     outcome: dict[str, object] = {}
@@ -222,10 +262,20 @@ def _operator_count(text: str) -> int:
     return sum(text.count(mark) for mark in _OPERATOR_MARKS)
 
 
+def _could_chain(text: str) -> bool:
+    """Cheap and conservative: could the text hold a chain of SHALLOW_CHAINS calls, subscripts or attributes?"""
+    data = text.encode("utf-8", "surrogatepass").translate(None, b" \t")
+    if b"\n." in data:  # a line that starts with a dot continues a chain: join it to the line above
+        data = data.replace(b"\n.", b".")
+    return _CHAIN_RUN.search(data.translate(None, _NOT_CHAIN_BYTES)) is not None
+
+
 def _could_be_deep(text: str) -> bool:
     """Cheap and conservative (C-speed scans only): False means libcst cannot come near its stack limit."""
     return (
-        _operator_count(text) >= SHALLOW_OPERATORS
+        _could_chain(text)
+        or text.count("elif") >= SHALLOW_CHAINS  # a long elif chain nests too (10,000 overflow libcst's stack)
+        or _operator_count(text) >= SHALLOW_OPERATORS
         or bracket_depth(text) > SHALLOW_BRACKETS
         or text.count("lambda") >= SHALLOW_CHAINS
         or _UNARY_RUN.search(text) is not None
@@ -233,19 +283,49 @@ def _could_be_deep(text: str) -> bool:
     )
 
 
-def _depth_problem(text: str) -> str | None:
-    """CPython's verdict on nesting only; other syntax errors (newer syntax, typos) are left to libcst."""
+def _refuse_too_deep(text: str, chains: bool) -> None:
+    """Raise NestingTooDeep where CPython refuses the nesting, ParserLimit for a chain longer than libcst takes."""
     try:
         with warnings.catch_warnings():  # e.g. "invalid escape sequence": not ours to print
             warnings.simplefilter("ignore")
-            compile(text, "<nesting>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+            tree = compile(text, "<nesting>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
         if "too many nested" in str(exc.msg) or "too complex" in str(exc.msg):
-            return f"{exc.msg} (line {exc.lineno})"
+            raise NestingTooDeep(f"{exc.msg} (line {exc.lineno})") from None
         # CPython stopped at another error first: decide on the (conservative) bracket depth alone.
-        return "brackets nest too deeply to parse safely" if bracket_depth(text) > 4 * SHALLOW_BRACKETS else None
+        if bracket_depth(text) > 4 * SHALLOW_BRACKETS:
+            raise NestingTooDeep("brackets nest too deeply to parse safely") from None
+        return
     except (MemoryError, RecursionError):
-        return "the code nests too deeply (CPython's parser refuses it too)"
+        raise NestingTooDeep("the code nests too deeply (CPython's parser refuses it too)") from None
     except ValueError:  # e.g. NUL characters: libcst reports those itself
-        return None
-    return None
+        return
+    if chains:
+        length, line = longest_chain(tree)
+        if length > MAX_CHAIN_PARTS:
+            raise ParserLimit(
+                f"a chain of {length:,} calls, subscripts and attribute accesses is longer than the "
+                f"{MAX_CHAIN_PARTS:,} parts ascendlint parses (libcst's time grows with the square of the length); "
+                "the file was not linted",
+                line,
+            )
+
+
+_CHAINED = (ast.Attribute, ast.Call, ast.Subscript)
+
+
+def longest_chain(tree: ast.AST) -> tuple[int, int]:
+    """The most calls, subscripts and attribute accesses applied one after another, and the line where it starts."""
+    longest, line = 0, 0
+    inside: set[int] = set()  # chain members already counted from the chain's outermost part
+    for node in ast.walk(tree):  # breadth first: a chain's outermost part comes before its inner ones
+        if not isinstance(node, _CHAINED) or id(node) in inside:
+            continue
+        length, part = 0, node
+        while isinstance(part, _CHAINED):
+            inside.add(id(part))
+            length += 1
+            part = part.func if isinstance(part, ast.Call) else part.value
+        if length > longest:
+            longest, line = length, getattr(part, "lineno", 1)
+    return longest, line

@@ -22,6 +22,17 @@ def line_starts(text: str) -> list[int]:
     return starts
 
 
+def source_lines(text: str, keepends: bool = False) -> list[str]:
+    """The text's lines as Python counts them (``str.splitlines`` also splits at form feeds, ``\\x1c``-``\\x1e``,
+    ``\\x85``, ``\\u2028`` and ``\\u2029``, which would shift every later row)."""
+    starts = line_starts(text)
+    ends = [*starts[1:], len(text)]
+    lines = [text[begin:end] for begin, end in zip(starts, ends)]
+    if lines and not lines[-1]:
+        lines.pop()
+    return lines if keepends else [line.rstrip("\r\n") for line in lines]
+
+
 def location_in(starts: list[int], offset: int) -> Location:
     row = bisect.bisect_right(starts, offset)
     return Location(row, offset - starts[row - 1] + 1)

@@ -4,7 +4,8 @@
     .venv/bin/python scripts/fuzz.py --minutes 5 --source mutated --seed 7
 
 Every program goes through every registered rule and every fix (unsafe included). Failures (FAIL) and fixes
-refused because their result would not parse (REFUSED: the file stays safe, the rule's edit is wrong) are printed
+refused because their result would not parse or their range held other text than the rule saw (REFUSED: the
+file stays safe, the rule's edit or the positions are wrong) are printed
 with the program's path and saved under --out (default: fuzz-failures/) so they can become regression examples.
 """
 
@@ -27,7 +28,7 @@ from hypothesis import strategies as st
 
 from ascendlint import fixes
 from tests.robustness.harness import corpus, examine
-from tests.robustness.mutations import mutated
+from tests.robustness.mutations import mutated, with_form_feeds, with_long_chain
 
 BATCH = 50  # examples per hypothesis run; the time limit is checked between runs
 HEADER = "import triton\nimport triton.language as tl\n"
@@ -40,6 +41,8 @@ def strategies() -> dict[str, st.SearchStrategy[str]]:
         "libcst-nodes": hypothesmith.from_node().map(lambda program: HEADER + program),
         "grammar": hypothesmith.from_grammar().map(lambda program: HEADER + program),
         "text": st.text(max_size=300).map(lambda noise: HEADER + noise),
+        "form-feeds": with_form_feeds(sources).map(lambda case: case[1]),
+        "long-chains": with_long_chain(sources).map(lambda case: case[1]),
     }
 
 
@@ -59,7 +62,8 @@ def run_batch(strategy: st.SearchStrategy[str], batch_seed: int, size: int, visi
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--minutes", type=float, default=10.0)
-    parser.add_argument("--source", choices=["all", "mutated", "libcst-nodes", "grammar", "text"], default="all")
+    parser.add_argument("--source", default="all",
+                        choices=["all", "mutated", "libcst-nodes", "grammar", "text", "form-feeds", "long-chains"])
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--out", type=Path, default=Path("fuzz-failures"))
     args = parser.parse_args()
@@ -76,13 +80,14 @@ def main() -> int:
         tried[name] += 1
         parsed[name] += fixes.parses(program)
         verdict = examine(program)
-        if verdict.problems or verdict.refused:
+        refused = verdict.refused + verdict.stale
+        if verdict.problems or refused:
             kind = "FAIL" if verdict.problems else "REFUSED"
             (failures if verdict.problems else refusals)[name] += 1
             args.out.mkdir(parents=True, exist_ok=True)
             saved = args.out / f"{name}-{tried.total():06d}.py"
             saved.write_text(program, encoding="utf-8", newline="")
-            print(f"{kind} [{name}] {saved}: {'; '.join(verdict.problems + verdict.refused)}", flush=True)
+            print(f"{kind} [{name}] {saved}: {'; '.join(verdict.problems + refused)}", flush=True)
 
     batches = 0
     while time.monotonic() < deadline:

@@ -6,6 +6,8 @@ formats print only their document.
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -55,8 +57,53 @@ def names() -> list[str]:
 
 
 def get(name: str) -> Formatter:
+    """The format ``name``; all but those in RAW_FILENAMES see file names and messages as ``shown`` makes them."""
     _load_builtin()
-    return _FORMATS[name]
+    formatter = _FORMATS[name]
+    if name in RAW_FILENAMES:
+        return formatter
+    return lambda report: formatter(showable(report))
+
+
+# -- one representation of odd file names in every format ------------------------------------------------------
+# A file name may hold bytes that are not UTF-8 (Python keeps them as lone surrogates, U+DC80-U+DCFF) or control
+# characters (an escape sequence, a newline). Written as they are, they fail to encode, produce invalid UTF-8 or
+# XML, break one-line messages or drive the terminal. Every format therefore shows such a character escaped as
+# Python writes it in a string (``\xff`` for the undecodable byte 0xFF, ``\x1b``, ``\u2028``); SARIF, whose file
+# names are URIs, percent-encodes the original bytes instead (``%FF``).
+RAW_FILENAMES = {"sarif"}  # formats that encode file names themselves
+_UNSHOWABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_UNSHOWABLE_IN_TEXT = re.compile("[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")  # keeps \t \n \r
+
+
+def _escape(match: re.Match) -> str:
+    code = ord(match.group())
+    if 0xDC80 <= code <= 0xDCFF:  # an undecodable byte, as os.fsdecode keeps it
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def shown(text: str, pattern: re.Pattern = _UNSHOWABLE) -> str:
+    """``text`` with undecodable bytes and control characters escaped (unchanged when it has none)."""
+    return pattern.sub(_escape, text) if pattern.search(text) else text
+
+
+def showable(report: RunReport) -> RunReport:
+    """The report with file names as ``shown`` makes them, and messages too but for tabs and line breaks (the
+    caller's objects are not changed)."""
+
+    def one(diagnostic: Diagnostic) -> Diagnostic:
+        filename, message = shown(diagnostic.filename), shown(diagnostic.message, _UNSHOWABLE_IN_TEXT)
+        if filename is diagnostic.filename and message is diagnostic.message:
+            return diagnostic
+        return dataclasses.replace(diagnostic, filename=filename, message=message)
+
+    return dataclasses.replace(
+        report,
+        diagnostics=[one(d) for d in report.diagnostics],
+        fixed=[one(d) for d in report.fixed],
+        sources={shown(name): text for name, text in report.sources.items()},
+    )
 
 
 _builtin_loaded = False

@@ -82,14 +82,20 @@ def _rule_descriptor(rule) -> dict:
 
 
 def artifact_uri(filename: str) -> tuple[str, bool]:
-    """(URI, relative?) for a file: relative to the current folder when under it, else an absolute file URI."""
+    """(URI, relative?) for a file: relative to the current folder when under it, else an absolute file URI.
+
+    The name's original bytes are percent-encoded, so names that are not UTF-8 or hold control characters give
+    valid URIs that still name the file exactly.
+    """
     path = Path(filename)
     absolute = Path(os.path.abspath(path))
     try:
         relative = absolute.relative_to(Path.cwd())
     except ValueError:
-        return absolute.as_uri(), False
-    return quote(relative.as_posix(), safe="/"), True
+        if os.name == "nt":  # drive letters and UNC shares; Windows names are Unicode anyway
+            return absolute.as_uri(), False
+        return "file://" + quote(os.fsencode(absolute.as_posix()), safe="/"), False
+    return quote(os.fsencode(relative.as_posix()), safe="/"), True
 
 
 def _artifact_location(filename: str) -> dict:
@@ -139,7 +145,7 @@ def _fingerprints(diagnostics: list[Diagnostic], sources: dict[str, str]) -> dic
         key = (diagnostic.code, diagnostic.filename, line)
         rank = seen.get(key, 0)
         seen[key] = rank + 1
-        digest = hashlib.sha256("\0".join((*key, str(rank))).encode("utf-8")).hexdigest()
+        digest = hashlib.sha256("\0".join((*key, str(rank))).encode("utf-8", "surrogateescape")).hexdigest()
         result[id(diagnostic)] = f"{digest[:32]}:{rank + 1}"
     return result
 

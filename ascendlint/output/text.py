@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..diagnostics import Applicability, Diagnostic
+from ..text_positions import source_lines
 from . import RunReport, register, sorted_diagnostics
 
 
@@ -22,7 +23,7 @@ def headline(diagnostic: Diagnostic, unsafe: bool = False) -> str:
 def _frame(diagnostic: Diagnostic, text: str | None) -> list[str]:
     if text is None:
         return []
-    lines = text.splitlines()
+    lines = source_lines(text)
     row = diagnostic.location.row
     if not 1 <= row <= len(lines):
         return []

@@ -25,6 +25,7 @@ class Verdict:
 
     problems: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)  # fixes dropped because their result would not parse
+    stale: list[str] = field(default_factory=list)  # fixes dropped because their range held other text
 
     def __bool__(self) -> bool:
         return not self.problems
@@ -53,7 +54,10 @@ def examine(text: str, filename: str = "fuzzed.py") -> Verdict:
         verdict.problems.append(f"exception escaped: {type(exc).__name__}: {exc}")
         return verdict
     verdict.problems.extend(f"ASC002: {message}" for message in crashes.values())
-    verdict.refused.extend(f"fix of {d.code} refused (result does not parse): {d.message}" for d in outcome.rejected)
+    for diagnostic in outcome.rejected:
+        reason = diagnostic.extra.get(fixes.REFUSED_NOTE, fixes.DOES_NOT_PARSE)
+        kind = verdict.refused if reason == fixes.DOES_NOT_PARSE else verdict.stale
+        kind.append(f"fix of {diagnostic.code} refused ({reason}): {diagnostic.message}")
     if outcome.text != text:
         if not fixes.parses(outcome.text):
             verdict.problems.append("fixed text does not parse")

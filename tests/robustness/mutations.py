@@ -92,3 +92,59 @@ def mutated(draw, sources: list[tuple[str, str]], max_edits: int = 4) -> tuple[s
     for _ in range(draw(st.integers(1, max_edits))):
         text = draw(mutation(text))
     return name, text
+
+
+@st.composite
+def with_form_feeds(draw, sources: list[tuple[str, str]]) -> tuple[str, str]:
+    """A source with form feeds at line starts (before or inside the indentation) and between tokens.
+
+    libcst leaves a form feed at the start of an indented line out when it prints the tree back, which once moved
+    every position after it by a column.
+    """
+    name, text = draw(st.sampled_from(sources))
+    lines = text.split("\n")
+    if draw(st.booleans()):  # every line: whatever line a fix is on, its block has form feeds before it
+        lines = ["\f" + line if line.strip() else line for line in lines]
+    for _ in range(draw(st.integers(0, 4))):
+        row = draw(st.integers(0, len(lines) - 1))
+        line = lines[row]
+        indent = len(line) - len(line.lstrip(" \t"))
+        where = draw(st.sampled_from(["line-start", "after-indent", "blank-line", "between-tokens"]))
+        if where == "line-start":
+            lines[row] = "\f" + line
+        elif where == "after-indent":
+            lines[row] = line[:indent] + "\f" + line[indent:]
+        elif where == "blank-line":
+            lines.insert(row, "\f")
+        else:
+            spaces = [i for i, c in enumerate(line) if c == " " and i >= indent]
+            if spaces:
+                at = draw(st.sampled_from(spaces))
+                lines[row] = line[:at] + " \f" + line[at:]
+    return name, "\n".join(lines)
+
+
+_CHAINS = {
+    "strings": lambda n: "(" + " ".join(['"ab"'] * n) + ")",
+    "plus": lambda n: " + ".join(["x"] * n),
+    "and": lambda n: " and ".join(["x"] * n),
+    "if-else": lambda n: " if x else ".join(["x"] * n),
+    "subscripts": lambda n: "x" + "[0]" * n,
+    "attributes": lambda n: "x" + ".y" * n,
+    "calls": lambda n: "x" + ".f()" * (n // 2),
+}
+
+
+@st.composite
+def with_long_chain(draw, sources: list[tuple[str, str]]) -> tuple[str, str]:
+    """A source with one long chain (hundreds of parts) assigned on a line of its own, inside a kernel or not."""
+    name, text = draw(st.sampled_from(sources))
+    lines = text.split("\n")
+    row = draw(st.integers(0, len(lines)))
+    kind = draw(st.sampled_from(sorted(_CHAINS)))
+    parts = draw(st.sampled_from([300, 600, 900]))
+    reference = lines[row] if row < len(lines) else ""
+    indent = reference[: len(reference) - len(reference.lstrip(" \t"))]
+    lines.insert(row, f"{indent}chained = {_CHAINS[kind](parts)}")
+    return f"{name}+{kind}x{parts}", "\n".join(lines)
+

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.robustness.harness import corpus, examine
-from tests.robustness.mutations import mutated
+from tests.robustness.mutations import mutated, with_form_feeds, with_long_chain
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::SyntaxWarning")]  # from hypothesmith
 
@@ -80,3 +80,23 @@ def test_grammar_generated_programs_survive_every_rule_and_fix(program):
 def test_arbitrary_text_after_a_triton_import_survives(noise):
     verdict = examine(KERNEL_HEADER + noise)
     assert verdict, (verdict.problems, noise)
+
+
+@ci(150)
+@given(with_form_feeds(SOURCES))
+def test_form_feeds_never_move_a_fix(case):
+    """libcst leaves out or repeats form feeds when printing; positions must still be exact, so no fix is refused
+    for holding other text than the rule saw (and none is ever applied over such text)."""
+    name, text = case
+    verdict = examine(text)
+    assert verdict, (name, verdict.problems, text)
+    assert verdict.stale == [], (name, verdict.stale, text)
+
+
+@ci(25)
+@given(with_long_chain(SOURCES))
+def test_long_chains_keep_every_rule_running(case):
+    name, text = case
+    verdict = examine(text)
+    assert verdict, (name, verdict.problems)
+    assert verdict.stale == [], (name, verdict.stale)

@@ -1,0 +1,200 @@
+"""What ``--fix`` and ``-o`` may write (issue 17, items 6 and 7): never a protected file, never the wrong file, and
+no temporary file left behind by an interrupted run."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from ascendlint import report_file, source, temp_files
+from tests.conftest import REPO
+from tests.robustness.conftest import FIXED_KERNEL, KERNEL
+
+
+@pytest.fixture
+def kernel(tmp_path):
+    path = tmp_path / "k.py"
+    path.write_text(KERNEL)
+    return path
+
+
+def _leftovers(folder) -> list[str]:
+    return sorted(name for name in os.listdir(folder) if name.startswith(temp_files.PREFIX))
+
+
+# -- read-only files and owners --------------------------------------------------------------------------------
+
+
+def test_fix_refuses_a_read_only_file_and_fixes_the_others(cli, kernel, tmp_path):
+    kernel.chmod(0o444)
+    other = tmp_path / "other.py"
+    other.write_text(KERNEL)
+    result = cli("check", str(tmp_path), "--no-cache", "--fix", "--format", "concise")
+    assert result.returncode == 2
+    assert f"error: Failed to lint {kernel}: could not write fixes: the file is read-only (mode 0444)" in result.stderr
+    assert kernel.read_text() == KERNEL and oct(kernel.stat().st_mode & 0o777) == "0o444"
+    assert other.read_text() == FIXED_KERNEL  # the run went on
+    assert f"{kernel}:5:21: ASC101" in result.stdout  # not fixed, so still reported
+    assert _leftovers(tmp_path) == []
+
+
+def test_fix_refuses_a_file_this_user_may_not_write(run_in_process, kernel, monkeypatch):
+    """What a non-root user meets with a file of another user in a folder they may write (root may write all)."""
+    real_access = os.access
+    monkeypatch.setattr(source.os, "access", lambda path, mode, **kw: mode != os.W_OK and real_access(path, mode, **kw))
+    result = run_in_process("check", str(kernel), "--no-cache", "--fix")
+    assert result.exit_code == 2
+    assert "could not write fixes: permission denied (the file is not writable)" in result.stderr
+    assert kernel.read_text() == KERNEL
+
+
+def test_fix_refuses_to_change_the_owner(run_in_process, kernel, monkeypatch):
+    """A group-writable file of another user: replacing it would make it ours, so it is refused instead."""
+    real_stat = os.stat
+
+    def owned_by_someone_else(path, *args, **kwargs):
+        found = real_stat(path, *args, **kwargs)
+        if os.fspath(path) == str(kernel):
+            values = list(found)
+            values[4] = found.st_uid + 4242  # st_uid
+            return os.stat_result(values)
+        return found
+
+    def not_permitted(*args):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(source.os, "stat", owned_by_someone_else)
+    monkeypatch.setattr(source.os, "chown", not_permitted)
+    result = run_in_process("check", str(kernel), "--no-cache", "--fix")
+    assert result.exit_code == 2
+    assert "could not write fixes: replacing it would change its owner or group" in result.stderr
+    assert kernel.read_text() == KERNEL
+    assert _leftovers(kernel.parent) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="giving a file away needs root")
+def test_fix_as_root_keeps_another_users_owner(cli, kernel):
+    os.chown(kernel, 4242, 4343)
+    assert cli("check", str(kernel), "--no-cache", "--fix").returncode == 0
+    assert kernel.read_text() == FIXED_KERNEL
+    assert (kernel.stat().st_uid, kernel.stat().st_gid) == (4242, 4343)
+
+
+# -- the report file -------------------------------------------------------------------------------------------
+
+
+def test_output_file_never_overwrites_a_file_being_linted(cli, kernel):
+    result = cli("check", str(kernel.parent), "--no-cache", "--fix", "-o", str(kernel))
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"error: refusing to write the report over {kernel}: it is a file being linted"
+    assert kernel.read_text() == KERNEL  # refused before anything was fixed or written
+
+
+def test_output_file_through_a_hard_link_to_a_linted_file_is_refused(cli, kernel, tmp_path):
+    alias = tmp_path / "report.txt"
+    os.link(kernel, alias)
+    result = cli("check", str(kernel), "--no-cache", "-o", str(alias))
+    assert result.returncode == 2 and "it is a file being linted" in result.stderr
+    assert kernel.read_text() == KERNEL
+
+
+def test_output_file_does_not_follow_a_link_to_a_regular_file(cli, kernel, tmp_path):
+    precious = tmp_path / "precious.txt"
+    precious.write_text("keep me\n")
+    link = tmp_path / "report.json"
+    link.symlink_to(precious)
+    result = cli("check", str(kernel), "--no-cache", "--format", "json", "-o", str(link))
+    assert result.returncode == 2
+    assert f"error: {link} is a symbolic link to {precious}; refusing to overwrite" in result.stderr
+    assert precious.read_text() == "keep me\n"
+
+
+def test_a_link_planted_after_the_check_is_not_followed(tmp_path):
+    precious = tmp_path / "precious.txt"
+    precious.write_text("keep me\n")
+    link = tmp_path / "report.txt"
+    link.symlink_to(precious)
+    with pytest.raises(report_file.ReportFileRefused, match="symbolic link"):
+        report_file.write(link, "report\n")
+    assert precious.read_text() == "keep me\n"
+
+
+@pytest.mark.parametrize("target", ["/dev/null", "/dev/stdout"])
+def test_output_file_may_be_a_device_or_the_standard_output(cli, kernel, target):
+    result = cli("check", str(kernel), "--no-cache", "--format", "concise", "-o", target)
+    assert result.returncode == 1 and result.stderr == ""
+    if target == "/dev/stdout":
+        assert "ASC101" in result.stdout
+
+
+def test_output_file_plain_cases_still_work(cli, kernel, tmp_path):
+    report = tmp_path / "report.txt"
+    report.write_text("old report, much longer than the new one " * 100)
+    assert cli("check", str(kernel), "--no-cache", "--format", "concise", "-o", str(report)).returncode == 1
+    assert report.read_text().startswith(f"{kernel}:5:21: ASC101") and "old report" not in report.read_text()
+
+
+# -- interrupted runs ------------------------------------------------------------------------------------------
+
+_INTERRUPTED_FIX = """
+import os, signal, sys
+from ascendlint import source
+from ascendlint.cli import main
+real_fsync = os.fsync
+def interrupted(fd):
+    real_fsync(fd)
+    os.kill(os.getpid(), signal.{signal})  # arrives while the fixed bytes sit in the temporary file
+source.os.fsync = interrupted
+main(["check", sys.argv[1], "--no-cache", "--fix"])
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX signals")
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])
+def test_a_signal_during_fix_removes_the_temporary_file_and_keeps_the_original(kernel, name):
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    result = subprocess.run([sys.executable, "-c", _INTERRUPTED_FIX.format(signal=name), str(kernel)], env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == -getattr(signal, name), result.stderr  # ended by the signal, as without us
+    assert _leftovers(kernel.parent) == []
+    assert kernel.read_text() == KERNEL
+
+
+def test_stale_temporary_files_of_killed_runs_are_swept(cli, kernel):
+    folder = kernel.parent
+    stale, fresh = folder / ".ascendlint-abcd1234.tmp", folder / ".ascendlint-efgh5678.tmp"
+    unrelated = folder / ".ascendlint-notours.tmp.bak"
+    for path in (stale, fresh, unrelated):
+        path.write_text("half-written fix")
+    old = time.time() - temp_files.STALE_SECONDS - 60
+    os.utime(stale, (old, old))
+    os.utime(unrelated, (old, old))
+    assert cli("check", str(kernel), "--no-cache", "--fix").returncode == 0
+    assert _leftovers(folder) == [fresh.name, unrelated.name]  # a live run's file and a foreign name stay
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="a file of another user needs root")
+def test_another_users_stale_temporary_files_are_left_alone(tmp_path):
+    theirs = tmp_path / ".ascendlint-abcd1234.tmp"
+    theirs.write_text("")
+    os.chown(theirs, 4242, 4242)
+    old = time.time() - temp_files.STALE_SECONDS - 60
+    os.utime(theirs, (old, old))
+    assert temp_files.sweep_stale(str(tmp_path)) == []
+    assert theirs.exists()
+
+
+def test_a_stale_symbolic_link_with_our_name_is_not_followed(tmp_path):
+    target = tmp_path / "target.txt"
+    target.write_text("keep")
+    link = tmp_path / ".ascendlint-abcd1234.tmp"
+    link.symlink_to(target)
+    old = time.time() - temp_files.STALE_SECONDS - 60
+    os.utime(link, (old, old), follow_symlinks=False)
+    assert temp_files.sweep_stale(str(tmp_path)) == []
+    assert target.read_text() == "keep" and link.is_symlink()
