@@ -104,7 +104,7 @@ def test_resolution_is_cached_per_folder(write, tmp_path, monkeypatch):
 
     looked = []
     original = config._config_in
-    monkeypatch.setattr(config, "_config_in", lambda folder: looked.append(folder) or original(folder))
+    monkeypatch.setattr(config, "_config_in", lambda folder, warn=None: looked.append(folder) or original(folder, warn))
     first = [resolver.for_path(p) for p in sorted((tmp_path / "pkg" / "deep").glob("*.py"))]
     assert all(s is first[0] for s in first)
     assert first[0].ignore == ["ASC5"]

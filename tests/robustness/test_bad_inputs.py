@@ -220,4 +220,4 @@ def test_report_that_cannot_be_written_is_an_error_not_a_traceback(cli, tmp_path
     # missing folders are created (as ruff does); a folder that is a file cannot be
     result = cli("check", str(path), "--output-file", str(path / "report.txt"))
     assert result.returncode == 2
-    assert result.stderr.startswith("error: [Errno") and "Traceback" not in result.stderr
+    assert result.stderr.startswith("error: ") and "report.txt" in result.stderr and "Traceback" not in result.stderr

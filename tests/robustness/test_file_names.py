@@ -41,7 +41,7 @@ FORMATS = output.names()
 def _check_document(name: str, data: bytes) -> str:
     """The document must be UTF-8 and, for structured formats, parse; returns it as text."""
     text = data.decode("utf-8")  # strict: invalid UTF-8 fails here
-    if name in ("json", "rdjson", "sarif"):
+    if name in ("json", "rdjson", "sarif", "gitlab"):
         json.loads(text)
     elif name == "json-lines":
         for line in text.splitlines():
@@ -116,7 +116,7 @@ def _strings(text: str, name: str) -> list[str]:
     if name == "junit":
         return [value for element in ET.fromstring(text.encode()).iter()
                 for value in (*element.attrib.values(), element.text or "")]
-    if name not in ("json", "json-lines", "rdjson"):
+    if name not in ("json", "json-lines", "rdjson", "gitlab"):
         return [text]
     documents = [json.loads(line) for line in text.splitlines()] if name == "json-lines" else [json.loads(text)]
     found, todo = [], documents

@@ -1,4 +1,4 @@
-"""Memory stays flat over a run: nothing of a linted file outlives its lint (issue 17, item 2).
+"""Memory stays flat over a run: nothing of a linted file outlives its lint.
 
 The peak-RSS measurement over long runs lives in the benchmark; this test checks the cause directly: after many
 files, no per-file analysis object (module facts, kernel analyses, the tree) is still reachable.
@@ -7,8 +7,6 @@ files, no per-file analysis object (module facts, kernel analyses, the tree) is 
 from __future__ import annotations
 
 import gc
-
-import pytest
 
 from ascendlint import engine
 from ascendlint.analysis.module_facts import ModuleFacts
@@ -21,7 +19,6 @@ def _live(kind: type) -> int:
     return sum(1 for found in gc.get_objects() if type(found) is kind)  # isinstance would wake lazy modules
 
 
-@pytest.mark.xfail(strict=True, reason="analysis registry retains modules")
 def test_per_file_analysis_objects_are_released_after_each_file():
     kernels = sorted((REPO / "reference_kernels").glob("*.py"))
     assert kernels
