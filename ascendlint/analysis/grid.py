@@ -82,6 +82,7 @@ class Factor:
     # (``BLOCK = ceil(n / CORES)`` makes ``cdiv(n, BLOCK)`` a core count). (kind of k, its value, names of x).
     share: tuple[Kind, int | None, frozenset[str]] | None = None
     model_bounded: bool = False  # a tile count of a model dimension (head dim, hidden size): fixed by the model
+    rows: bool = False  # the rows of a flattened tensor (``x.view(-1, D).shape[0]``): a count of tokens
 
     @property
     def is_core_count(self) -> bool:
@@ -378,7 +379,8 @@ def token_axes(facts: ModuleFacts, kernel: Kernel) -> set[int]:
                 numerator = _division_parts(factor.expr)
                 spelled = numerator[0] if numerator is not None else factor.expr
                 names = [spelled.value] if isinstance(spelled, cst.Name) else sorted(factor.names)
-                if factor.kind in (Kind.EXTENT, Kind.TILE_COUNT) and any(mag.counts_tokens(n) for n in names):
+                if factor.rows or factor.kind in (Kind.EXTENT, Kind.TILE_COUNT) and any(
+                        mag.counts_tokens(n) for n in names):
                     axes.add(axis)
         found = axes if found is None else found & axes
     return found or set()
@@ -750,7 +752,7 @@ class _Classifier:
             leading = len(indices) >= 2 and indices == set(range(len(indices)))
             if leading and any(_is_token_name(name) for _, _, f in dims for name in f.names):
                 merged = [f for _, _, f in dims]
-                rows = Factor(Kind.TOTAL_SIZE, expr, names=frozenset().union(*(f.names for f in merged)))
+                rows = Factor(Kind.TOTAL_SIZE, expr, names=frozenset().union(*(f.names for f in merged)), rows=True)
                 return [f for f in factors if all(f is not m for m in merged)] + [rows]
         return factors
 
@@ -855,7 +857,7 @@ class _Classifier:
             return Factor(Kind.UNKNOWN, expr, names=names)
         receivers = _receiver_names(expr.value)
         if _is_integer(index, 0) and self._is_flattened(expr.value):
-            return Factor(Kind.TOTAL_SIZE, expr, names=names | receivers)
+            return Factor(Kind.TOTAL_SIZE, expr, names=names | receivers, rows=True)
         return Factor(Kind.EXTENT, expr, names=names | receivers)
 
     def _meta(self, key: str, expr: cst.Subscript, depth: int, names: frozenset[str]) -> Factor:
@@ -942,6 +944,7 @@ class _Classifier:
             names=folded.names | bottom.names,
             share=share,
             model_bounded=kind is Kind.TILE_COUNT and self._is_model_dimension(numerator, folded),
+            rows=folded.rows,
         )
 
 
@@ -965,6 +968,7 @@ def _fold(factors: list[Factor], expr: cst.BaseExpression) -> Factor:
         chunked=fastest.chunked,
         weight=max(1, sum(f.weight for f in runtime)),
         names=names,
+        rows=fastest.rows and len(runtime) == 1,  # rows times a feature size counts elements, not rows
     )
 
 
