@@ -433,6 +433,146 @@ def _host_argument(resolver, expr, site, depth) -> tuple[int, bool] | None:
     return None
 
 
+@dataclass(frozen=True)
+class HostGuards:
+    """Facts the host code establishes wherever it launches (or hands on) a kernel: ``T % BT == 0`` gives
+    ``("T", "BT")`` in ``divides``, ``K == BK`` gives ``("K", "BK")`` in ``equal``. Names are the kernel's
+    parameter names (a launch passing ``T=seq_len`` maps the host name ``seq_len`` to ``T``)."""
+
+    divides: frozenset[tuple[str, str]] = frozenset()
+    equal: frozenset[tuple[str, str]] = frozenset()
+
+    def is_multiple(self, extent: str, block: str) -> bool:
+        return (extent, block) in self.divides or self.is_equal(extent, block)
+
+    def is_equal(self, extent: str, block: str) -> bool:
+        return extent == block or (extent, block) in self.equal or (block, extent) in self.equal
+
+
+def host_guards(facts: ModuleFacts, kernel: Kernel) -> HostGuards:
+    """What every use of ``kernel`` in this module's host code is guarded by: the enclosing ``if`` conditions (through
+    host names such as ``aligned = T % BT == 0 and K == BK``) and the asserts before it. A use is a launch or the
+    kernel's name passed on (``launch_on_cores(kernel, ...)``); no use, no facts."""
+    cache = facts.__dict__.setdefault("_host_guards", {})
+    found = cache.get(id(kernel.node))
+    if found is None:
+        found = cache[id(kernel.node)] = _host_guards(facts, kernel)
+    return found
+
+
+def _host_guards(facts: ModuleFacts, kernel: Kernel) -> HostGuards:
+    resolver = _analysis(facts)
+    kernel_nodes = [k.node for k in facts.kernels.values()]
+    uses = [
+        node for node in facts.index.of_type(cst.Name)
+        if node.value == kernel.name and not _inside(facts, node, kernel_nodes) and not _is_definition(facts, node)
+    ]
+    if not uses:
+        return HostGuards()
+    common: tuple[set, set] | None = None
+    for use in uses:
+        divides: set[tuple[str, str]] = set()
+        equal: set[tuple[str, str]] = set()
+        for condition in _guarding_conditions(facts, use):
+            _collect_facts(resolver, condition, use, divides, equal, 0)
+        renames = _launch_renames(facts, use, kernel)
+        divides = {(renames.get(a, a), renames.get(b, b)) for a, b in divides}
+        equal = {(renames.get(a, a), renames.get(b, b)) for a, b in equal}
+        common = (divides, equal) if common is None else (common[0] & divides, common[1] & equal)
+    return HostGuards(frozenset(common[0]), frozenset(common[1]))
+
+
+def _inside(facts: ModuleFacts, node: cst.CSTNode, functions: list[cst.FunctionDef]) -> bool:
+    return any(ancestor is function for ancestor in facts.index.ancestors(node) for function in functions)
+
+
+def _is_definition(facts: ModuleFacts, node: cst.Name) -> bool:
+    parent = facts.index.parent(node)
+    return isinstance(parent, (cst.FunctionDef, cst.ImportAlias, cst.AsName)) or (
+        isinstance(parent, cst.Attribute) and parent.attr is node
+    )
+
+
+def _guarding_conditions(facts: ModuleFacts, use: cst.CSTNode) -> list[cst.BaseExpression]:
+    """Conditions that hold where ``use`` runs: ``if`` tests of the branches it sits in (the true side), and the
+    tests of ``assert`` statements that precede it in the same host function."""
+    found: list[cst.BaseExpression] = []
+    child: cst.CSTNode = use
+    function = None
+    for ancestor in facts.index.ancestors(use):
+        if isinstance(ancestor, cst.If) and child is ancestor.body:
+            found.append(ancestor.test)
+        elif isinstance(ancestor, cst.IfExp) and child is ancestor.body:
+            found.append(ancestor.test)
+        elif isinstance(ancestor, cst.FunctionDef):
+            function = ancestor
+            break
+        child = ancestor
+    if function is not None:
+        position = facts.index.order(use)
+        for node in facts.index.subtree(function):
+            if facts.index.order(node) >= position:
+                break
+            if isinstance(node, cst.Assert) and not _conditional_in(facts, node, function):
+                found.append(node.test)
+    return found
+
+
+def _conditional_in(facts: ModuleFacts, node: cst.CSTNode, function: cst.FunctionDef) -> bool:
+    for ancestor in facts.index.ancestors(node):
+        if ancestor is function:
+            return False
+        if isinstance(ancestor, (cst.If, cst.For, cst.While, cst.Try, cst.FunctionDef)):
+            return True
+    return False
+
+
+def _collect_facts(resolver, test, site, divides: set, equal: set, depth: int) -> None:
+    if depth > _MAX_DEPTH:
+        return
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        _collect_facts(resolver, test.left, site, divides, equal, depth + 1)
+        _collect_facts(resolver, test.right, site, divides, equal, depth + 1)
+    elif isinstance(test, cst.Name):
+        status, value = resolver.lookup(test.value, site)
+        if status == "value" and isinstance(value, cst.BaseExpression):
+            _collect_facts(resolver, value, site, divides, equal, depth + 1)
+    elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        operator = test.comparisons[0].operator
+        left, right = test.left, test.comparisons[0].comparator
+        if not isinstance(operator, cst.Equal):
+            return
+        for one, other in ((left, right), (right, left)):
+            if (isinstance(one, cst.BinaryOperation) and isinstance(one.operator, cst.Modulo)
+                    and _is_integer(other, 0)):
+                pair = (_spelled(one.left), _spelled(one.right))
+                if None not in pair:
+                    divides.add(pair)
+                return
+        pair = (_spelled(left), _spelled(right))
+        if None not in pair:
+            equal.add(pair)
+
+
+def _spelled(expr: cst.BaseExpression) -> str | None:
+    if isinstance(expr, cst.Integer):
+        return str(expr.evaluated_value)
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
+def _launch_renames(facts: ModuleFacts, use: cst.Name, kernel: Kernel) -> dict[str, str]:
+    """Host name (or literal) -> kernel parameter for what a direct launch passes (``T=seq_len``, ``BT=128``)."""
+    launch = next((l for l in facts.launches if l.kernel is kernel and l.target is use), None)
+    if launch is None:
+        return {}
+    renames: dict[str, str] = {}
+    for param in kernel.params:
+        passed = _spelled(launch_argument(launch, param) or cst.Name("None"))
+        if passed is not None and passed != param and passed != "None":
+            renames.setdefault(passed, param)
+    return renames
+
+
 def _factor_magnitude(factor: Factor, kernel: Kernel) -> tuple[int, frozenset[str]]:
     from . import magnitudes as mag
 
@@ -1030,6 +1170,12 @@ def _receiver_names(*exprs: cst.BaseExpression) -> frozenset[str]:
         if isinstance(expr, cst.Name):
             found.add(expr.value)
     return frozenset(found)
+
+
+def is_model_dimension_name(name: str) -> bool:
+    """A name spelled like a model dimension (``K``, ``V``, ``D``, ``head_dim``, ``HEAD_DIM``, ``hidden_size``): a size
+    the model fixes, whatever the batch or the sequence length."""
+    return _MODEL_DIM.fullmatch(name) is not None
 
 
 def _core_name_kind(name: str) -> Kind | None:
