@@ -286,6 +286,27 @@ def constexpr_values(facts: ModuleFacts, kernel: Kernel) -> dict[str, list[int]]
     return found
 
 
+def chosen_values(facts: ModuleFacts, kernel: Kernel) -> dict[str, list[int]]:
+    """Integer values the module chooses for each constexpr parameter of ``kernel`` where it launches it or in its
+    autotune configs (not the parameter's default): the tunable choices."""
+    found: dict[str, list[int]] = {}
+    resolver = _analysis(facts)
+    for launch in launches_of(facts, kernel):
+        for name in kernel.constexpr:
+            passed = launch_argument(launch, name)
+            if passed is not None:
+                found.setdefault(name, []).extend(resolver.literal_choices(passed, launch.call, 0))
+    for name, value in _autotune_values(facts, kernel):
+        if name in kernel.constexpr:
+            found.setdefault(name, []).append(value)
+    return {name: values for name, values in found.items() if values}
+
+
+def is_tile_size_name(name: str) -> bool:
+    """A name spelled like a tile size: ``BLOCK_SIZE``, ``BLOCK_M``, ``KV_BLOCK_SIZE``, ``BLK_HEADS``, ``BT``."""
+    return _TILE_NAME.search(name) is not None
+
+
 def _autotune_values(facts: ModuleFacts, kernel: Kernel) -> list[tuple[str, int]]:
     autotune = kernel.autotune
     if autotune is None:
@@ -789,6 +810,34 @@ class _GridAnalysis:
                 return "Optional" in text or "None" in text
             scope_node = self._scope_node(scope_node)
         return False
+
+    def literal_choices(self, expr: cst.BaseExpression, site: cst.CSTNode, depth: int) -> list[int]:
+        """Every literal ``expr`` can be at ``site``: each host assignment of a name before it (``BD = 128`` in one
+        branch, ``BD = 16`` in the other), both sides of a conditional expression; empty when one of them is not
+        a literal."""
+        if isinstance(expr, cst.Integer):
+            return [int(expr.value, 0)]
+        if depth >= _MAX_DEPTH:
+            return []
+        if isinstance(expr, cst.IfExp):
+            body, orelse = self.literal_choices(expr.body, site, depth + 1), self.literal_choices(expr.orelse, site,
+                                                                                                 depth + 1)
+            return body + orelse if body and orelse else []
+        if not isinstance(expr, cst.Name):
+            return []
+        scope = self._scope(self._scope_node(site))
+        position = self.index.order(site)
+        bound = [value for at, value in scope.bindings.get(expr.value, ()) if at < position]
+        if not bound:
+            status, value = self.lookup(expr.value, site)
+            bound = [value] if status == "value" else []
+        found: list[int] = []
+        for value in bound:
+            choices = self.literal_choices(value, site, depth + 1) if isinstance(value, cst.BaseExpression) else []
+            if not choices:
+                return []  # one assignment is not a literal: the value is not known here
+            found += choices
+        return found
 
     def literal_value(self, expr: cst.BaseExpression, site: cst.CSTNode, depth: int = 0) -> int | None:
         if isinstance(expr, cst.Integer):
