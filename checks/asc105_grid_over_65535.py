@@ -498,7 +498,7 @@ def _unbounded_reason(grid: LaunchGrid, code) -> str | None:
     growing = [factor for factor in grid.factors if factor.grows_with_data]
     totals = [factor for factor in growing if factor.kind is Kind.TOTAL_SIZE]
     if totals:
-        return f"`{_text(code, totals[0].expr)}` counts the rows or elements of a whole tensor"
+        return f"{_spelled(grid, totals[0], code)} counts the rows or elements of a whole tensor"
     tiles = [factor for factor in growing if factor.kind is Kind.TILE_COUNT]
     if len(tiles) >= 2:
         return f"tile counts of two runtime extents multiply (`{_text(code, tiles[0].expr)}` and " \
@@ -507,6 +507,18 @@ def _unbounded_reason(grid: LaunchGrid, code) -> str | None:
     if runtime >= 3:
         return f"{runtime} runtime sizes multiply in `{_text(code, grid.expr)}`"
     return None
+
+
+def _spelled(grid: LaunchGrid, factor, code) -> str:
+    """The grid axis holding ``factor`` as written at the launch, and what it resolves to when that differs
+    (`` `T` (`x.view(-1, D).shape[0]`) ``)."""
+    resolved = _text(code, factor.expr)
+    elements = grid.expr.elements if isinstance(grid.expr, (cst.Tuple, cst.List)) else [grid.expr]
+    for axis, element in zip(grid.axes, elements):
+        if any(f is factor for f in axis):
+            written = _text(code, element.value if isinstance(element, cst.BaseElement) else element)
+            return f"`{written}`" if written == resolved else f"`{written}` (`{resolved}`)"
+    return f"`{resolved}`"
 
 
 def _text(code, node) -> str:

@@ -42,6 +42,11 @@ def run(x, M, N, B, H, T, cache_steps):
             "`triton.cdiv(x.numel(), 1024)` counts the rows or elements of a whole tensor",
             id="total-size",
         ),
+        pytest.param(
+            "rows = x.view(-1, 64).shape[0]\n    k[(rows,)](x, rows, BLOCK=64)",
+            "`rows` (`x.view(-1, 64).shape[0]`) counts the rows or elements of a whole tensor",
+            id="the-axis-as-written-and-what-it-resolves-to",
+        ),
     ],
 )
 def test_message_names_what_grows(launch, message):
