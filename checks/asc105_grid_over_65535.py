@@ -10,12 +10,25 @@ _LIMIT = 65535
 class GridOver65535(Rule):
     """Flags a launch whose grid size grows with the data and has no cap, so it can pass 65535 programs.
 
-    The grid is followed through the launching host function (tuples, `lambda meta: (...)`, names assigned from
-    `triton.cdiv`, `numel()` or shapes). It is flagged when its size is a literal above 65535, when two tile
-    counts of runtime extents multiply (M-tiles x N-tiles), when three or more runtime factors multiply
-    (`(NT, B * H)`), or when an axis counts a total size (`cdiv(x.numel(), BLOCK)`). A factor under
-    `min(..., cap)` or computed per chunk inside a host loop `for start in range(0, n, step)` is bounded.
-    A module that sets `TRITON_ALL_BLOCKS_PARALLEL` itself has chosen the launcher's clamping and is not flagged.
+    The grid is followed through the launching host function (tuples, `lambda meta: (...)` and `def grid(meta)`,
+    where `meta["M"]` is what the launch passes for `M`, names assigned from `triton.cdiv`, `numel()`, shapes and
+    conditional expressions). Each factor of the grid product is a literal, a core count, a tile count of a
+    runtime extent (`triton.cdiv(M, BM)`, `(n + B - 1) // B`), a total size or a plain extent (`B`,
+    `x.shape[0]`). The launch is flagged when its size is a literal above 65535, when two tile counts of
+    runtime extents multiply (M-tiles x N-tiles), when three or more runtime sizes multiply (`(NT, B * H)`;
+    `cdiv(B * T, 64)` counts two), or when an axis counts a total size: the elements of a tensor
+    (`cdiv(x.numel(), BLOCK)`, `cdiv(B * T * D, BLOCK)`) or its flattened rows, one program (or a small tile)
+    per token (`x.view(-1, D).shape[0]`, `b * s` of `b, s, _ = x.shape`).
+
+    Not reported: a factor under `min(..., cap)` or computed per chunk inside a host loop
+    `for start in range(0, n, step)`; grids sized from the core count, also indirectly (`cdiv(n, ceil(n /
+    CORES))`, `cdiv(num_vectorcore, n_cols) x n_cols`, a host name such as `num_vectorcore` unpacked from a
+    device query); plain extents (`(B, H)`, `(B * H,)`), including the number of segments of an offsets array
+    (`cu_seqlens.numel() - 1`) and a head count taken from a per-head tensor (`H = A_log.numel()`); a ratio of
+    two sizes (`N // group_size`); tile counts of a model dimension (`cdiv(V, BV)`, `cdiv(head_dim, BD)`,
+    the last dimension of a `[B, T, H, D]` tensor), which the model fixes whatever the batch or the sequence
+    length. A module that sets `TRITON_ALL_BLOCKS_PARALLEL` itself has chosen the launcher's clamping and is not
+    flagged.
     """
 
     code = "ASC105"
@@ -139,6 +152,63 @@ class GridOver65535(Rule):
                         cdiv(cols, 256),
                     )
                 ](x, y, rows, cols, BR=16, BC=256)
+            """,
+        ),
+        Invalid(
+            """
+            import triton
+
+            @triton.jit
+            def matmul(a_ptr, b_ptr, c_ptr, M, N, BM: triton.language.constexpr, BN: triton.language.constexpr):
+                pass
+
+            def run(a, b, c):
+                grid = lambda meta: (triton.cdiv(meta["M"], meta["BM"]) * triton.cdiv(meta["N"], meta["BN"]),)
+                matmul[grid](a, b, c, a.shape[0], b.shape[1], BM=64, BN=64)
+            """,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def rms_rows(x_ptr, n_rows, D: tl.constexpr, BR: tl.constexpr):
+                pass
+
+            def run(x):
+                b, s, _ = x.shape
+                rms_rows[(triton.cdiv(b * s, 64),)](x, b * s, D=x.shape[-1], BR=64)
+            """,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def norm_row(x_ptr, D: tl.constexpr):
+                pass
+
+            def run(x):
+                D = x.shape[-1]
+                T = x.view(-1, D).shape[0]
+                norm_row[(T,)](x, D=D)
+            """,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def chunk_scan(q_ptr, T, BT: tl.constexpr):
+                pass
+
+            def run(q, cu_seqlens, chunk_indices, BT=64):
+                B, T, H, K = q.shape
+                NT = triton.cdiv(T, BT) if cu_seqlens is None else len(chunk_indices)
+                chunk_scan[(NT, B * H)](q, T, BT=BT)
             """,
         ),
         Invalid(
@@ -291,14 +361,88 @@ class GridOver65535(Rule):
         ),
         Valid(
             """
+            import math
+
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def gather(x_ptr, n, BLOCK: tl.constexpr):
+                pass
+
+            def run(x, props):
+                n = x.numel()
+                cores = props["num_vectorcore"]
+                block = math.ceil(n / cores)
+                grid = lambda meta: (triton.cdiv(n, meta["BLOCK"]),)
+                gather[grid](x, n, BLOCK=block)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def split_rows(x_ptr, n_rows, BLOCK: tl.constexpr):
+                pass
+
+            def run(x, device_properties, kv_hidden, head_dim):
+                _, num_vectorcore = device_properties()
+                n_cols = kv_hidden // head_dim
+                n_rows = (num_vectorcore + n_cols - 1) // n_cols
+                split_rows[(n_rows, n_cols, 1)](x, x.shape[0], BLOCK=head_dim)
+                groups = x.shape[-1] // head_dim
+                split_rows[(triton.cdiv(num_vectorcore, groups), groups)](x, x.shape[0], BLOCK=head_dim)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def attn_bwd(q_ptr, seq_offsets, A_log, BLOCK: tl.constexpr):
+                pass
+
+            def run(q, seq_offsets, A_log):
+                batch = seq_offsets.numel() - 1
+                _, head_num, head_dim = q.shape
+                attn_bwd[(batch * head_num, 1)](q, seq_offsets, A_log, BLOCK=64)
+                H = A_log.numel()
+                attn_bwd[(batch, H)](q, seq_offsets, A_log, BLOCK=64)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def chunk_out(o_ptr, V, BV: tl.constexpr):
+                pass
+
+            def run(o, v, cu_seqlens, dim):
+                B, T, H, V = v.shape
+                N = B if cu_seqlens is None else len(cu_seqlens) - 1
+                chunk_out[lambda meta: (triton.cdiv(V, meta["BV"]), N * H)](o, V, BV=64)
+                _, _, _, e = v.shape
+                NV = triton.cdiv(e, 32)
+                chunk_out[(NV, N, H)](o, V, BV=32)
+                chunk_out[(triton.cdiv(B, 8), triton.cdiv(dim, 512))](o, V, BV=512)
+            """
+        ),
+        Valid(
+            """
             import triton
 
             @triton.jit
-            def k(x_ptr, n):
+            def norm(x_ptr, M, ngroups, BLOCK_M: triton.language.constexpr):
                 pass
 
-            def run(x, grid):
-                k[grid](x, x.numel())
+            def run(x, M, N, group_size):
+                ngroups = N // group_size
+                norm[(triton.cdiv(M, 64), ngroups)](x, M, ngroups, BLOCK_M=64)
             """
         ),
     ]
@@ -307,7 +451,7 @@ class GridOver65535(Rule):
         if _opts_into_block_clamping(self.context.index):
             return
         for launch in self.facts.launches:
-            reason = _unbounded_reason(launch_grid(self.facts, launch))
+            reason = _unbounded_reason(launch_grid(self.facts, launch), self.context.module.code_for_node)
             if reason is not None:
                 self.report(launch.call, self.message.format(reason=reason))
 
@@ -344,18 +488,40 @@ def _is_zero(node) -> bool:
     return isinstance(node, cst.SimpleString) and node.evaluated_value == "0"
 
 
-def _unbounded_reason(grid: LaunchGrid) -> str | None:
+def _unbounded_reason(grid: LaunchGrid, code) -> str | None:
     """Why the grid can pass the limit, or None when it is bounded or not visible."""
     if grid.axes is None:
         return None
     size = grid.static_size
     if size is not None:
         return f"it launches {size} programs" if size > _LIMIT else None
-    growing = [factor for factor in grid.factors if factor.grows]
-    if any(factor.kind is Kind.TOTAL_SIZE for factor in growing):
-        return "an axis counts the tiles of a whole tensor's size"
-    if sum(factor.kind is Kind.TILE_COUNT for factor in growing) >= 2:
-        return "tile counts of two runtime extents multiply"
-    if len(growing) >= 3:
-        return f"{len(growing)} runtime sizes multiply"
+    growing = [factor for factor in grid.factors if factor.grows_with_data]
+    totals = [factor for factor in growing if factor.kind is Kind.TOTAL_SIZE]
+    if totals:
+        return f"{_spelled(grid, totals[0], code)} counts the rows or elements of a whole tensor"
+    tiles = [factor for factor in growing if factor.kind is Kind.TILE_COUNT]
+    if len(tiles) >= 2:
+        return f"tile counts of two runtime extents multiply (`{_text(code, tiles[0].expr)}` and " \
+               f"`{_text(code, tiles[1].expr)}`)"
+    runtime = sum(factor.weight for factor in growing)
+    if runtime >= 3:
+        return f"{runtime} runtime sizes multiply in `{_text(code, grid.expr)}`"
     return None
+
+
+def _spelled(grid: LaunchGrid, factor, code) -> str:
+    """The grid axis holding ``factor`` as written at the launch, and what it resolves to when that differs
+    (`` `T` (`x.view(-1, D).shape[0]`) ``)."""
+    resolved = _text(code, factor.expr)
+    elements = grid.expr.elements if isinstance(grid.expr, (cst.Tuple, cst.List)) else [grid.expr]
+    for axis, element in zip(grid.axes, elements):
+        if any(f is factor for f in axis):
+            written = _text(code, element.value if isinstance(element, cst.BaseElement) else element)
+            return f"`{written}`" if written == resolved else f"`{written}` (`{resolved}`)"
+    return f"`{resolved}`"
+
+
+def _text(code, node) -> str:
+    """Source text of a grid part on one line, shortened for the message."""
+    text = " ".join(code(node).split())
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -14,6 +14,13 @@ class DotLhsReuse(Rule):
     Later reads include other dots, stores, arithmetic, a copy taken after the dot, and the next iteration of a
     loop. Reads inside the same `tl.dot` call, metadata reads such as `.dtype` or `.shape`, reads after the name
     was reassigned and reads in the other branch of an `if` do not count.
+
+    The flash-attention shape is reported on purpose: a query tile loaded once before a KV loop and passed as the
+    left operand of `tl.dot(q, k)` on every iteration. Reuse across iterations is the trap itself (the first
+    iteration's dot may overwrite `q`, every later one reads what is left), a second use as left operand is one
+    of the confirmed clobber patterns, and nothing in the shape makes the first dot leave its operand intact; that
+    some published kernels use it does not show it safe, only that a clobber there shows up as numeric drift
+    rather than a failure. Copying the tile inside the loop costs one vector add per iteration.
     """
 
     code = "ASC301"

@@ -17,8 +17,14 @@ class RuntimeDualDmaPath(Rule):
     """Flags a runtime `if` whose branches move the same tensor by a block pointer in one branch and by a
     masked pointer `tl.load` / `tl.store` in the other.
 
-    An `if` on constexprs only is resolved at compile time and is fine; so is a block-pointer load in one
-    branch against a zero fill (`tl.zeros`) in the other.
+    An `if` decided at compile time is fine: on constexprs, on a flag assigned only constants
+    (`is_tail = False`), or on a flag that each constexpr mode sets to a constant except the one mode kept as the
+    runtime fallback (`if TAIL_MODE == 0: is_tail = False` / `elif TAIL_MODE == 1: is_tail = True` /
+    `else: is_tail = t0 + BT > T`): every other mode compiles one path. Loads and stores under such a mode
+    condition are compared mode by mode, so two branches that each pick by `is_tail` hold one path per compiled
+    mode. Not reported either: a block-pointer load in one branch against a zero fill (`tl.zeros`) in the other,
+    and a branch that adds a masked edge load (the first rows of a sequence) next to the block-pointer path that
+    both branches use: the runtime `if` does not choose between the two paths there.
     """
 
     code = "ASC302"
@@ -80,6 +86,64 @@ class RuntimeDualDmaPath(Rule):
                     b = language.zeros((BT, BD), dtype=language.float32)
                 p_y = language.make_block_ptr(y_ptr, (T, D), (D, 1), (i_t * BT, 0), (BT, BD), (1, 0))
                 language.store(p_y, b, boundary_check=(0, 1))
+            """,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def copy_rows(x_ptr, T, D, BT: tl.constexpr, BD: tl.constexpr, MODE: tl.constexpr):
+                i_t = tl.program_id(0)
+                if MODE == 0:
+                    is_tail = (i_t + 1) * BT > T
+                else:
+                    is_tail = i_t * BT + BT > T - 1
+                if is_tail:
+                    rows = i_t * BT + tl.arange(0, BT)
+                    tl.store(x_ptr + rows[:, None] * D + tl.arange(0, BD)[None, :], 0.0, mask=rows[:, None] < T)
+                else:
+                    p = tl.make_block_ptr(x_ptr, (T, D), (D, 1), (i_t * BT, 0), (BT, BD), (1, 0))
+                    tl.store(p, tl.zeros((BT, BD), dtype=tl.float32), boundary_check=(0, 1))
+            """,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def copy_rows(x_ptr, T, D, BT: tl.constexpr, BD: tl.constexpr, TAIL_MODE: tl.constexpr):
+                i_t = tl.program_id(0)
+                if TAIL_MODE == 0:
+                    is_tail = False
+                else:
+                    is_tail = (i_t + 1) * BT > T
+                if is_tail or i_t == 0:
+                    rows = i_t * BT + tl.arange(0, BT)
+                    tl.store(x_ptr + rows[:, None] * D + tl.arange(0, BD)[None, :], 0.0, mask=rows[:, None] < T)
+                else:
+                    p = tl.make_block_ptr(x_ptr, (T, D), (D, 1), (i_t * BT, 0), (BT, BD), (1, 0))
+                    tl.store(p, tl.zeros((BT, BD), dtype=tl.float32), boundary_check=(0, 1))
+            """,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def head_or_bulk(x_ptr, T, D, W, BT: tl.constexpr, BD: tl.constexpr, HAS_X: tl.constexpr):
+                t0 = tl.program_id(0) * BT
+                if t0 >= W:
+                    if HAS_X:
+                        p = tl.make_block_ptr(x_ptr, (T, D), (D, 1), (t0, 0), (BT, BD), (1, 0))
+                        b = tl.load(p, boundary_check=(0, 1))
+                else:
+                    if HAS_X:
+                        rows = t0 + tl.arange(0, BT)
+                        b = tl.load(x_ptr + rows[:, None] * D + tl.arange(0, BD)[None, :], mask=rows[:, None] < T)
             """,
         ),
     ]
@@ -154,6 +218,104 @@ class RuntimeDualDmaPath(Rule):
                     tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < T) - 1, mask=offs < T)
             """
         ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def copy_rows(x_ptr, T, D, BT: tl.constexpr, BD: tl.constexpr, TAIL_MODE: tl.constexpr):
+                # TAIL_MODE: 0 = bulk launch (block pointers), 1 = tail launch (masked), 2 = runtime (varlen)
+                i_t = tl.program_id(0)
+                if TAIL_MODE == 0:
+                    is_tail = False
+                elif TAIL_MODE == 1:
+                    is_tail = True
+                else:
+                    is_tail = (i_t + 1) * BT > T
+                if is_tail:
+                    rows = i_t * BT + tl.arange(0, BT)
+                    tl.store(x_ptr + rows[:, None] * D + tl.arange(0, BD)[None, :], 0.0, mask=rows[:, None] < T)
+                else:
+                    p = tl.make_block_ptr(x_ptr, (T, D), (D, 1), (i_t * BT, 0), (BT, BD), (1, 0))
+                    tl.store(p, tl.zeros((BT, BD), dtype=tl.float32), boundary_check=(0, 1))
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def copy_rows(x_ptr, T, D, BT: tl.constexpr, BD: tl.constexpr, FULL: tl.constexpr):
+                i_t = tl.program_id(0)
+                is_tail = True
+                if FULL:
+                    is_tail = False
+                if is_tail:
+                    rows = i_t * BT + tl.arange(0, BT)
+                    tl.store(x_ptr + rows[:, None] * D + tl.arange(0, BD)[None, :], 0.0, mask=rows[:, None] < T)
+                else:
+                    p = tl.make_block_ptr(x_ptr, (T, D), (D, 1), (i_t * BT, 0), (BT, BD), (1, 0))
+                    tl.store(p, tl.zeros((BT, BD), dtype=tl.float32), boundary_check=(0, 1))
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def shifted(x_ptr, T, D, W, BT: tl.constexpr, BD: tl.constexpr, TAIL_MODE: tl.constexpr):
+                t0 = tl.program_id(0) * BT
+                if TAIL_MODE == 0:
+                    is_tail = False
+                else:
+                    is_tail = t0 + BT > T
+                rows = t0 + tl.arange(0, BT)
+                if t0 >= W:
+                    if is_tail:
+                        b = tl.load(x_ptr + rows[:, None] * D + tl.arange(0, BD)[None, :], mask=rows[:, None] < T)
+                    else:
+                        b = tl.load(tl.make_block_ptr(x_ptr, (T, D), (D, 1), (t0, 0), (BT, BD), (1, 0)),
+                                    boundary_check=(0, 1))
+                else:
+                    if is_tail:
+                        b = tl.load(x_ptr + rows[:, None] * D + tl.arange(0, BD)[None, :], mask=rows[:, None] < W)
+                    else:
+                        b = tl.zeros((BT, BD), dtype=tl.float32)
+                tl.store(x_ptr + rows[:, None] * D + tl.arange(0, BD)[None, :], b, mask=rows[:, None] < T)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def conv_bwd(dy_ptr, T, D, W, BT: tl.constexpr, BD: tl.constexpr, TAIL_MODE: tl.constexpr):
+                t0 = tl.program_id(0) * BT
+                if TAIL_MODE == 0:
+                    is_tail = False
+                else:
+                    is_tail = t0 + BT > T
+                rows = t0 + tl.arange(0, BT)
+                p = tl.make_block_ptr(dy_ptr, (T, D), (D, 1), (t0, 0), (BT, BD), (1, 0))
+                if t0 >= W:
+                    if is_tail:
+                        b = tl.load(dy_ptr + rows[:, None] * D + tl.arange(0, BD)[None, :], mask=rows[:, None] < T)
+                    else:
+                        b = tl.load(p, boundary_check=(0, 1))
+                else:
+                    if is_tail:
+                        b = tl.load(dy_ptr + rows[:, None] * D + tl.arange(0, BD)[None, :], mask=rows[:, None] < T)
+                    else:
+                        b = tl.load(p, boundary_check=(0, 1))
+                    head = tl.load(dy_ptr + rows[:, None] * D + tl.arange(0, BD)[None, :], mask=rows[:, None] < W)
+                    b += head
+                tl.store(p, b, boundary_check=(0, 1))
+            """
+        ),
     ]
 
     def visit_If(self, node: cst.If) -> None:
@@ -161,23 +323,23 @@ class RuntimeDualDmaPath(Rule):
         if kernel is None or node.orelse is None:
             return
         analysis = self.context.analysis(kernel)
-        if analysis.is_constexpr(node.test):
+        if _folds_per_mode(analysis, node.test):
             return
         index = self.context.index
         nodes = index.subtree(node)
         split = index.order(node.orelse) - index.order(node)
         origins = block_pointer_origins(self.context, kernel)
-        taken = self._paths(analysis, origins, nodes[1:split])
-        other = self._paths(analysis, origins, nodes[split:])
+        taken = self._paths(analysis, origins, nodes[1:split], node)
+        other = self._paths(analysis, origins, nodes[split:], node)
         for base in sorted(taken.keys() & other.keys()):
-            block_then_masked = _BLOCK in taken[base] and _MASKED in other[base]
-            if block_then_masked or (_MASKED in taken[base] and _BLOCK in other[base]):
+            if _dual(taken[base], other[base]) or _dual(other[base], taken[base]):
                 self.report(node, self.message.format(base=base))
                 return
 
-    def _paths(self, analysis: KernelAnalysis, origins, nodes) -> dict[str, set[str]]:
-        """Base pointer parameter -> DMA paths that load or store it among ``nodes``."""
-        paths: dict[str, set[str]] = {}
+    def _paths(self, analysis: KernelAnalysis, origins, nodes, outer: cst.If) -> dict[str, list[tuple[str, dict]]]:
+        """Base pointer parameter -> (DMA path, modes) of each load or store of it among ``nodes``; the modes are
+        the compile-time choices (``if TAIL_MODE == 0``, ``if is_tail_chunk`` set per mode) that select it."""
+        paths: dict[str, list[tuple[str, dict]]] = {}
         for node in nodes:
             if not isinstance(node, cst.Call):
                 continue
@@ -186,16 +348,90 @@ class RuntimeDualDmaPath(Rule):
                 continue
             pointer = argument(node, 0, "pointer")
             blocks = origins.of(pointer)
+            found: list[tuple[str, str]] = []
             if blocks:
                 for block in blocks:
                     # a block made in a jit helper is traced through the helper call's first argument instead
                     local = self.facts.enclosing_kernel(block) is analysis.kernel
-                    for base in _roots(analysis, argument(block, 0, "base") if local else pointer):
-                        paths.setdefault(base, set()).add(_BLOCK)
+                    found += [(base, _BLOCK) for base in _roots(analysis, argument(block, 0, "base") if local else pointer)]
             elif argument(node, _MASK_POSITION[op], "mask") is not None:
-                for base in _roots(analysis, pointer):
-                    paths.setdefault(base, set()).add(_MASKED)
+                found += [(base, _MASKED) for base in _roots(analysis, pointer)]
+            if found:
+                modes = self._modes(analysis, node, outer)
+                for base, path in found:
+                    paths.setdefault(base, []).append((path, modes))
         return paths
+
+    def _modes(self, analysis: KernelAnalysis, node: cst.CSTNode, outer: cst.If) -> dict[str, str]:
+        """The compile-time conditions between ``outer`` and ``node``: condition source -> branch taken."""
+        modes: dict[str, str] = {}
+        child = node
+        for ancestor in self.context.index.ancestors(node):
+            if ancestor is outer:
+                break
+            if isinstance(ancestor, cst.If) and child is not ancestor.test and _folds_per_mode(analysis, ancestor.test):
+                key = " ".join(self.context.module.code_for_node(ancestor.test).split())
+                modes[key] = "body" if child is ancestor.body else "orelse"
+            child = ancestor
+        return modes
+
+
+def _dual(first: list[tuple[str, dict]], second: list[tuple[str, dict]]) -> bool:
+    """A block-pointer path in ``first`` and a masked path in ``second`` that one compiled kernel holds together
+    (no compile-time condition selects them on opposite sides), where ``second`` moves the data only by the masked
+    path: a branch that adds a masked edge load next to the block-pointer path both branches share does not
+    choose between two paths."""
+    for path, modes in first:
+        if path != _BLOCK:
+            continue
+        for other_path, other_modes in second:
+            if other_path != _MASKED or not _compatible(modes, other_modes):
+                continue
+            if not any(p == _BLOCK and _compatible(m, other_modes) for p, m in second):
+                return True
+    return False
+
+
+def _compatible(first: dict, second: dict) -> bool:
+    return all(second.get(key, side) == side for key, side in first.items())
+
+
+def _folds_per_mode(analysis: KernelAnalysis, test: cst.BaseExpression) -> bool:
+    """The condition is decided at compile time: folded on every path (``is_tail = False`` is), or built only from
+    flags that each constexpr mode assigns a constant, except the one mode kept as the runtime fallback
+    (``if TAIL_MODE == 0: is_tail = False`` ... ``else: is_tail = t0 + BT > T``)."""
+    if analysis.is_compile_time(test):
+        return True
+    if isinstance(test, cst.Name):
+        return _set_per_mode(analysis, test)
+    if isinstance(test, cst.UnaryOperation):
+        return _folds_per_mode(analysis, test.expression)
+    if isinstance(test, cst.BooleanOperation):
+        return _folds_per_mode(analysis, test.left) and _folds_per_mode(analysis, test.right)
+    if isinstance(test, cst.Comparison):
+        return all(_folds_per_mode(analysis, part) for part in (test.left, *(c.comparator for c in test.comparisons)))
+    return False
+
+
+def _set_per_mode(analysis: KernelAnalysis, read: cst.Name) -> bool:
+    definitions = analysis.definitions(read)
+    folded = [d for d in definitions if d.kind == "assign" and d.value is not None and analysis.is_compile_time(d.value)]
+    runtime = [d for d in definitions if not any(d is f for f in folded)]
+    return bool(folded) and bool(runtime) and all(
+        d.kind == "assign" and _in_compile_time_branch(analysis, d.statement) for d in runtime
+    )
+
+
+def _in_compile_time_branch(analysis: KernelAnalysis, statement: cst.CSTNode) -> bool:
+    """``statement`` runs only in some compiled variants: it sits in a branch of an ``if`` on constexprs."""
+    child = statement
+    for ancestor in analysis.index.ancestors(statement):
+        if ancestor is analysis.kernel.node:
+            return False
+        if isinstance(ancestor, cst.If) and child is not ancestor.test and analysis.is_compile_time(ancestor.test):
+            return True
+        child = ancestor
+    return False
 
 
 def _roots(analysis: KernelAnalysis, expr, depth: int = 0) -> set[str]:

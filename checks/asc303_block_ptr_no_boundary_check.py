@@ -4,6 +4,7 @@ import libcst as cst
 
 from ascendlint.analysis.values import argument
 from ascendlint.analysis.block_pointers import block_pointer_origins, block_rank
+from ascendlint.analysis.grid import host_guards, is_model_dimension_name
 from ascendlint.diagnostics import Edit, FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
@@ -14,6 +15,17 @@ class BlockPtrNoBoundaryCheck(Rule):
     """Flags `tl.load` / `tl.store` of a block pointer that passes no `boundary_check`.
 
     Block pointers made by `tl.make_block_ptr`, moved by `tl.advance` or returned by a jit helper all count.
+    Not reported when the block provably never overshoots: in every dimension its block extent equals the tensor
+    extent at offset 0 (`(W, D)` blocks of a `(W, D)` weight), or every launch of the kernel in the module is
+    guarded by the host (`if T % BT == 0 and K == BK:`, through host names, or an `assert D % BD == 0` before
+    it) and the offset is a multiple of the block (`i_t * BT`); nor when the access sits in a branch of an `if`
+    on constexprs whose other branch moves the same block with `boundary_check` (a `TAIL_MODE` split: this
+    variant is launched for full tiles only).
+
+    A dimension whose extent is a model dimension (`K`, `V`, `D`, `HEAD_DIM`, `hidden_size`) is not reported by
+    default: model sizes are multiples of the usual power-of-two blocks, and the host usually picks the block to
+    divide them, in ways a linter cannot follow. Set `check-model-dimensions = true` to report those too (a head
+    dim of 96 under a block of 128 does overshoot).
     """
 
     code = "ASC303"
@@ -21,6 +33,7 @@ class BlockPtrNoBoundaryCheck(Rule):
     message = "block-pointer {op} without `boundary_check`: the last tile can run past the tensor"
     severity = Severity.WARNING
     fix_safety = FixSafety.UNSAFE
+    options = {"check-model-dimensions": False}
     why = """
         A block pointer's DMA (MTE) copies the whole block. Without `boundary_check` nothing clips the last tile
         of a dimension that the block size does not divide, so the transfer reads or writes past the allocation
@@ -194,6 +207,69 @@ class BlockPtrNoBoundaryCheck(Rule):
                 tl.store(o + i_t * BT + tl.arange(0, BT), row_sum(p_x))
             """,
         ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def rows(x_ptr, T, BT: tl.constexpr, BK: tl.constexpr, K: tl.constexpr):
+                p = tl.make_block_ptr(x_ptr, (T, K), (K, 1), (tl.program_id(0) * BT, 0), (BT, BK), (1, 0))
+                tl.store(p, tl.load(p) * 2)
+
+            def run(x, T, BT):
+                if T % BT == 0:
+                    rows[(T // BT,)](x, T, BT=BT, BK=64, K=64)
+                rows[(triton.cdiv(T, BT),)](x, T, BT=BT, BK=64, K=64)
+            """,
+            count=2,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def scan(x_ptr, N, lo, BN: tl.constexpr):
+                p = tl.make_block_ptr(x_ptr, (N,), (1,), (0,), (BN,), (0,))
+                p = tl.advance(p, (lo,))
+                tl.store(p, tl.load(p) + 1)
+
+            def run(x, N, lo):
+                assert N % 128 == 0
+                scan[(1,)](x, N, lo, BN=128)
+            """,
+            count=2,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def whole(x_ptr, W: tl.constexpr, D: tl.constexpr):
+                p = tl.make_block_ptr(x_ptr, (W, D), (D, 1), (tl.program_id(0), 0), (W, D), (1, 0))
+                tl.store(p, tl.load(p) * 2)
+            """,
+            count=2,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def split(x_ptr, y_ptr, T, D, BT: tl.constexpr, BD: tl.constexpr, TAIL_MODE: tl.constexpr):
+                i_t = tl.program_id(0)
+                p_x = tl.make_block_ptr(x_ptr, (T, D), (D, 1), (i_t * BT, 0), (BT, BD), (1, 0))
+                p_y = tl.make_block_ptr(y_ptr, (T, D), (D, 1), (i_t * BT, 0), (BT, BD), (1, 0))
+                if TAIL_MODE == 0:
+                    b = tl.load(p_x)
+                else:
+                    b = tl.load(p_y, boundary_check=(0, 1))
+                tl.store(p_y, b, boundary_check=(0, 1))
+            """,
+        ),
     ]
     VALID = [
         Valid(
@@ -281,6 +357,89 @@ class BlockPtrNoBoundaryCheck(Rule):
             import triton
             import triton.language as tl
 
+            @triton.jit
+            def conv_weight(w_ptr, o_ptr, W: tl.constexpr, D: tl.constexpr):
+                p_w = tl.make_block_ptr(w_ptr, (W, D), (D, 1), (0, 0), (W, D), (1, 0))
+                tl.store(o_ptr + tl.arange(0, D), tl.sum(tl.load(p_w), 0))
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def bulk_or_tail(x_ptr, T, D, BT: tl.constexpr, BD: tl.constexpr, TAIL_MODE: tl.constexpr):
+                # TAIL_MODE 0: launched for the full tiles only; 1: the last, partial tile
+                i_t = tl.program_id(0)
+                p_x = tl.make_block_ptr(x_ptr, (T, D), (D, 1), (i_t * BT, 0), (BT, BD), (1, 0))
+                if TAIL_MODE == 0:
+                    b = tl.load(p_x)
+                    tl.store(p_x, b * 2)
+                else:
+                    b = tl.load(p_x, boundary_check=(0, 1))
+                    tl.store(p_x, b * 2, boundary_check=(0, 1))
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def aligned(k_ptr, v_ptr, T, K: tl.constexpr, V: tl.constexpr, BT: tl.constexpr, BK: tl.constexpr,
+                        BV: tl.constexpr):
+                i_v, i_t = tl.program_id(0), tl.program_id(1)
+                v_start = i_v * BV
+                p_k = tl.make_block_ptr(k_ptr, (T, K), (K, 1), (i_t * BT, 0), (BT, BK), (1, 0))
+                p_v = tl.make_block_ptr(v_ptr, (T, V), (V, 1), (i_t * BT, v_start), (BT, BV), (1, 0))
+                tl.store(p_v, tl.load(p_v) + tl.sum(tl.load(p_k), 1)[:, None])
+
+            def launch_on_cores(kernel, grid, **kwargs):
+                kernel[grid](**kwargs)
+
+            def run(k, v, T, K, V, BT, BV):
+                BK = triton.next_power_of_2(K)
+                one_slab = T % BT == 0 and K == BK and V % BV == 0
+                if one_slab:
+                    launch_on_cores(aligned, (V // BV, T // BT), k_ptr=k, v_ptr=v, T=T, K=K, V=V, BT=BT, BK=BK,
+                                    BV=BV)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def rows(x_ptr, T, BT: tl.constexpr):
+                p = tl.make_block_ptr(x_ptr, (T,), (1,), (tl.program_id(0) * BT,), (BT,), (0,))
+                p = tl.advance(p, (BT,))
+                tl.store(p, tl.load(p) * 2)
+
+            def run(x, seq_len):
+                assert seq_len % 64 == 0, "whole tiles only"
+                assert seq_len % 128 == 0
+                rows[(seq_len // 128,)](x, seq_len, BT=128)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def conv_weight_tile(w_ptr, o_ptr, D, W: tl.constexpr, BD: tl.constexpr):
+                i_d = tl.program_id(0)
+                p_w = tl.make_block_ptr(w_ptr, (W, D), (D, 1), (0, i_d * BD), (W, BD), (1, 0))
+                tl.store(o_ptr + i_d * BD + tl.arange(0, BD), tl.sum(tl.load(p_w), 0))
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
             def host_side(buffer, p):
                 return buffer.load(p)
             """
@@ -296,8 +455,13 @@ class BlockPtrNoBoundaryCheck(Rule):
         kernel = self.facts.enclosing_kernel(node)
         if kernel is None:
             return
-        origins = block_pointer_origins(self.context, kernel).of(argument(node, 0, "pointer"))
+        resolver = block_pointer_origins(self.context, kernel)
+        origins = resolver.of(argument(node, 0, "pointer"))
         if not origins:
+            return
+        if self._full_tiles_only(node, kernel, resolver, origins):
+            return
+        if not any(self._may_overshoot(origin, kernel) for origin in origins):
             return
         ranks = {block_rank(origin) for origin in origins}
         rank = ranks.pop() if len(ranks) == 1 else None
@@ -307,6 +471,115 @@ class BlockPtrNoBoundaryCheck(Rule):
             fix_message=None if rank is None else f"Add `boundary_check={_checked_axes(rank)}`",
             edits=None if rank is None else lambda loc: [_append_keyword(loc, node, rank)],
         )
+
+
+    # -- blocks that provably stay inside the tensor --------------------------------------------------------------
+    def _full_tiles_only(self, node: cst.Call, kernel, resolver, origins: list[cst.Call]) -> bool:
+        """The access sits in a branch of an ``if`` on constexprs whose other branch moves the same block with
+        ``boundary_check``: a ``TAIL_MODE``-style split, where this variant is launched for full tiles only."""
+        analysis = self.context.analysis(kernel)
+        index = self.context.index
+        child = node
+        for ancestor in index.ancestors(node):
+            if ancestor is kernel.node:
+                return False
+            if isinstance(ancestor, cst.If) and child is not ancestor.test and ancestor.orelse is not None:
+                if analysis.is_compile_time(ancestor.test):
+                    nodes = index.subtree(ancestor)
+                    split = index.order(ancestor.orelse) - index.order(ancestor)
+                    other = nodes[split:] if child is ancestor.body else nodes[1:split]
+                    if self._checked_access(other, resolver, origins):
+                        return True
+            child = ancestor
+        return False
+
+    def _checked_access(self, branch: list, resolver, origins: list[cst.Call]) -> bool:
+        for candidate in branch:
+            if not isinstance(candidate, cst.Call) or self.facts.qualname(candidate.func) not in _MASK_POSITION:
+                continue
+            if argument(candidate, 3, "boundary_check") is None:
+                continue
+            found = resolver.of(argument(candidate, 0, "pointer"))
+            if any(any(f is o for o in origins) for f in found):
+                return True
+        return False
+
+    def _may_overshoot(self, block: cst.Call, kernel) -> bool:
+        """Some dimension of the block can run past the tensor. A dimension stays inside when its block extent equals
+        the tensor extent at offset 0, or when the host guards every launch with ``extent % block == 0`` (or
+        ``extent == block``) and the offset is a multiple of the block (``i_t * BT``), with no ``tl.advance``
+        moving it by anything else. A model dimension (``K``, ``D``, ``HEAD_DIM``) counts only with the
+        ``check-model-dimensions`` option: model sizes are multiples of the usual power-of-two blocks."""
+        shape, offsets, block_shape = (argument(block, 1, "shape"), argument(block, 3, "offsets"),
+                                       argument(block, 4, "block_shape"))
+        parts = [p for p in (shape, offsets, block_shape) if isinstance(p, (cst.Tuple, cst.List))]
+        if len(parts) != 3 or len({len(p.elements) for p in parts}) != 1:
+            return True
+        owner = self.facts.enclosing_kernel(block) or kernel
+        analysis = self.context.analysis(owner)
+        guards = host_guards(self.facts, owner)
+        code = self.context.module.code_for_node
+        moves = self._advances(owner, block)
+        if moves is None:
+            return True
+        model_dimensions = self.settings["check-model-dimensions"]
+        for dim, (extent, offset, size) in enumerate(zip(*(e.elements for e in parts))):
+            extent, offset, size = extent.value, offset.value, size.value
+            steps = [offset] + [move[dim] for move in moves]
+            if all(_is_zero(step) for step in steps) and (
+                    code(extent) == code(size) or _names_equal(guards, extent, size)):
+                continue
+            if _names_divide(guards, extent, size) and all(_is_multiple(analysis, step, size, 0) for step in steps):
+                continue
+            if not model_dimensions and isinstance(extent, cst.Name) and is_model_dimension_name(extent.value):
+                continue
+            return True
+        return False
+
+    def _advances(self, kernel, block: cst.Call) -> list[list[cst.BaseExpression]] | None:
+        """The offsets of every ``tl.advance`` applied to ``block`` in its kernel (None when one is not a tuple)."""
+        resolver = block_pointer_origins(self.context, kernel)
+        moves = []
+        for node in self.context.index.subtree(kernel.node):
+            if not isinstance(node, cst.Call) or self.facts.qualname(node.func) != "tl.advance":
+                continue
+            if not any(origin is block for origin in resolver.of(argument(node, 0, "base"))):
+                continue
+            offsets = argument(node, 1, "offsets")
+            if not isinstance(offsets, (cst.Tuple, cst.List)):
+                return None
+            moves.append([element.value for element in offsets.elements])
+        return moves
+
+
+def _is_zero(expr) -> bool:
+    return isinstance(expr, cst.Integer) and expr.evaluated_value == 0
+
+
+def _names_equal(guards, extent, size) -> bool:
+    return isinstance(extent, cst.Name) and isinstance(size, cst.Name) and guards.is_equal(extent.value, size.value)
+
+
+def _names_divide(guards, extent, size) -> bool:
+    return isinstance(extent, cst.Name) and isinstance(size, cst.Name) and guards.is_multiple(extent.value, size.value)
+
+
+def _is_multiple(analysis, expr, size: cst.Name, depth: int) -> bool:
+    """``expr`` is a multiple of the block extent ``size``: 0, a product with ``size`` as a factor (``i_t * BT``), or
+    a name whose every reaching definition is one (``v_start = i_v * BV``)."""
+    if _is_zero(expr) or (isinstance(expr, cst.Name) and expr.value == size.value):
+        return True
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+        return _is_multiple(analysis, expr.left, size, depth) or _is_multiple(analysis, expr.right, size, depth)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
+        return _is_multiple(analysis, expr.left, size, depth) and _is_multiple(analysis, expr.right, size, depth)
+    if isinstance(expr, cst.Name) and depth < 4:
+        definitions = analysis.definitions(expr)
+        return bool(definitions) and all(
+            d.kind == "assign" and d.value is not None and _is_multiple(analysis, d.value, size, depth + 1)
+            for d in definitions
+        )
+    return False
 
 
 def _checked_axes(rank: int) -> str:

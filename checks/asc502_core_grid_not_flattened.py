@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from ascendlint.analysis.values import KernelAnalysis
@@ -7,17 +9,21 @@ from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
 _RANGES = {"range", "tl.range"}
-_SYNC_PREFIXES = ("dl.", "shmem.")
-_SYNC_CALLS = {"tl.debug_barrier", "tl.atomic_cas", "tl.atomic_xchg"}
+# Trip counts of loops over ranks or ring steps: world_size, num_ranks, n_pes, rank_size, world.
+_RANKS = re.compile(r"(world(_?size)?|(num_|n_?)?ranks?|rank_?size|(num_|n_?)?pes|(num_|n_?)?ring_?steps?)", re.I)
 
 
 class CoreGridNotFlattened(Rule):
-    """Flags a core-grid task loop (`for task in range(pid, n_tasks, num_programs)`) nested inside a sequential
-    loop over blocks.
+    """Flags a core-grid task loop (`for task in range(pid, n_tasks, num_programs)`), or a manual core split
+    (`start = pid * per_core; for i in range(start, start + per_core)`), nested inside a sequential loop over data
+    blocks (a `range` with a runtime trip count).
 
-    An outer loop that synchronizes between rounds (`dl.wait`, `dl.notify`, `libshmem_device` barriers,
-    `tl.debug_barrier`, atomics) is a real dependency and is left alone, as is an outer loop with a literal trip
-    count (`range(2)`) or a `tl.static_range`.
+    Signals or barriers in the outer loop (`dl.wait`, `dl.notify`, `barrier_all`) are no excuse: seed 000's own
+    example of this mistake synchronizes every round. Left alone: task loops whose start already rotates
+    globally, following a count carried across the outer loop (`start = (pid - prev) % n_cores` with
+    `prev += tasks`, or `(prev + pid) % n`), so that the round-robin continues from one round to the next and
+    leaves no core idle; outer loops over ranks or ring steps (`range(world_size)`), and outer loops with a
+    literal or compile-time trip count (`range(2)`, `tl.static_range`).
     """
 
     code = "ASC502"
@@ -75,6 +81,41 @@ class CoreGridNotFlattened(Rule):
                         language.store(x_ptr_t + language.arange(0, BLOCK), 1.0)
             """,
             count=2,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+
+            @triton.jit
+            def gather_then_reduce(x_ptr, signal_ptr, num_blocks_s, n_tasks, BLOCK: tl.constexpr):
+                pid = tl.program_id(0)
+                n_cores = tl.num_programs(0)
+                for s in range(num_blocks_s):
+                    token = dl.wait(signal_ptr + s, 1, "gpu", "acquire")
+                    x_s = dl.consume_token(x_ptr + s * n_tasks * BLOCK, token)
+                    for task in range(pid, n_tasks, n_cores):
+                        offs = task * BLOCK + tl.arange(0, BLOCK)
+                        tl.store(x_s + offs, tl.load(x_s + offs) * 2)
+                    dl.notify(signal_ptr + s, 0, signal=0, sig_op="set", comm_scope="gpu")
+            """,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def split_per_core(x_ptr, num_blocks_s, n_tasks, BLOCK: tl.constexpr):
+                pid = tl.program_id(0)
+                per_core = tl.cdiv(n_tasks, tl.num_programs(0))
+                start = pid * per_core
+                for s in range(num_blocks_s):
+                    for task in range(start, tl.minimum(start + per_core, n_tasks)):
+                        offs = (s * n_tasks + task) * BLOCK + tl.arange(0, BLOCK)
+                        tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)
+            """,
         ),
     ]
     VALID = [
@@ -154,40 +195,124 @@ class CoreGridNotFlattened(Rule):
                         tl.store(x_ptr + row * n_cols + col + tl.arange(0, BLOCK), 0.0)
             """
         ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def per_sequence_chunks(x_ptr, cu_seqlens, batch, CHUNK: tl.constexpr):
+                pid = tl.program_id(0)
+                n_cores = tl.num_programs(0)
+                prev_chunks = 0
+                for b in range(batch):
+                    bos = tl.load(cu_seqlens + b)
+                    n_chunks = tl.cdiv(tl.load(cu_seqlens + b + 1) - bos, CHUNK)
+                    start = (pid + n_cores - prev_chunks % n_cores) % n_cores
+                    prev_chunks += n_chunks
+                    for chunk in range(start, n_chunks, n_cores):
+                        offs = bos + chunk * CHUNK + tl.arange(0, CHUNK)
+                        tl.store(x_ptr + offs, tl.load(x_ptr + offs) * 2)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def per_sequence_heads(x_ptr, cu_seqlens, bsz, H: tl.constexpr, BLOCK: tl.constexpr):
+                pid = tl.program_id(0)
+                n_programs = tl.num_programs(0)
+                done_blocks = 0
+                for b in range(bsz):
+                    n_blocks = tl.cdiv(tl.load(cu_seqlens + b + 1) - tl.load(cu_seqlens + b), BLOCK)
+                    prev_tasks = done_blocks * H
+                    done_blocks += n_blocks
+                    for task in range((prev_tasks + pid) % n_programs, n_blocks * H, n_programs):
+                        offs = (prev_tasks + task) * BLOCK + tl.arange(0, BLOCK)
+                        tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def split_once(x_ptr, n_tasks, BLOCK: tl.constexpr):
+                pid = tl.program_id(0)
+                per_core = tl.cdiv(n_tasks, tl.num_programs(0))
+                for task in range(pid * per_core, tl.minimum((pid + 1) * per_core, n_tasks)):
+                    offs = task * BLOCK + tl.arange(0, BLOCK)
+                    tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)
+            """
+        ),
     ]
 
     def visit_For(self, node: cst.For) -> None:
         bounds = self._range_bounds(node)
-        if bounds is None or len(bounds) != 3:
+        if bounds is None or len(bounds) < 2:
             return
         kernel = self.facts.enclosing_kernel(node)
         if kernel is None:
             return
         analysis = self.context.analysis(kernel)
-        if not self._is_task_loop(analysis, node):
+        if not (self._is_task_loop(analysis, node) or self._is_core_split(analysis, node)):
             return
         for ancestor in self.context.index.ancestors(node):
             if ancestor is kernel.node:
                 return
             if isinstance(ancestor, cst.For) and self._is_sequential_block_loop(analysis, ancestor):
-                self.report(node)
+                if not self._rotates(analysis, node, ancestor):
+                    self.report(node)
                 return
 
     def _is_task_loop(self, analysis: KernelAnalysis, loop: cst.For) -> bool:
+        """``for task in range(pid, n_tasks, num_programs)``: each program takes every n-th task."""
         bounds = self._range_bounds(loop)
         if bounds is None or len(bounds) != 3:
             return False
         start, _, step = bounds
         return analysis.derives_from_program_id(start) and not analysis.is_constexpr(step)
 
-    def _is_sequential_block_loop(self, analysis: KernelAnalysis, loop: cst.For) -> bool:
+    def _is_core_split(self, analysis: KernelAnalysis, loop: cst.For) -> bool:
+        """``for i in range(start, start + per_core)`` with ``start = pid * per_core``: a contiguous share of the
+        work per program (both bounds follow the program id)."""
         bounds = self._range_bounds(loop)
-        if bounds is None or self._is_task_loop(analysis, loop):
+        if bounds is None or len(bounds) not in (2, 3) or (len(bounds) == 3 and not _is_one(bounds[2])):
+            return False
+        start, stop = bounds[0], bounds[1]
+        return analysis.derives_from_program_id(start) and analysis.derives_from_program_id(stop)
+
+    def _is_sequential_block_loop(self, analysis: KernelAnalysis, loop: cst.For) -> bool:
+        """A loop with a runtime trip count that walks data blocks: not a task loop, not a loop over ring steps or
+        ranks. Signals or barriers per round do not make it one: seed 000's own mistake has them."""
+        bounds = self._range_bounds(loop)
+        if bounds is None or self._is_task_loop(analysis, loop) or self._is_core_split(analysis, loop):
             return False
         stop = bounds[0] if len(bounds) == 1 else bounds[1]
-        if isinstance(stop, cst.Integer):
+        if isinstance(stop, cst.Integer) or analysis.is_compile_time(stop):
             return False
-        return not any(self._synchronizes(node) for node in self.context.index.subtree(loop))
+        return not any(_RANKS.fullmatch(n.value) for n in (stop, *self.context.index.descendants(stop))
+                       if isinstance(n, cst.Name))
+
+    def _rotates(self, analysis: KernelAnalysis, task_loop: cst.For, outer: cst.For) -> bool:
+        """The task loop's start (or stop) follows a count carried across the outer loop's iterations
+        (``start = (pid - prev) % n_cores`` with ``prev += tasks``): the assignment of tasks to cores continues
+        from round to round, a global round-robin that leaves no core idle."""
+        bounds = self._range_bounds(task_loop) or []
+        for node in analysis.offset_nodes(bounds[:2]):
+            if isinstance(node, cst.Name) and self._carried(analysis, node, outer):
+                return True
+        return False
+
+    @staticmethod
+    def _carried(analysis: KernelAnalysis, read: cst.Name, outer: cst.For) -> bool:
+        definitions = analysis.definitions(read)
+        inside = [d for d in definitions if d.kind in ("assign", "augmented") and analysis.defined_inside(d, outer)]
+        before = [d for d in definitions if not analysis.defined_inside(d, outer)]
+        return bool(inside) and bool(before)
 
     def _range_bounds(self, loop: cst.For) -> list[cst.BaseExpression] | None:
         iterator = loop.iter
@@ -198,8 +323,6 @@ class CoreGridNotFlattened(Rule):
             return None
         return [a.value for a in iterator.args if a.keyword is None and not a.star]
 
-    def _synchronizes(self, node: cst.CSTNode) -> bool:
-        if not isinstance(node, cst.Call):
-            return False
-        name = self.facts.qualname(node.func) or ""
-        return name in _SYNC_CALLS or name.startswith(_SYNC_PREFIXES)
+
+def _is_one(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Integer) and expr.evaluated_value == 1

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from ascendlint.analysis.values import KernelAnalysis, argument
 from ascendlint.analysis.block_pointers import block_pointer_origins
 from ascendlint.diagnostics import FixSafety, Severity
-from ascendlint.analysis.grid import launches_of, literal_arguments
+from ascendlint.analysis import magnitudes as mag
+from ascendlint.analysis.grid import chosen_values, is_tile_size_name
 from ascendlint.analysis.module_facts import Kernel
 from ascendlint.rule import Invalid, Rule, Valid
 
@@ -22,12 +25,16 @@ _DEPTH = 10
 
 
 class NarrowInnerTile(Rule):
-    """Flags a loaded or stored tile whose innermost (stride-1) extent is under 512 bytes.
+    """Flags a loaded or stored tile whose innermost (stride-1) extent is a tunable tile size under 512 bytes.
 
     The innermost extent is `block_shape[order[0]]` for a block pointer and the last `tl.arange` axis of a pointer
-    tile (an axis multiplied by a stride is not stride-1 and is skipped). The extent must be a literal, or a
-    constexpr parameter that a launch in the module passes as a literal. When the element type is known (a store
-    of a value cast with `.to(dtype)` / `tl.cast` or created with `dtype=`) the limit is 512 bytes; otherwise a tile
+    tile (an axis multiplied by a stride is not stride-1 and is skipped). Only a tile the author can widen is
+    reported: a constexpr parameter spelled like a tile size (`BLOCK_*`, `BT`, `BK`) whose every value chosen by
+    the module's launches or autotune configs is narrow. Not reported: widths forced by the data or the
+    algorithm, such as literals written in the kernel (the 16x16 diagonal blocks of a triangular solve), a
+    block that already spans the tensor's innermost dimension (a head dim of 64 in bf16), and tiles over a small
+    axis (`BLK_HEADS`: a few dozen heads cannot fill 512 bytes). When the element type is known (a store of a
+    value cast with `.to(dtype)` / `tl.cast` or created with `dtype=`) the limit is 512 bytes; otherwise a tile
     under 64 elements is flagged.
     """
 
@@ -90,10 +97,11 @@ class NarrowInnerTile(Rule):
             import triton
             import triton.language as tl
 
+            @triton.autotune(configs=[triton.Config({"BN": 16}), triton.Config({"BN": 32})], key=["N"])
             @triton.jit
-            def gather_cols(x_ptr, out_ptr, M, N, BM: tl.constexpr):
+            def gather_cols(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
                 rows = tl.program_id(0) * BM + tl.arange(0, BM)
-                cols = tl.arange(0, 16)
+                cols = tl.arange(0, BN)
                 tile = tl.load(x_ptr + rows[:, None] * N + cols[None, :], mask=rows[:, None] < M)
                 tl.store(out_ptr + rows, tl.sum(tile, axis=1), mask=rows < M)
             """,
@@ -104,12 +112,29 @@ class NarrowInnerTile(Rule):
             import triton.language as tl
 
             @triton.jit
-            def transposed_tile(x_ptr, T, D, BT: tl.constexpr):
-                p = tl.make_block_ptr(x_ptr, (D, T), (1, D), (0, 0), (32, BT), (0, 1))
-                tl.store(p, tl.zeros((32, BT), dtype=tl.float32), boundary_check=(0, 1))
+            def transposed_tile(x_ptr, T, D, BD: tl.constexpr, BT: tl.constexpr):
+                p = tl.make_block_ptr(x_ptr, (D, T), (1, D), (0, 0), (BD, BT), (0, 1))
+                tl.store(p, tl.zeros((BD, BT), dtype=tl.float32), boundary_check=(0, 1))
 
             def run(x, T, D):
-                transposed_tile[(1,)](x, T, D, BT=256)
+                transposed_tile[(1,)](x, T, D, BD=32, BT=256)
+            """,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def quantize(x_ptr, q_ptr, dims, BLOCK_SIZE_N: tl.constexpr):
+                row = tl.program_id(0)
+                for start in range(0, dims, BLOCK_SIZE_N):
+                    cols = start + tl.arange(0, BLOCK_SIZE_N)
+                    x = tl.load(x_ptr + row * dims + cols, mask=cols < dims)
+                    tl.store(q_ptr + row * dims + cols, tl.cast(x * 127.0, dtype=tl.int8), mask=cols < dims)
+
+            def run(x, q, rows, dims):
+                quantize[(rows,)](x, q, dims, BLOCK_SIZE_N=256)
             """,
         ),
     ]
@@ -200,6 +225,98 @@ class NarrowInnerTile(Rule):
                 tl.store(y_ptr + idx, tl.zeros((64,), dtype=tl.float32))
             """
         ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def solve_diagonal_blocks(a_ptr, ai_ptr, T, BT: tl.constexpr):
+                i_t = tl.program_id(0)
+                for i in tl.static_range(0, BT // 16):
+                    p_a = tl.make_block_ptr(a_ptr, (T, BT), (BT, 1), (i_t * BT + i * 16, i * 16), (16, 16), (1, 0))
+                    b_a = tl.load(p_a, boundary_check=(0, 1))
+                    p_ai = tl.make_block_ptr(ai_ptr, (T, 16), (16, 1), (i_t * BT + i * 16, 0), (16, 16), (1, 0))
+                    tl.store(p_ai, b_a.to(tl.float32), boundary_check=(0, 1))
+                cols = tl.arange(0, 16)
+                tl.store(ai_ptr + cols, tl.load(a_ptr + cols))
+
+            def run(a, ai, T):
+                solve_diagonal_blocks[(triton.cdiv(T, 64),)](a, ai, T, BT=64)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def attend(q_ptr, o_ptr, T, HEAD_DIM: tl.constexpr, BT: tl.constexpr, BK: tl.constexpr):
+                i_t = tl.program_id(0)
+                p_q = tl.make_block_ptr(q_ptr, (T, HEAD_DIM), (HEAD_DIM, 1), (i_t * BT, 0), (BT, BK), (1, 0))
+                p_o = tl.make_block_ptr(o_ptr, (T, HEAD_DIM), (HEAD_DIM, 1), (i_t * BT, 0), (BT, HEAD_DIM), (1, 0))
+                b_q = tl.load(p_q, boundary_check=(0, 1))
+                tl.store(p_o, b_q.to(tl.bfloat16), boundary_check=(0, 1))
+                tl.store(p_q, (b_q * 2).to(tl.bfloat16), boundary_check=(0, 1))
+
+            def run(q, o, T):
+                attend[(triton.cdiv(T, 64),)](q, o, T, HEAD_DIM=64, BT=64, BK=64)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def gating(a_ptr, g_ptr, NUM_HEADS, BLK_HEADS: tl.constexpr, BLK_BATCHES: tl.constexpr):
+                batch = tl.program_id(0) * BLK_BATCHES + tl.arange(0, BLK_BATCHES)
+                heads = tl.arange(0, BLK_HEADS)
+                off = batch[:, None] * NUM_HEADS + heads[None, :]
+                mask = heads[None, :] < NUM_HEADS
+                tl.store(g_ptr + off, tl.load(a_ptr + off, mask=mask).to(tl.float32), mask=mask)
+
+            def run(a, g, batch, num_heads):
+                gating[(triton.cdiv(batch, 64),)](a, g, num_heads, BLK_HEADS=8, BLK_BATCHES=64)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def rms_rows(x_ptr, rstd_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+                rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+                cols = tl.arange(0, BLOCK_N)
+                x = tl.load(x_ptr + rows[:, None] * N + cols[None, :], mask=rows[:, None] < M).to(tl.float32)
+                rstd = 1 / tl.sqrt(tl.sum(x * x, axis=1) / N)
+                tl.store(rstd_ptr + rows, rstd.to(tl.float32), mask=rows < M)
+
+            def run(x, rstd, M, N):
+                rms_rows[(triton.cdiv(M, 8),)](x, rstd, M, N, BLOCK_M=8, BLOCK_N=1024)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def conv(x_ptr, T, D, BT: tl.constexpr, BD: tl.constexpr):
+                i_t, i_d = tl.program_id(0), tl.program_id(1)
+                p = tl.make_block_ptr(x_ptr, (T, D), (D, 1), (i_t * BT, i_d * BD), (BT, BD), (1, 0))
+                tl.store(p, tl.load(p, boundary_check=(0, 1)) * 2, boundary_check=(0, 1))
+
+            def run(x, T, D):
+                if x.dtype == torch.bfloat16:
+                    BD = 256
+                else:
+                    BD = 16  # float32 tiles of 256 overflow the Unified Buffer with the fused epilogue
+                conv[(triton.cdiv(T, 16), triton.cdiv(D, BD))](x, T, D, BT=16, BD=BD)
+            """
+        ),
     ]
 
     def __init__(self, context, options=None) -> None:
@@ -222,10 +339,19 @@ class NarrowInnerTile(Rule):
             for block in blocks:
                 self._check_block(block, element_bytes)
             return
-        for arange in _innermost_aranges(self.facts, analysis, pointer):
+        for arange, axis in _innermost_aranges(self.facts, analysis, pointer):
+            if axis == _FLAT and _spelled_extent(argument(arange, 1, "end")) in self._row_extents(analysis):
+                continue
             extent = self._arange_extent(analysis, arange)
             if self._report_if_narrow(node, extent, element_bytes):
                 return
+
+    def _row_extents(self, analysis: KernelAnalysis) -> set[str]:
+        """Tile sizes the kernel uses on the outer (row) axis of a 2-D tile: a block's dimensions other than
+        ``order[0]``, a ``tl.arange`` broadcast as ``rows[:, None]``. A 1-D vector of that width (per-row means,
+        the query positions of a query block) is sized by its 2-D tile, not tunable on its own."""
+        key = ("asc503-row-extents", id(analysis.kernel.node))
+        return self.context.memo(key, lambda: _row_extents(self.facts, analysis))
 
     def _check_block(self, block: cst.Call, element_bytes: int | None) -> None:
         if id(block) in self._reported_blocks:
@@ -239,9 +365,30 @@ class NarrowInnerTile(Rule):
         owner = self.facts.enclosing_kernel(block)
         if owner is None:
             return
-        extent = self._value(self.context.analysis(owner), shape.elements[int(first.value)].value)
+        analysis = self.context.analysis(owner)
+        inner = shape.elements[int(first.value)].value
+        if len(shape.elements) == 1 and _spelled_extent(inner) in self._row_extents(analysis):
+            return
+        extent = self._value(analysis, inner, tunable=True)
+        if extent is None or self._spans_the_tensor(analysis, block, int(first.value), inner, extent):
+            return
         if self._report_if_narrow(block, extent, element_bytes):
             self._reported_blocks.add(id(block))
+
+    def _spans_the_tensor(self, analysis: KernelAnalysis, block: cst.Call, axis: int, inner, extent: int) -> bool:
+        """The block already covers the whole innermost dimension (``block_shape`` equal to ``shape`` there, or a
+        tensor extent whose known values are not larger): the data forces the width."""
+        tensor = argument(block, 1, "shape")
+        if not isinstance(tensor, (cst.Tuple, cst.List)) or axis >= len(tensor.elements):
+            return False
+        size = tensor.elements[axis].value
+        code = self.context.module.code_for_node
+        if code(size) == code(inner):
+            return True
+        if isinstance(size, cst.Integer):
+            return size.evaluated_value <= extent
+        known = analysis.constexpr_values.get(size.value) if isinstance(size, cst.Name) else None
+        return bool(known) and max(known) <= extent
 
     def _report_if_narrow(self, node: cst.CSTNode, extent: int | None, element_bytes: int | None) -> bool:
         if extent is None or extent <= 0:
@@ -268,29 +415,37 @@ class NarrowInnerTile(Rule):
     # -- values ----------------------------------------------------------------------------------------------------
     def _arange_extent(self, analysis: KernelAnalysis, arange: cst.Call) -> int | None:
         start, end = argument(arange, 0, "start"), argument(arange, 1, "end")
-        low, high = self._value(analysis, start), self._value(analysis, end)
+        low, high = self._value(analysis, start), self._value(analysis, end, tunable=True)
         return None if low is None or high is None else high - low
 
-    def _value(self, analysis: KernelAnalysis, expr: cst.BaseExpression | None, depth: int = 0) -> int | None:
-        """A literal, or a constexpr parameter passed as a literal by a launch in this module (the smallest)."""
+    def _value(self, analysis: KernelAnalysis, expr: cst.BaseExpression | None, depth: int = 0,
+               tunable: bool = False) -> int | None:
+        """A literal, or a constexpr parameter whose values the module chooses at its launches or in autotune
+        configs (the largest: the author already offers that width). With ``tunable``, only a tile size the author
+        can widen: a constexpr spelled like one (``BLOCK_*``, ``BT``), not a tile over a small axis (``BLK_HEADS``)
+        and not a literal written in the kernel (``tl.arange(0, 16)`` of a 16x16 solve is the algorithm's)."""
         if isinstance(expr, cst.Integer):
-            return int(expr.value, 0)
+            return None if tunable else int(expr.value, 0)
         if not isinstance(expr, cst.Name) or depth > _DEPTH:
             return None
         kernel = analysis.kernel
-        if analysis.is_param(expr.value):
-            return self._launch_value(kernel, expr.value) if kernel.is_constexpr_param(expr.value) else None
+        name = expr.value
+        if analysis.is_param(name):
+            if not kernel.is_constexpr_param(name):
+                return None
+            if tunable and (not is_tile_size_name(name) or _tiles_a_small_axis(name)):
+                return None
+            return self._chosen_value(kernel, name)
         values = _reaching_values(analysis, expr)
         if len(values) == 1 and values[0] is not None:
-            return self._value(analysis, values[0], depth + 1)
+            return self._value(analysis, values[0], depth + 1, tunable)
         return None
 
-    def _launch_value(self, kernel: Kernel, name: str) -> int | None:
+    def _chosen_value(self, kernel: Kernel, name: str) -> int | None:
         key = (id(kernel.node), name)
         if key not in self._launch_values:
-            passed = [literal_arguments(self.facts, launch).get(name) for launch in launches_of(self.facts, kernel)]
-            literals = [value for value in passed if value is not None]
-            self._launch_values[key] = min(literals) if literals else None
+            chosen = chosen_values(self.facts, kernel).get(name)
+            self._launch_values[key] = max(chosen) if chosen else None
         return self._launch_values[key]
 
     def _element_bytes(self, analysis: KernelAnalysis, call: cst.Call, op: str) -> int | None:
@@ -313,11 +468,60 @@ class NarrowInnerTile(Rule):
         return None
 
 
-def _innermost_aranges(facts, analysis: KernelAnalysis, pointer) -> list[cst.Call]:
-    """``tl.arange`` calls on the stride-1 (last, unscaled) axis of a pointer tile expression."""
+def _tiles_a_small_axis(name: str) -> bool:
+    """``BLK_HEADS``, ``BLOCK_H``, ``BH``: a tile over heads or groups, a few dozen at most; 512 bytes of them do
+    not exist."""
+    rest = re.sub(r"^(block|blk|tile)_?|_?(block|blk|tile)(_?size)?$", "", name, flags=re.IGNORECASE)
+    if rest == name and len(name) == 2 and name[0] in "bB":
+        rest = name[1]
+    return bool(rest) and rest != name and mag.name_bits(rest) == mag.SMALL_BITS
+
+
+def _innermost_aranges(facts, analysis: KernelAnalysis, pointer) -> list[tuple[cst.Call, str]]:
+    """``tl.arange`` calls on the stride-1 (last, unscaled) axis of a pointer tile expression, with that axis
+    (``_LAST`` of a 2-D tile, or ``_FLAT`` for a 1-D one)."""
     found: list[tuple[cst.Call, str, bool]] = []
     _collect_aranges(facts, analysis, pointer, _FLAT, False, 0, frozenset(), found)
-    return [call for call, axis, scaled in found if axis in (_LAST, _FLAT) and not scaled]
+    return [(call, axis) for call, axis, scaled in found if axis in (_LAST, _FLAT) and not scaled]
+
+
+def _row_extents(facts, analysis: KernelAnalysis) -> set[str]:
+    found: set[str] = set()
+    for node in analysis.nodes:
+        if isinstance(node, cst.Call) and facts.qualname(node.func) == "tl.make_block_ptr":
+            shape, order = argument(node, 4, "block_shape"), argument(node, 5, "order")
+            if isinstance(shape, (cst.Tuple, cst.List)) and isinstance(order, (cst.Tuple, cst.List)) and order.elements:
+                inner = order.elements[0].value
+                for position, element in enumerate(shape.elements):
+                    if len(shape.elements) > 1 and not (isinstance(inner, cst.Integer) and inner.evaluated_value ==
+                                                        position):
+                        found.add(_spelled_extent(element.value))
+        elif isinstance(node, cst.Subscript) and _is_row_broadcast(node):
+            for part in analysis.offset_nodes([node.value]):
+                if isinstance(part, cst.Call) and facts.qualname(part.func) == "tl.arange":
+                    found.add(_spelled_extent(argument(part, 1, "end")))
+    found.discard(None)
+    return found
+
+
+def _is_row_broadcast(node: cst.Subscript) -> bool:
+    """``rows[:, None]``: the tile's rows, broadcast along a second (column) axis."""
+    slots = [element.slice for element in node.slice]
+    return (
+        len(slots) == 2
+        and isinstance(slots[0], cst.Slice)
+        and isinstance(slots[1], cst.Index)
+        and isinstance(slots[1].value, cst.Name)
+        and slots[1].value.value == "None"
+    )
+
+
+def _spelled_extent(expr) -> str | None:
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Integer):
+        return str(expr.evaluated_value)
+    return None
 
 
 def _collect_aranges(facts, analysis, expr, axis, scaled, depth, seen, found) -> None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
+from . import magnitudes as mag
 from .module_facts import Kernel, Launch, ModuleFacts, dotted_name
 
 _MAX_DEPTH = 12  # name-resolution depth; host code that deep is not worth following
@@ -50,7 +51,20 @@ _CORE_FUNCTION = re.compile(r"^(get_\w*core_num|\w*core_count|(get_)?num_\w*core
 _CORE_PROPERTIES = {"num_aicore": Kind.CUBE_CORES, "num_vectorcore": Kind.VECTOR_CORES,
                     "multiprocessor_count": Kind.CORES, "multi_processor_count": Kind.CORES}
 _DIVIDE_UP = {"cdiv", "ceil_div", "ceildiv", "div_up", "cdiv_int"}
-_TRANSPARENT_CALLS = {"int", "abs", "next_power_of_2", "triton.next_power_of_2"}
+_TRANSPARENT_CALLS = {"int", "abs", "next_power_of_2", "triton.next_power_of_2", "ceil", "floor"}
+# Host names of a core count: num_vectorcore, CORE_NUM, n_cores, aicore_num, vector_core_count, num_cores.
+_CORE_NAME = re.compile(r"(?:(?:num|n|total|max)_?)?(?:(ai|aiv|vector|cube)_?)?cores?(?:_?(?:num|count|cnt))?", re.I)
+# Model dimensions (per-head and hidden sizes): fixed by the model, whatever the batch or the sequence length.
+_MODEL_DIM = re.compile(
+    r"k|v|d|dk|dv|dh|dim|head_?dim|head_?size|head_?[kv]_?dim|[kv]_?head_?dim|d_?model|hidden|hidden_?(size|dim)"
+    r"|\w+_dim|\w+_hidden_size|(n_?|num_?)?channels?|embed_?dim|inter(mediate)?_?size",
+    re.I,
+)
+# Tile sizes: BLOCK_SIZE, BLOCK_M, KV_BLOCK_SIZE, b_tile, chunk_size, BT, BK.
+_TILE_NAME = re.compile(r"(^|_)(block|blk|tile|chunk)(_(size|len|[a-z])|size)?$|^(block|blk|tile|chunk)|^b[tkvdmnhce]$",
+                        re.I)
+_RESHAPES = {"view", "reshape"}
+_PASS_METHODS = {"contiguous", "to", "float", "half", "bfloat16", "int", "long", "clone", "detach"}
 
 
 @dataclass(frozen=True)
@@ -64,6 +78,11 @@ class Factor:
     chunked: bool = False  # depends on a variable of an enclosing chunking host loop
     weight: int = 1  # runtime factors folded into this one (``B * T * D`` under a cdiv counts 3)
     names: frozenset[str] = frozenset()  # host names followed to define it
+    # ``x / k`` for a core count or a literal ``k``: dividing (a part of) ``x`` by it again counts about ``k``
+    # (``BLOCK = ceil(n / CORES)`` makes ``cdiv(n, BLOCK)`` a core count). (kind of k, its value, names of x).
+    share: tuple[Kind, int | None, frozenset[str]] | None = None
+    model_bounded: bool = False  # a tile count of a model dimension (head dim, hidden size): fixed by the model
+    rows: bool = False  # the rows of a flattened tensor (``x.view(-1, D).shape[0]``): a count of tokens
 
     @property
     def is_core_count(self) -> bool:
@@ -73,6 +92,11 @@ class Factor:
     def grows(self) -> bool:
         """Grows with the data and nothing bounds it at this launch."""
         return self.kind in RUNTIME_KINDS and not self.capped and not self.chunked
+
+    @property
+    def grows_with_data(self) -> bool:
+        """Grows with the input data, not only with the model's fixed sizes (``cdiv(head_dim, BD)`` does not)."""
+        return self.grows and not self.model_bounded
 
 
 @dataclass
@@ -262,6 +286,27 @@ def constexpr_values(facts: ModuleFacts, kernel: Kernel) -> dict[str, list[int]]
     return found
 
 
+def chosen_values(facts: ModuleFacts, kernel: Kernel) -> dict[str, list[int]]:
+    """Integer values the module chooses for each constexpr parameter of ``kernel`` where it launches it or in its
+    autotune configs (not the parameter's default): the tunable choices."""
+    found: dict[str, list[int]] = {}
+    resolver = _analysis(facts)
+    for launch in launches_of(facts, kernel):
+        for name in kernel.constexpr:
+            passed = launch_argument(launch, name)
+            if passed is not None:
+                found.setdefault(name, []).extend(resolver.literal_choices(passed, launch.call, 0))
+    for name, value in _autotune_values(facts, kernel):
+        if name in kernel.constexpr:
+            found.setdefault(name, []).append(value)
+    return {name: values for name, values in found.items() if values}
+
+
+def is_tile_size_name(name: str) -> bool:
+    """A name spelled like a tile size: ``BLOCK_SIZE``, ``BLOCK_M``, ``KV_BLOCK_SIZE``, ``BLK_HEADS``, ``BT``."""
+    return _TILE_NAME.search(name) is not None
+
+
 def _autotune_values(facts: ModuleFacts, kernel: Kernel) -> list[tuple[str, int]]:
     autotune = kernel.autotune
     if autotune is None:
@@ -355,7 +400,8 @@ def token_axes(facts: ModuleFacts, kernel: Kernel) -> set[int]:
                 numerator = _division_parts(factor.expr)
                 spelled = numerator[0] if numerator is not None else factor.expr
                 names = [spelled.value] if isinstance(spelled, cst.Name) else sorted(factor.names)
-                if factor.kind in (Kind.EXTENT, Kind.TILE_COUNT) and any(mag.counts_tokens(n) for n in names):
+                if factor.rows or factor.kind in (Kind.EXTENT, Kind.TILE_COUNT) and any(
+                        mag.counts_tokens(n) for n in names):
                     axes.add(axis)
         found = axes if found is None else found & axes
     return found or set()
@@ -406,6 +452,146 @@ def _host_argument(resolver, expr, site, depth) -> tuple[int, bool] | None:
         if status == "value" and isinstance(value, cst.BaseExpression):
             return _host_argument(resolver, value, site, depth + 1)
     return None
+
+
+@dataclass(frozen=True)
+class HostGuards:
+    """Facts the host code establishes wherever it launches (or hands on) a kernel: ``T % BT == 0`` gives
+    ``("T", "BT")`` in ``divides``, ``K == BK`` gives ``("K", "BK")`` in ``equal``. Names are the kernel's
+    parameter names (a launch passing ``T=seq_len`` maps the host name ``seq_len`` to ``T``)."""
+
+    divides: frozenset[tuple[str, str]] = frozenset()
+    equal: frozenset[tuple[str, str]] = frozenset()
+
+    def is_multiple(self, extent: str, block: str) -> bool:
+        return (extent, block) in self.divides or self.is_equal(extent, block)
+
+    def is_equal(self, extent: str, block: str) -> bool:
+        return extent == block or (extent, block) in self.equal or (block, extent) in self.equal
+
+
+def host_guards(facts: ModuleFacts, kernel: Kernel) -> HostGuards:
+    """What every use of ``kernel`` in this module's host code is guarded by: the enclosing ``if`` conditions (through
+    host names such as ``aligned = T % BT == 0 and K == BK``) and the asserts before it. A use is a launch or the
+    kernel's name passed on (``launch_on_cores(kernel, ...)``); no use, no facts."""
+    cache = facts.__dict__.setdefault("_host_guards", {})
+    found = cache.get(id(kernel.node))
+    if found is None:
+        found = cache[id(kernel.node)] = _host_guards(facts, kernel)
+    return found
+
+
+def _host_guards(facts: ModuleFacts, kernel: Kernel) -> HostGuards:
+    resolver = _analysis(facts)
+    kernel_nodes = [k.node for k in facts.kernels.values()]
+    uses = [
+        node for node in facts.index.of_type(cst.Name)
+        if node.value == kernel.name and not _inside(facts, node, kernel_nodes) and not _is_definition(facts, node)
+    ]
+    if not uses:
+        return HostGuards()
+    common: tuple[set, set] | None = None
+    for use in uses:
+        divides: set[tuple[str, str]] = set()
+        equal: set[tuple[str, str]] = set()
+        for condition in _guarding_conditions(facts, use):
+            _collect_facts(resolver, condition, use, divides, equal, 0)
+        renames = _launch_renames(facts, use, kernel)
+        divides = {(renames.get(a, a), renames.get(b, b)) for a, b in divides}
+        equal = {(renames.get(a, a), renames.get(b, b)) for a, b in equal}
+        common = (divides, equal) if common is None else (common[0] & divides, common[1] & equal)
+    return HostGuards(frozenset(common[0]), frozenset(common[1]))
+
+
+def _inside(facts: ModuleFacts, node: cst.CSTNode, functions: list[cst.FunctionDef]) -> bool:
+    return any(ancestor is function for ancestor in facts.index.ancestors(node) for function in functions)
+
+
+def _is_definition(facts: ModuleFacts, node: cst.Name) -> bool:
+    parent = facts.index.parent(node)
+    return isinstance(parent, (cst.FunctionDef, cst.ImportAlias, cst.AsName)) or (
+        isinstance(parent, cst.Attribute) and parent.attr is node
+    )
+
+
+def _guarding_conditions(facts: ModuleFacts, use: cst.CSTNode) -> list[cst.BaseExpression]:
+    """Conditions that hold where ``use`` runs: ``if`` tests of the branches it sits in (the true side), and the
+    tests of ``assert`` statements that precede it in the same host function."""
+    found: list[cst.BaseExpression] = []
+    child: cst.CSTNode = use
+    function = None
+    for ancestor in facts.index.ancestors(use):
+        if isinstance(ancestor, cst.If) and child is ancestor.body:
+            found.append(ancestor.test)
+        elif isinstance(ancestor, cst.IfExp) and child is ancestor.body:
+            found.append(ancestor.test)
+        elif isinstance(ancestor, cst.FunctionDef):
+            function = ancestor
+            break
+        child = ancestor
+    if function is not None:
+        position = facts.index.order(use)
+        for node in facts.index.subtree(function):
+            if facts.index.order(node) >= position:
+                break
+            if isinstance(node, cst.Assert) and not _conditional_in(facts, node, function):
+                found.append(node.test)
+    return found
+
+
+def _conditional_in(facts: ModuleFacts, node: cst.CSTNode, function: cst.FunctionDef) -> bool:
+    for ancestor in facts.index.ancestors(node):
+        if ancestor is function:
+            return False
+        if isinstance(ancestor, (cst.If, cst.For, cst.While, cst.Try, cst.FunctionDef)):
+            return True
+    return False
+
+
+def _collect_facts(resolver, test, site, divides: set, equal: set, depth: int) -> None:
+    if depth > _MAX_DEPTH:
+        return
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        _collect_facts(resolver, test.left, site, divides, equal, depth + 1)
+        _collect_facts(resolver, test.right, site, divides, equal, depth + 1)
+    elif isinstance(test, cst.Name):
+        status, value = resolver.lookup(test.value, site)
+        if status == "value" and isinstance(value, cst.BaseExpression):
+            _collect_facts(resolver, value, site, divides, equal, depth + 1)
+    elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        operator = test.comparisons[0].operator
+        left, right = test.left, test.comparisons[0].comparator
+        if not isinstance(operator, cst.Equal):
+            return
+        for one, other in ((left, right), (right, left)):
+            if (isinstance(one, cst.BinaryOperation) and isinstance(one.operator, cst.Modulo)
+                    and _is_integer(other, 0)):
+                pair = (_spelled(one.left), _spelled(one.right))
+                if None not in pair:
+                    divides.add(pair)
+                return
+        pair = (_spelled(left), _spelled(right))
+        if None not in pair:
+            equal.add(pair)
+
+
+def _spelled(expr: cst.BaseExpression) -> str | None:
+    if isinstance(expr, cst.Integer):
+        return str(expr.evaluated_value)
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
+def _launch_renames(facts: ModuleFacts, use: cst.Name, kernel: Kernel) -> dict[str, str]:
+    """Host name (or literal) -> kernel parameter for what a direct launch passes (``T=seq_len``, ``BT=128``)."""
+    launch = next((l for l in facts.launches if l.kernel is kernel and l.target is use), None)
+    if launch is None:
+        return {}
+    renames: dict[str, str] = {}
+    for param in kernel.params:
+        passed = _spelled(launch_argument(launch, param) or cst.Name("None"))
+        if passed is not None and passed != param and passed != "None":
+            renames.setdefault(passed, param)
+    return renames
 
 
 def _factor_magnitude(factor: Factor, kernel: Kernel) -> tuple[int, frozenset[str]]:
@@ -499,6 +685,8 @@ class _GridAnalysis:
         self.index = facts.index
         self._scopes: dict[int, _Scope] = {}
         self._grids: dict[int, LaunchGrid] = {}
+        # ``b, s, _ = x.shape`` binds each name to a synthetic ``x.shape[i]``: id -> (tensor name, i, rank)
+        self.shape_items: dict[int, tuple[str, int, int]] = {}
 
     # -- scopes ---------------------------------------------------------------------------------------------------
     def _scope_node(self, node: cst.CSTNode) -> cst.CSTNode:
@@ -548,10 +736,23 @@ class _GridAnalysis:
         ):
             for element, item in zip(target.elements, value.elements):
                 self._bind(scope, element.value, item.value, position)
-        elif isinstance(target, (cst.Tuple, cst.List)):  # rows, cols = x.shape: each name is one item of the value
-            for i, element in enumerate(target.elements):
-                item = cst.Subscript(value, [cst.SubscriptElement(cst.Index(cst.Integer(str(i))))])
+        elif isinstance(target, (cst.Tuple, cst.List)) and _starred_shape(value, len(target.elements)) is not None:
+            shape, rest = _starred_shape(value, len(target.elements))  # B, T, H, K, V = *k.shape, v.shape[-1]
+            rank = len(target.elements) - len(rest)
+            for i, element in enumerate(target.elements[:rank]):
+                self._bind(scope, element.value, self._shape_item(shape, i, rank), position)
+            for element, item in zip(target.elements[rank:], rest):
                 self._bind(scope, element.value, item, position)
+        elif isinstance(target, (cst.Tuple, cst.List)):  # rows, cols = x.shape: each name is one item of the value
+            rank = len(target.elements) if not any(isinstance(e, cst.StarredElement) for e in target.elements) else 0
+            for i, element in enumerate(target.elements):
+                self._bind(scope, element.value, self._shape_item(value, i, rank), position)
+
+    def _shape_item(self, value: cst.BaseExpression, i: int, rank: int) -> cst.Subscript:
+        item = cst.Subscript(value, [cst.SubscriptElement(cst.Index(cst.Integer(str(i))))])
+        if rank and isinstance(value, cst.Attribute) and value.attr.value == "shape" and isinstance(value.value, cst.Name):
+            self.shape_items[id(item)] = (value.value.value, i, rank)
+        return item
 
     def lookup(self, name: str, site: cst.CSTNode) -> tuple[str, cst.CSTNode | None]:
         """("value", expr) for the last assignment before ``site``; ("param", None); or ("unknown", None)."""
@@ -610,6 +811,34 @@ class _GridAnalysis:
             scope_node = self._scope_node(scope_node)
         return False
 
+    def literal_choices(self, expr: cst.BaseExpression, site: cst.CSTNode, depth: int) -> list[int]:
+        """Every literal ``expr`` can be at ``site``: each host assignment of a name before it (``BD = 128`` in one
+        branch, ``BD = 16`` in the other), both sides of a conditional expression; empty when one of them is not
+        a literal."""
+        if isinstance(expr, cst.Integer):
+            return [int(expr.value, 0)]
+        if depth >= _MAX_DEPTH:
+            return []
+        if isinstance(expr, cst.IfExp):
+            body, orelse = self.literal_choices(expr.body, site, depth + 1), self.literal_choices(expr.orelse, site,
+                                                                                                 depth + 1)
+            return body + orelse if body and orelse else []
+        if not isinstance(expr, cst.Name):
+            return []
+        scope = self._scope(self._scope_node(site))
+        position = self.index.order(site)
+        bound = [value for at, value in scope.bindings.get(expr.value, ()) if at < position]
+        if not bound:
+            status, value = self.lookup(expr.value, site)
+            bound = [value] if status == "value" else []
+        found: list[int] = []
+        for value in bound:
+            choices = self.literal_choices(value, site, depth + 1) if isinstance(value, cst.BaseExpression) else []
+            if not choices:
+                return []  # one assignment is not a literal: the value is not known here
+            found += choices
+        return found
+
     def literal_value(self, expr: cst.BaseExpression, site: cst.CSTNode, depth: int = 0) -> int | None:
         if isinstance(expr, cst.Integer):
             return int(expr.value, 0)
@@ -634,7 +863,7 @@ class _GridAnalysis:
         chunking = self._chunking_names(site)
         axes = []
         for element in _elements(shape):
-            factors = _Classifier(self, site).factors(element, 0, frozenset())
+            factors = _Classifier(self, site, launch).factors(element, 0, frozenset())
             if chunking:
                 factors = [replace(f, chunked=True) if f.names & chunking else f for f in factors]
             axes.append(tuple(factors))
@@ -685,17 +914,36 @@ class _GridAnalysis:
 class _Classifier:
     """Turns one grid axis into classified product factors, following host names from one launch site."""
 
-    def __init__(self, grids: _GridAnalysis, site: cst.CSTNode) -> None:
+    def __init__(self, grids: _GridAnalysis, site: cst.CSTNode, launch: Launch | None = None) -> None:
         self.grids = grids
         self.facts = grids.facts
         self.site = site
+        self.launch = launch
 
     def factors(self, expr: cst.BaseExpression, depth: int, names: frozenset[str]) -> list[Factor]:
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
-            return self.factors(expr.left, depth, names) + self.factors(expr.right, depth, names)
+            found = self.factors(expr.left, depth, names) + self.factors(expr.right, depth, names)
+            return self._flattened_rows(found, expr)
         if isinstance(expr, cst.Name):
             return self._name(expr, depth, names)
         return [self._single(expr, depth, names)]
+
+    def _flattened_rows(self, factors: list[Factor], expr: cst.BaseExpression) -> list[Factor]:
+        """``b * s`` of ``b, s, _ = x.shape``: leading dimensions of one tensor, one of them named as a token count,
+        multiply into the rows of the flattened tensor, a total size (``B * H`` of ``B, H, D = q.shape`` does not)."""
+        by_tensor: dict[str, list[tuple[int, int, Factor]]] = {}
+        for factor in factors:
+            item = self.grids.shape_items.get(id(factor.expr))
+            if item is not None and factor.kind is Kind.EXTENT:
+                by_tensor.setdefault(item[0], []).append((item[1], item[2], factor))
+        for dims in by_tensor.values():
+            indices = {index for index, _, _ in dims}
+            leading = len(indices) >= 2 and indices == set(range(len(indices)))
+            if leading and any(_is_token_name(name) for _, _, f in dims for name in f.names):
+                merged = [f for _, _, f in dims]
+                rows = Factor(Kind.TOTAL_SIZE, expr, names=frozenset().union(*(f.names for f in merged)), rows=True)
+                return [f for f in factors if all(f is not m for m in merged)] + [rows]
+        return factors
 
     def _name(self, expr: cst.Name, depth: int, names: frozenset[str]) -> list[Factor]:
         name = expr.value
@@ -704,11 +952,26 @@ class _Classifier:
         names = names | {name}
         status, value = self.grids.lookup(name, self.site)
         if status == "value" and isinstance(value, cst.BaseExpression):
-            found = self.factors(value, depth + 1, names)
-            return [replace(f, names=f.names | names) for f in found]
-        if status == "param":
-            return [Factor(Kind.EXTENT, expr, names=names)]
-        return [Factor(Kind.UNKNOWN, expr, names=names)]
+            found = [replace(f, names=f.names | names) for f in self.factors(value, depth + 1, names)]
+        elif status == "param":
+            found = [Factor(Kind.EXTENT, expr, names=names)]
+        else:
+            found = [Factor(Kind.UNKNOWN, expr, names=names)]
+        return self._named(name, found, expr)
+
+    @staticmethod
+    def _named(name: str, found: list[Factor], expr: cst.Name) -> list[Factor]:
+        """A host name that says what it counts refines an opaque value: ``_, num_vectorcore = props()`` is a core
+        count, ``H = A_log.numel()`` counts heads (not a whole tensor's size)."""
+        if len(found) != 1:
+            return found
+        factor = found[0]
+        core = _core_name_kind(name)
+        if core is not None and factor.kind in (Kind.EXTENT, Kind.UNKNOWN):
+            return [replace(factor, kind=core, expr=expr)]
+        if factor.kind is Kind.TOTAL_SIZE and mag.name_bits(name) <= mag.BATCH_BITS:
+            return [replace(factor, kind=Kind.EXTENT)]
+        return found
 
     def _one(self, expr: cst.BaseExpression, depth: int, names: frozenset[str]) -> Factor:
         """The expression as a single factor (a product inside a sum or a division is folded)."""
@@ -723,14 +986,20 @@ class _Classifier:
             kind = _CORE_PROPERTIES.get(expr.attr.value)
             return Factor(kind or Kind.UNKNOWN, expr, names=names)
         if isinstance(expr, cst.Subscript):
-            return self._subscript(expr, names)
+            return self._subscript(expr, depth, names)
         if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):
             return self._override_or_default(expr, depth, names)
+        if isinstance(expr, cst.IfExp):  # NT = cdiv(T, BT) if cu_seqlens is None else len(chunk_indices)
+            return _fold_max([self._one(expr.body, depth, names), self._one(expr.orelse, depth, names)], expr)
         if isinstance(expr, cst.BinaryOperation):
             if isinstance(expr.operator, (cst.FloorDivide, cst.Divide)):
-                return self._divide(expr, expr.left, expr.right, depth, names)
+                numerator, denominator = _division_parts(expr) if _rounds_up(expr) else (expr.left, expr.right)
+                return self._divide(expr, numerator, denominator, depth, names)
             if isinstance(expr.operator, (cst.Add, cst.Subtract)):
-                return _sum(self._one(expr.left, depth, names), self._one(expr.right, depth, names), expr)
+                left = self._one(expr.left, depth, names)
+                if _is_segment_count(expr, left):
+                    return replace(left, kind=Kind.EXTENT, expr=expr)
+                return _sum(left, self._one(expr.right, depth, names), expr)
         return Factor(Kind.UNKNOWN, expr, names=names)
 
     def _override_or_default(self, expr: cst.BooleanOperation, depth: int, names: frozenset[str]) -> Factor:
@@ -749,7 +1018,7 @@ class _Classifier:
         args = [a.value for a in call.args if a.keyword is None and not a.star]
         qualified = self.facts.qualname(func) or dotted_name(func) or ""
         if short in _DIVIDE_UP and len(args) == 2:
-            return self._divide(call, args[0], args[1], depth, names)
+            return self._divide(call, args[0], args[1], depth, names, rounds_up=True)
         if short == "min" and isinstance(func, cst.Name) and len(args) >= 2:
             return _minimum([self._one(a, depth, names) for a in args], call)
         if short == "max" and isinstance(func, cst.Name) and args:
@@ -765,7 +1034,7 @@ class _Classifier:
             return Factor(core, call, names=names)
         return Factor(Kind.UNKNOWN, call, names=names)
 
-    def _subscript(self, expr: cst.Subscript, names: frozenset[str]) -> Factor:
+    def _subscript(self, expr: cst.Subscript, depth: int, names: frozenset[str]) -> Factor:
         key = expr.slice[0].slice if len(expr.slice) == 1 else None
         index = key.value if isinstance(key, cst.Index) else None
         if isinstance(index, cst.SimpleString):
@@ -773,9 +1042,54 @@ class _Classifier:
             if text in _CORE_PROPERTIES:
                 return Factor(_CORE_PROPERTIES[text], expr, names=names)
             if self._is_lambda_param(expr.value):
-                return Factor(Kind.CONSTANT, expr, names=names)
+                return self._meta(text, expr, depth, names)
             return Factor(Kind.UNKNOWN, expr, names=names)
-        return Factor(Kind.EXTENT, expr, names=names | _receiver_names(expr.value))
+        receivers = _receiver_names(expr.value)
+        if _is_integer(index, 0) and self._is_flattened(expr.value):
+            return Factor(Kind.TOTAL_SIZE, expr, names=names | receivers, rows=True)
+        return Factor(Kind.EXTENT, expr, names=names | receivers)
+
+    def _meta(self, key: str, expr: cst.Subscript, depth: int, names: frozenset[str]) -> Factor:
+        """``meta["M"]`` in a grid function: what the launch passes for ``M`` (a runtime size for an int
+        parameter, a host tile size for a constexpr); a constant chosen by autotuning when the launch passes none."""
+        passed = launch_argument(self.launch, key) if self.launch is not None else None
+        if passed is None or depth >= _MAX_DEPTH:
+            return Factor(Kind.CONSTANT, expr, names=names)
+        found = self._one(passed, depth + 1, names)
+        return replace(found, names=found.names | {key})
+
+    def _is_flattened(self, shape: cst.BaseExpression) -> bool:
+        """``x.view(-1, D).shape``, or ``g.shape`` after ``g = g.reshape(-1, D)``: its first dimension is every row
+        of the tensor folded into one."""
+        if not (isinstance(shape, cst.Attribute) and shape.attr.value == "shape"):
+            return False
+        tensor = shape.value
+        for _ in range(_MAX_DEPTH):
+            if isinstance(tensor, cst.Name):
+                status, value = self.grids.lookup(tensor.value, self.site)
+                if status != "value" or not isinstance(value, cst.BaseExpression) or value is tensor:
+                    return False
+                tensor = value
+                continue
+            if not (isinstance(tensor, cst.Call) and isinstance(tensor.func, cst.Attribute)):
+                return False
+            method = tensor.func.attr.value
+            if method in _RESHAPES:
+                args = [a.value for a in tensor.args if a.keyword is None and not a.star]
+                return len(args) >= 2 and _is_minus_one(args[0])
+            if method not in _PASS_METHODS:
+                return False
+            tensor = tensor.func.value
+        return False
+
+    def _is_model_dimension(self, numerator: cst.BaseExpression, folded: Factor) -> bool:
+        """A head dim or hidden size, as spelled at the division (``cdiv(V, BV)``, ``cdiv(head_dim, BD)``,
+        ``cdiv(meta["D"], meta["BD"])``) or as resolved (the last dimension of a tensor of rank 3 or more)."""
+        spelled = numerator.value if isinstance(numerator, cst.Name) else _string_key(numerator)
+        if spelled is not None and _MODEL_DIM.fullmatch(spelled):
+            return True
+        item = self.grids.shape_items.get(id(folded.expr))  # [B, T, H, D]: not a matrix's columns (GEMM N)
+        return item is not None and item[2] >= 3 and item[1] == item[2] - 1
 
     def _is_lambda_param(self, expr: cst.BaseExpression) -> bool:
         """``meta`` in ``lambda meta: ...`` or ``def grid(meta)``: the launch's compile-time meta-parameters."""
@@ -787,7 +1101,7 @@ class _Classifier:
                 return expr.value in {p.name.value for p in (*params.posonly_params, *params.params)}
         return False
 
-    def _divide(self, expr, numerator, denominator, depth, names) -> Factor:
+    def _divide(self, expr, numerator, denominator, depth, names, rounds_up: bool = False) -> Factor:
         top = self.factors(numerator, depth, names)
         bottom = self._one(denominator, depth, names)
         folded = _fold(top, numerator)
@@ -795,16 +1109,31 @@ class _Classifier:
             return replace(folded, expr=expr)
         if folded.kind is Kind.LITERAL and bottom.kind is Kind.LITERAL and folded.value is not None and bottom.value:
             return Factor(Kind.LITERAL, expr, value=-(-folded.value // bottom.value))
-        if folded.kind in (Kind.LITERAL, Kind.CONSTANT):
-            return Factor(Kind.CONSTANT, expr, names=folded.names)
+        if folded.kind in (Kind.LITERAL, Kind.CONSTANT) or _spells_tile(numerator) and _is_tile_size(bottom, denominator):
+            return Factor(Kind.CONSTANT, expr, names=folded.names)  # cdiv(BT, BC): sub-tiles of one tile
+        shared = bottom.share
+        if shared is not None and shared[2] & folded.names:  # cdiv(n, ceil(n / CORES)): about CORES programs
+            kind, value, _ = shared
+            return Factor(kind, expr, value=value, names=folded.names | bottom.names)
         runtime = sum(f.weight for f in top if f.kind in RUNTIME_KINDS or f.kind is Kind.UNKNOWN)
-        total = folded.kind is Kind.TOTAL_SIZE or runtime >= 3
+        share = None
+        if folded.kind in RUNTIME_KINDS and (bottom.is_core_count or bottom.kind in (Kind.LITERAL, Kind.CONSTANT)):
+            share = (bottom.kind, bottom.value, folded.names)
+        if folded.kind is Kind.TOTAL_SIZE or runtime >= 3:
+            kind = Kind.TOTAL_SIZE
+        elif not rounds_up and not _rounds_up(expr) and not _is_tile_size(bottom, denominator):
+            kind = Kind.EXTENT  # ``N // group_size``: a ratio of two sizes, not a count of tiles
+        else:
+            kind = Kind.TILE_COUNT
         return Factor(
-            Kind.TOTAL_SIZE if total else Kind.TILE_COUNT,
+            kind,
             expr,
             capped=folded.capped,
-            weight=1,
+            weight=max(1, runtime),
             names=folded.names | bottom.names,
+            share=share,
+            model_bounded=kind is Kind.TILE_COUNT and self._is_model_dimension(numerator, folded),
+            rows=folded.rows,
         )
 
 
@@ -828,6 +1157,7 @@ def _fold(factors: list[Factor], expr: cst.BaseExpression) -> Factor:
         chunked=fastest.chunked,
         weight=max(1, sum(f.weight for f in runtime)),
         names=names,
+        rows=fastest.rows and len(runtime) == 1,  # rows times a feature size counts elements, not rows
     )
 
 
@@ -889,6 +1219,96 @@ def _receiver_names(*exprs: cst.BaseExpression) -> frozenset[str]:
         if isinstance(expr, cst.Name):
             found.add(expr.value)
     return frozenset(found)
+
+
+def is_model_dimension_name(name: str) -> bool:
+    """A name spelled like a model dimension (``K``, ``V``, ``D``, ``head_dim``, ``HEAD_DIM``, ``hidden_size``): a size
+    the model fixes, whatever the batch or the sequence length."""
+    return _MODEL_DIM.fullmatch(name) is not None
+
+
+def _core_name_kind(name: str) -> Kind | None:
+    match = _CORE_NAME.fullmatch(name)
+    if match is None or name.lower() == "core":
+        return None
+    unit = (match.group(1) or "").lower()
+    if unit in ("aiv", "vector"):
+        return Kind.VECTOR_CORES
+    if unit in ("ai", "cube"):
+        return Kind.CUBE_CORES
+    return Kind.CORES
+
+
+def _is_token_name(name: str) -> bool:
+    return mag.name_bits(name) == mag.TOKEN_BITS
+
+
+def _string_key(expr: cst.BaseExpression) -> str | None:
+    """``"D"`` of ``meta["D"]``."""
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
+        key = expr.slice[0].slice
+        if isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString):
+            return key.value.evaluated_value
+    return None
+
+
+def _spells_tile(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and _TILE_NAME.search(expr.value) is not None
+
+
+def _is_tile_size(bottom: Factor, denominator: cst.BaseExpression) -> bool:
+    """A divisor that is a tile: a literal, a compile-time constant, or a name spelled like a block size."""
+    if bottom.kind in (Kind.LITERAL, Kind.CONSTANT):
+        return True
+    spelled = {denominator.value} if isinstance(denominator, cst.Name) else set()
+    return any(_TILE_NAME.search(name) for name in spelled | bottom.names)
+
+
+def _rounds_up(expr: cst.BaseExpression) -> bool:
+    """``(n + B - 1) // B``: a division rounded up by hand."""
+    return (
+        isinstance(expr, cst.BinaryOperation)
+        and isinstance(expr.operator, cst.FloorDivide)
+        and isinstance(expr.left, cst.BinaryOperation)
+        and isinstance(expr.left.operator, (cst.Add, cst.Subtract))
+    )
+
+
+def _is_segment_count(expr: cst.BinaryOperation, left: Factor) -> bool:
+    """``offsets.numel() - 1``: the number of segments an offsets array delimits, not a total size."""
+    return (
+        isinstance(expr.operator, cst.Subtract)
+        and _is_integer(expr.right, 1)
+        and left.kind is Kind.TOTAL_SIZE
+        and isinstance(expr.left, cst.Call)
+        and isinstance(expr.left.func, cst.Attribute)
+        and expr.left.func.attr.value == "numel"
+    )
+
+
+def _is_integer(node, value: int) -> bool:
+    return isinstance(node, cst.Integer) and node.evaluated_value == value
+
+
+def _is_minus_one(node) -> bool:
+    return (
+        isinstance(node, cst.UnaryOperation)
+        and isinstance(node.operator, cst.Minus)
+        and _is_integer(node.expression, 1)
+    )
+
+
+def _starred_shape(value, targets: int) -> tuple[cst.Attribute, list[cst.BaseExpression]] | None:
+    """``(*k.shape, v.shape[-1])``: the unpacked ``k.shape`` and the items after it."""
+    if not isinstance(value, (cst.Tuple, cst.List)) or not value.elements:
+        return None
+    first, rest = value.elements[0], value.elements[1:]
+    if not isinstance(first, cst.StarredElement) or any(isinstance(e, cst.StarredElement) for e in rest):
+        return None
+    shape = first.value
+    if not (isinstance(shape, cst.Attribute) and shape.attr.value == "shape") or targets <= len(rest):
+        return None
+    return shape, [e.value for e in rest]
 
 
 def _elements(shape: cst.BaseExpression) -> list[cst.BaseExpression]:

@@ -12,6 +12,7 @@ from ascendlint.analysis.module_facts import ModuleFacts
 from ascendlint.analysis.walk import NodeIndex
 
 HEADER = """
+import math
 import torch
 import triton
 import triton.language as tl
@@ -220,8 +221,100 @@ def test_grid_core_source(body, expected):
                     return (triton.cdiv(4096, meta["BLOCK"]), 8)
                 kernel[grid](x, 1, BLOCK=64)
             """,
+            [["literal"], ["literal"]],
+            id="local-grid-function-reads-the-launch-argument",
+        ),
+        pytest.param(
+            """
+            def run(x):
+                def grid(meta):
+                    return (triton.cdiv(4096, meta["BLOCK"]), 8)
+                kernel[grid](x, 1)
+            """,
             [["compile-time constant"], ["literal"]],
-            id="local-grid-function",
+            id="meta-value-chosen-by-autotuning-is-a-constant",
+        ),
+        pytest.param(
+            """
+            def run(x, M):
+                kernel[lambda meta: (meta["n"] * 4,)](x, x.numel(), BLOCK=64)
+            """,
+            [["total size", "literal"]],
+            id="meta-reads-a-runtime-argument",
+        ),
+        pytest.param(
+            """
+            def run(x):
+                b, s, _ = x.shape
+                kernel[(triton.cdiv(b * s, 64),)](x, 1, BLOCK=64)
+            """,
+            [["total size"]],
+            id="leading-dimensions-with-a-token-count-are-the-flattened-rows",
+        ),
+        pytest.param(
+            """
+            def run(q):
+                B, H, D = q.shape
+                kernel[(B * H,)](q, 1, BLOCK=64)
+            """,
+            [["extent", "extent"]],
+            id="batch-times-heads-stays-two-extents",
+        ),
+        pytest.param(
+            """
+            def run(x, D):
+                T = x.view(-1, D).shape[0]
+                rows = x.reshape(-1, D).contiguous()
+                kernel[(T, rows.shape[0])](x, 1, BLOCK=64)
+            """,
+            [["total size"], ["total size"]],
+            id="rows-of-a-flattened-view",
+        ),
+        pytest.param(
+            """
+            def run(x, n):
+                cores = driver.active.utils.get_device_properties(0)["num_vectorcore"]
+                block = math.ceil(n / cores)
+                kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, n, BLOCK=block)
+            """,
+            [["vector"]],
+            id="tiles-of-a-per-core-share-count-the-cores",
+        ),
+        pytest.param(
+            """
+            def run(x, n_cols):
+                _, num_vectorcore = get_device_properties()
+                kernel[((num_vectorcore + n_cols - 1) // n_cols, n_cols)](x, 1, BLOCK=64)
+            """,
+            [["vector"], ["extent"]],
+            id="host-name-of-a-core-count",
+        ),
+        pytest.param(
+            """
+            def run(x, offsets, heads):
+                batch = offsets.numel() - 1
+                H = x.numel()
+                kernel[(batch * heads, H)](x, 1, BLOCK=64)
+            """,
+            [["extent", "extent"], ["extent"]],
+            id="segments-of-an-offsets-array-and-a-head-count-are-extents",
+        ),
+        pytest.param(
+            """
+            def run(x, N, group_size, cache_steps):
+                kernel[(N // group_size, x.shape[1] // cache_steps, N // 64)](x, 1, BLOCK=64)
+            """,
+            [["extent"], ["extent"], ["tile count"]],
+            id="a-ratio-of-sizes-is-an-extent-not-a-tile-count",
+        ),
+        pytest.param(
+            """
+            def run(x, T, B, H, BT):
+                NT = triton.cdiv(T, BT) if B > 1 else len(x)
+                kernel[(NT, B * H)](x, T, BLOCK=64)
+            """,
+            [["tile count"], ["extent", "extent"]],
+            id="conditional-expression-takes-the-faster-growing-branch",
         ),
     ],
 )

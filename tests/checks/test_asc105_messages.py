@@ -1,0 +1,54 @@
+"""ASC105's message names what grows: the tile counts, the runtime sizes or the total it found, never a reason
+the grid does not have (a grid with one tile count and two extents is not "two tile counts")."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import lint
+
+HEADER = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x_ptr, n, BLOCK: tl.constexpr):
+    pass
+
+def run(x, M, N, B, H, T, cache_steps):
+"""
+
+
+@pytest.mark.parametrize(
+    "launch, message",
+    [
+        pytest.param(
+            "k[(triton.cdiv(M, 64), triton.cdiv(N, 128))](x, M, BLOCK=64)",
+            "tile counts of two runtime extents multiply (`triton.cdiv(M, 64)` and `triton.cdiv(N, 128)`)",
+            id="two-tile-counts",
+        ),
+        pytest.param(
+            "k[(x.shape[1] // cache_steps, H, triton.cdiv(T, 64))](x, T, BLOCK=64)",
+            "3 runtime sizes multiply in `(x.shape[1] // cache_steps, H, triton.cdiv(T, 64))`",
+            id="a-ratio-and-an-extent-are-not-tile-counts",
+        ),
+        pytest.param(
+            "k[(triton.cdiv(B * T, 64), H)](x, T, BLOCK=64)",
+            "3 runtime sizes multiply in `(triton.cdiv(B * T, 64), H)`",
+            id="a-tile-count-of-a-product-counts-each-factor",
+        ),
+        pytest.param(
+            "k[(triton.cdiv(x.numel(), 1024),)](x, x.numel(), BLOCK=1024)",
+            "`triton.cdiv(x.numel(), 1024)` counts the rows or elements of a whole tensor",
+            id="total-size",
+        ),
+        pytest.param(
+            "rows = x.view(-1, 64).shape[0]\n    k[(rows,)](x, rows, BLOCK=64)",
+            "`rows` (`x.view(-1, 64).shape[0]`) counts the rows or elements of a whole tensor",
+            id="the-axis-as-written-and-what-it-resolves-to",
+        ),
+    ],
+)
+def test_message_names_what_grows(launch, message):
+    found = [d for d in lint(HEADER + "    " + launch + "\n", "ASC105") if d.code == "ASC105"]
+    assert [d.message for d in found] == [f"launch grid can exceed 65535 programs: {message}"]
