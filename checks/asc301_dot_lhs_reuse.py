@@ -1,8 +1,9 @@
 import libcst as cst
 
 from ascendlint import edits
+from ascendlint.analysis.dtypes import operand_partner_is_float, surely_float
 from ascendlint.analysis.values import argument
-from ascendlint.diagnostics import FixSafety, Severity
+from ascendlint.diagnostics import Applicability, FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
 _METADATA_ATTRIBUTES = {"dtype", "shape", "type", "ndim", "numel"}
@@ -27,9 +28,18 @@ class DotLhsReuse(Rule):
         arithmetic, the next loop iteration) silently computes with corrupted data; nothing fails.
     """
     fix_notes = """
-        The fix copies the tile just before the dot (`b_q_c = b_q + 0.0`, inside the loop when the dot is in one)
-        and passes the copy as the left operand, so the original stays intact. A copy made after the dot does not
-        help: the damage is already done.
+        The copy must be a new tile of the same type that the compiler keeps. When the tile is known to be
+        floating point (an explicit float cast or dtype, float arithmetic, or a dot partner that is float: both
+        operands of a dot share one type), the safe fix copies it just before the dot (`b_q_c = b_q + 0.0`, inside
+        the loop when the dot is in one) and passes the copy as the left operand. The copy is not made for other
+        tiles: `+ 0.0` turns an int8 tile into fp32 (the dot then fails to compile: both operands must have the
+        same type) and an integer `+ 0` is folded away by the compiler, so nothing is copied.
+        For a tile of unknown type that was loaded and whose address is unchanged at the dot, the fix reloads it
+        (`b_q_c = tl.load(q + offs, volatile=True)`; `volatile` keeps the compiler from merging the two loads).
+        That fix is unsafe: it reads global memory again, which costs a transfer and gives a different tile if
+        the kernel, another program or another rank wrote there in between. Otherwise (a helper's parameter, a
+        computed tile) no fix is offered: copy the tile in its own type yourself. A copy made after the dot does
+        not help: the damage is already done.
     """
     INVALID = [
         Invalid(
@@ -40,8 +50,8 @@ class DotLhsReuse(Rule):
             @triton.jit
             def kernel(q, k, o, BT: tl.constexpr):
                 offs = tl.arange(0, BT)[:, None] * BT + tl.arange(0, BT)[None, :]
-                b_q = tl.load(q + offs)
-                b_k = tl.load(k + offs)
+                b_q = tl.load(q + offs).to(tl.float32)
+                b_k = tl.load(k + offs).to(tl.float32)
                 b_s = tl.dot(b_q, b_k)
                 tl.store(o + offs, b_s + b_q)
             """,
@@ -52,8 +62,8 @@ class DotLhsReuse(Rule):
             @triton.jit
             def kernel(q, k, o, BT: tl.constexpr):
                 offs = tl.arange(0, BT)[:, None] * BT + tl.arange(0, BT)[None, :]
-                b_q = tl.load(q + offs)
-                b_k = tl.load(k + offs)
+                b_q = tl.load(q + offs).to(tl.float32)
+                b_k = tl.load(k + offs).to(tl.float32)
                 b_q_c = b_q + 0.0
                 b_s = tl.dot(b_q_c, b_k)
                 tl.store(o + offs, b_s + b_q)
@@ -72,9 +82,10 @@ class DotLhsReuse(Rule):
                 acc = language.zeros([BT, BT], dtype=language.float32)
                 for i_k in range(0, NK):
                     b_k = language.load(k + i_k * BT * BT + offs)
-                    acc += language.dot(
+                    acc = language.dot(
                         b_q,
                         b_k,
+                        acc,
                     )
                 language.store(o + offs, acc)
             """,
@@ -90,9 +101,10 @@ class DotLhsReuse(Rule):
                 for i_k in range(0, NK):
                     b_k = language.load(k + i_k * BT * BT + offs)
                     b_q_c = b_q + 0.0
-                    acc += language.dot(
+                    acc = language.dot(
                         b_q_c,
                         b_k,
+                        acc,
                     )
                 language.store(o + offs, acc)
             """,
@@ -103,49 +115,75 @@ class DotLhsReuse(Rule):
             import triton.language as tl
 
             @triton.jit
-            def attend(b_q, b_k, b_v):
-                b_s = tl.dot(b_q, tl.trans(b_k))
-                b_q_c = b_q + 0.0
-                return tl.dot(b_s.to(b_v.dtype), b_v) + tl.sum(b_q_c, 1)[:, None]
+            def kernel(q, k, o, NK, BT: tl.constexpr):
+                offs = tl.arange(0, BT)[:, None] * BT + tl.arange(0, BT)[None, :]
+                b_q = tl.load(q + offs, mask=offs < BT * BT, other=0)
+                for i_k in range(0, NK):
+                    b_k = tl.load(k + i_k * BT * BT + offs)
+                    tl.store(o + i_k * BT * BT + offs, tl.dot(b_q, b_k))
+            """,
+            fixed="""
+            import triton
+            import triton.language as tl
 
             @triton.jit
-            def kernel(q, k, v, o, BT: tl.constexpr):
+            def kernel(q, k, o, NK, BT: tl.constexpr):
+                offs = tl.arange(0, BT)[:, None] * BT + tl.arange(0, BT)[None, :]
+                b_q = tl.load(q + offs, mask=offs < BT * BT, other=0)
+                for i_k in range(0, NK):
+                    b_k = tl.load(k + i_k * BT * BT + offs)
+                    b_q_c = tl.load(q + offs, mask=offs < BT * BT, other=0, volatile=True)
+                    tl.store(o + i_k * BT * BT + offs, tl.dot(b_q_c, b_k))
+            """,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(q, k, o, BT: tl.constexpr):
                 offs = tl.arange(0, BT)[:, None] * BT + tl.arange(0, BT)[None, :]
                 b_a = tl.load(q + offs)
                 b_b = tl.load(k + offs)
+                b_b_c = b_b * 2
                 for i in range(0, 2):
                     for j in range(0, 2):
                         b_c = tl.dot(b_a, b_b)
                         b_d = tl.dot(b_c, b_b)
                         b_a = b_d
                         b_e = tl.dot(b_b, b_a)
-                tl.store(o + offs, attend(b_a, b_b, tl.load(v + offs)) + b_e)
+                tl.store(o + offs, b_a + b_e + b_b_c)
             """,
-            count=2,
             fixed="""
             import triton
             import triton.language as tl
 
             @triton.jit
-            def attend(b_q, b_k, b_v):
-                b_q_c2 = b_q + 0.0
-                b_s = tl.dot(b_q_c2, tl.trans(b_k))
-                b_q_c = b_q + 0.0
-                return tl.dot(b_s.to(b_v.dtype), b_v) + tl.sum(b_q_c, 1)[:, None]
-
-            @triton.jit
-            def kernel(q, k, v, o, BT: tl.constexpr):
+            def kernel(q, k, o, BT: tl.constexpr):
                 offs = tl.arange(0, BT)[:, None] * BT + tl.arange(0, BT)[None, :]
                 b_a = tl.load(q + offs)
                 b_b = tl.load(k + offs)
+                b_b_c = b_b * 2
                 for i in range(0, 2):
                     for j in range(0, 2):
                         b_c = tl.dot(b_a, b_b)
                         b_d = tl.dot(b_c, b_b)
                         b_a = b_d
-                        b_b_c = b_b + 0.0
-                        b_e = tl.dot(b_b_c, b_a)
-                tl.store(o + offs, attend(b_a, b_b, tl.load(v + offs)) + b_e)
+                        b_b_c2 = tl.load(k + offs, volatile=True)
+                        b_e = tl.dot(b_b_c2, b_a)
+                tl.store(o + offs, b_a + b_e + b_b_c)
+            """,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def attend(b_q, b_k, b_v):
+                b_s = tl.dot(b_q, tl.trans(b_k))
+                return tl.dot(b_s.to(b_v.dtype), b_v) + tl.sum(b_q, 1)[:, None]
             """,
         ),
     ]
@@ -235,28 +273,37 @@ class DotLhsReuse(Rule):
         ]
 
     def _report(self, analysis, call, lhs, reads, copies) -> None:
-        module = self.context.module
         first = min(reads, key=analysis.index.order)
         line = self.context.locator.span(first)[0].row
-        copy = self._copy_name(analysis, lhs.value, copies)
+        message = self.message.format(name=lhs.value, line=line)
         line_node = next((a for a in analysis.index.ancestors(call) if isinstance(a, cst.SimpleStatementLine)), None)
         statement = analysis.statement_of(call)
+        if line_node is None or not isinstance(statement, cst.BaseSmallStatement):
+            self.report(call, message)
+            return
+        if surely_float(analysis, lhs) or operand_partner_is_float(analysis, call):
+            copy_of = f"{lhs.value} + 0.0"
+            fix_message = f"Copy `{lhs.value}` to `{{copy}}` before the dot and pass the copy"
+            applicability = Applicability.SAFE
+        else:
+            copy_of = _volatile_reload(analysis, lhs)
+            if copy_of is None:
+                self.report(call, message)
+                return
+            fix_message = f"Reload `{lhs.value}` from memory into `{{copy}}` before the dot and pass the copy"
+            applicability = Applicability.UNSAFE
+        copy = self._copy_name(analysis, lhs.value, copies)
 
         def build(loc):
-            if line_node is None or not isinstance(statement, cst.BaseSmallStatement):
-                return []
             row = loc.span(line_node)[0].row
             indent = edits.indentation_of_line(loc, row)
             return [
-                edits.insert_before_line(loc, row, f"{indent}{copy} = {module.code_for_node(lhs)} + 0.0{loc.newline}"),
+                edits.insert_before_line(loc, row, f"{indent}{copy} = {copy_of}{loc.newline}"),
                 edits.replace(loc, lhs, copy),
             ]
 
         self.report(
-            call,
-            self.message.format(name=lhs.value, line=line),
-            fix_message=f"Copy `{lhs.value}` to `{copy}` before the dot and pass the copy",
-            edits=build,
+            call, message, fix_message=fix_message.format(copy=copy), edits=build, applicability=applicability
         )
 
     @staticmethod
@@ -270,3 +317,45 @@ class DotLhsReuse(Rule):
             if candidate not in taken:
                 copies[name] = suffix
                 return candidate
+
+
+def _volatile_reload(analysis, lhs: cst.Name) -> str | None:
+    """``tl.load(<same arguments>, volatile=True)`` when ``lhs`` is a load that can be repeated at the dot.
+
+    The one definition reaching the dot must be a ``tl.load`` whose arguments still hold the same values there:
+    every name they read is a parameter never assigned, or has a single definition that no loop around the dot
+    re-runs without re-running the load. ``volatile`` keeps the compiler from merging the second load into the
+    first (it does merge two plain loads of one address, and the copy would vanish).
+    """
+    definitions = analysis.definitions(lhs)
+    if len(definitions) != 1 or definitions[0].kind != "assign":
+        return None
+    load = definitions[0].value
+    if not analysis.facts.is_call_to(load, "tl.load") or any(a.star for a in load.args):
+        return None
+    load_loops = analysis.enclosing_loops(definitions[0].statement)
+    for node in analysis.index.descendants(load):
+        if isinstance(node, cst.Name) and analysis.is_read(node) and not _unchanged_after(analysis, node, load_loops):
+            return None
+    module = analysis.facts.module
+    arguments = []
+    for arg in load.args:
+        text = " ".join(line.strip() for line in module.code_for_node(arg.value).splitlines())
+        arguments.append(f"{arg.keyword.value}={text}" if arg.keyword is not None else text)
+    if not any(a.keyword is not None and a.keyword.value == "volatile" for a in load.args):
+        arguments.append("volatile=True")
+    return f"{module.code_for_node(load.func)}({', '.join(arguments)})"
+
+
+def _unchanged_after(analysis, read: cst.Name, load_loops: list) -> bool:
+    """The value ``read`` sees at the load is the value its name holds until the dot (single definition)."""
+    name = read.value
+    if name not in analysis.assignments:
+        return name not in analysis.kernel.params or analysis.is_param(name)  # a global, or a parameter never set
+    definitions = analysis.definitions(read)
+    if len(analysis.assignments[name]) != 1 or len(definitions) != 1 or name in analysis.kernel.params:
+        return False
+    (definition,) = definitions
+    if definition.kind == "loop":
+        return any(definition.statement is loop for loop in load_loops)
+    return all(any(loop is outer for outer in load_loops) for loop in analysis.enclosing_loops(definition.statement))

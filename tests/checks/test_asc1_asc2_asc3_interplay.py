@@ -132,7 +132,7 @@ def test_asc301_fix_copies_inside_the_loop_for_loop_carried_reuse_and_picks_a_fr
     @triton.jit
     def kernel(a, b, o, n, BT: tl.constexpr):
         offs = tl.arange(0, BT)[:, None] * BT + tl.arange(0, BT)[None, :]
-        b_a = tl.load(a + offs)
+        b_a = tl.load(a + offs).to(tl.float16)
         b_a_c = tl.load(b + offs)
         acc = tl.zeros([BT, BT], dtype=tl.float32)
         for i in range(0, n):
