@@ -30,16 +30,19 @@ class DotLhsReuse(Rule):
     fix_notes = """
         The copy must be a new tile of the same type that the compiler keeps. When the tile is known to be
         floating point (an explicit float cast or dtype, float arithmetic, or a dot partner that is float: both
-        operands of a dot share one type), the safe fix copies it just before the dot (`b_q_c = b_q + 0.0`, inside
-        the loop when the dot is in one) and passes the copy as the left operand. The copy is not made for other
+        operands of a dot share one type) and is computed where the dot runs, the safe fix copies it just before
+        the dot (`b_q_c = b_q + 0.0`) and passes the copy as the left operand. The copy is not made for other
         tiles: `+ 0.0` turns an int8 tile into fp32 (the dot then fails to compile: both operands must have the
-        same type) and an integer `+ 0` is folded away by the compiler, so nothing is copied.
-        For a tile of unknown type that was loaded and whose address is unchanged at the dot, the fix reloads it
-        (`b_q_c = tl.load(q + offs, volatile=True)`; `volatile` keeps the compiler from merging the two loads).
-        That fix is unsafe: it reads global memory again, which costs a transfer and gives a different tile if
-        the kernel, another program or another rank wrote there in between. Otherwise (a helper's parameter, a
-        computed tile) no fix is offered: copy the tile in its own type yourself. A copy made after the dot does
-        not help: the damage is already done.
+        same type), and an integer `+ 0` is folded away by the compiler. Nor is it made inside a loop for a tile
+        defined before the loop: that copy does not depend on the loop, the compiler moves it out, and one copy
+        then serves, and is overwritten by, every iteration's dot.
+        In those cases, when the tile was loaded and its address is unchanged at the dot, the fix reloads it
+        instead (`b_q_c = tl.load(q + offs, volatile=True)`, with the same cast if the tile was cast; `volatile`
+        keeps the compiler from merging the two loads or moving the reload out of the loop). That fix is unsafe:
+        it reads global memory again at every dot, which costs a transfer and gives a different tile if the
+        kernel, another program or another rank wrote there in between. Otherwise (a helper's parameter, a
+        computed tile) no fix is offered: keep a copy of the tile in its own type yourself. A copy made after the
+        dot does not help: the damage is already done.
     """
     INVALID = [
         Invalid(
@@ -100,13 +103,44 @@ class DotLhsReuse(Rule):
                 acc = language.zeros([BT, BT], dtype=language.float32)
                 for i_k in range(0, NK):
                     b_k = language.load(k + i_k * BT * BT + offs)
-                    b_q_c = b_q + 0.0
+                    b_q_c = language.load(q + offs, volatile=True)
                     acc = language.dot(
                         b_q_c,
                         b_k,
                         acc,
                     )
                 language.store(o + offs, acc)
+            """,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(q, k, o, NK, BT: tl.constexpr):
+                offs = tl.arange(0, BT)[:, None] * BT + tl.arange(0, BT)[None, :]
+                b_q = tl.load(q + offs)
+                acc = tl.zeros([BT, BT], dtype=tl.float32)
+                for i_k in range(0, NK):
+                    b_k = tl.load(k + i_k * BT * BT + offs) * 0.5
+                    acc += tl.dot(b_k, b_q) + b_k
+                tl.store(o + offs, acc)
+            """,
+            fixed="""
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(q, k, o, NK, BT: tl.constexpr):
+                offs = tl.arange(0, BT)[:, None] * BT + tl.arange(0, BT)[None, :]
+                b_q = tl.load(q + offs)
+                acc = tl.zeros([BT, BT], dtype=tl.float32)
+                for i_k in range(0, NK):
+                    b_k = tl.load(k + i_k * BT * BT + offs) * 0.5
+                    b_k_c = b_k + 0.0
+                    acc += tl.dot(b_k_c, b_q) + b_k
+                tl.store(o + offs, acc)
             """,
         ),
         Invalid(
@@ -147,12 +181,12 @@ class DotLhsReuse(Rule):
                 b_a = tl.load(q + offs)
                 b_b = tl.load(k + offs)
                 b_b_c = b_b * 2
+                b_e = tl.zeros([BT, BT], dtype=tl.float32)
                 for i in range(0, 2):
                     for j in range(0, 2):
                         b_c = tl.dot(b_a, b_b)
-                        b_d = tl.dot(b_c, b_b)
-                        b_a = b_d
-                        b_e = tl.dot(b_b, b_a)
+                        b_a = b_c.to(b_b.dtype)
+                        b_e += tl.dot(b_b, b_a)
                 tl.store(o + offs, b_a + b_e + b_b_c)
             """,
             fixed="""
@@ -165,13 +199,13 @@ class DotLhsReuse(Rule):
                 b_a = tl.load(q + offs)
                 b_b = tl.load(k + offs)
                 b_b_c = b_b * 2
+                b_e = tl.zeros([BT, BT], dtype=tl.float32)
                 for i in range(0, 2):
                     for j in range(0, 2):
                         b_c = tl.dot(b_a, b_b)
-                        b_d = tl.dot(b_c, b_b)
-                        b_a = b_d
+                        b_a = b_c.to(b_b.dtype)
                         b_b_c2 = tl.load(k + offs, volatile=True)
-                        b_e = tl.dot(b_b_c2, b_a)
+                        b_e += tl.dot(b_b_c2, b_a)
                 tl.store(o + offs, b_a + b_e + b_b_c)
             """,
         ),
@@ -281,7 +315,8 @@ class DotLhsReuse(Rule):
         if line_node is None or not isinstance(statement, cst.BaseSmallStatement):
             self.report(call, message)
             return
-        if surely_float(analysis, lhs) or operand_partner_is_float(analysis, call):
+        is_float = surely_float(analysis, lhs) or operand_partner_is_float(analysis, call)
+        if is_float and not _invariant_in_a_loop_around(analysis, lhs, call):
             copy_of = f"{lhs.value} + 0.0"
             fix_message = f"Copy `{lhs.value}` to `{{copy}}` before the dot and pass the copy"
             applicability = Applicability.SAFE
@@ -319,32 +354,62 @@ class DotLhsReuse(Rule):
                 return candidate
 
 
-def _volatile_reload(analysis, lhs: cst.Name) -> str | None:
-    """``tl.load(<same arguments>, volatile=True)`` when ``lhs`` is a load that can be repeated at the dot.
+def _invariant_in_a_loop_around(analysis, lhs: cst.Name, dot: cst.Call) -> bool:
+    """Whether some loop around the dot holds no definition of ``lhs`` that reaches it: a copy made there is
+    loop-invariant, the compiler hoists it out of the loop, and one copy then serves (and is clobbered by) every
+    iteration's dot."""
+    definitions = analysis.definitions(lhs)
+    return any(
+        not any(analysis.defined_inside(d, loop) for d in definitions) for loop in analysis.enclosing_loops(dot)
+    )
 
-    The one definition reaching the dot must be a ``tl.load`` whose arguments still hold the same values there:
-    every name they read is a parameter never assigned, or has a single definition that no loop around the dot
-    re-runs without re-running the load. ``volatile`` keeps the compiler from merging the second load into the
-    first (it does merge two plain loads of one address, and the copy would vanish).
+
+_NOT_REPEATABLE = ("tl.store", "tl.atomic_", "tl.dot", "tl.rand", "dl.", "shmem.")
+
+
+def _volatile_reload(analysis, lhs: cst.Name) -> str | None:
+    """The expression that defined ``lhs`` evaluated again, its one ``tl.load`` made ``volatile=True``, when
+    that gives the same tile at the dot (``tl.load(q + offs)`` or ``tl.load(q + offs).to(tl.float16)``).
+
+    The one definition reaching the dot must hold exactly one ``tl.load``, no other memory access or helper call,
+    and every name it reads must still hold the same value at the dot: a parameter never assigned, or a name with
+    a single definition that no loop around the dot re-runs without re-running the load. ``volatile`` keeps the
+    compiler from merging the second load into the first (it merges two plain loads of one address) and from
+    hoisting it out of a loop.
     """
     definitions = analysis.definitions(lhs)
-    if len(definitions) != 1 or definitions[0].kind != "assign":
+    if len(definitions) != 1 or definitions[0].kind != "assign" or definitions[0].value is None:
         return None
-    load = definitions[0].value
-    if not analysis.facts.is_call_to(load, "tl.load") or any(a.star for a in load.args):
+    value = definitions[0].value
+    nodes = [value, *analysis.index.descendants(value)]
+    loads = [n for n in nodes if analysis.facts.is_call_to(n, "tl.load")]
+    if len(loads) != 1 or any(a.star for a in loads[0].args):
         return None
+    for node in nodes:
+        if isinstance(node, cst.Call) and node is not loads[0] and not _repeatable(analysis, node):
+            return None
     load_loops = analysis.enclosing_loops(definitions[0].statement)
-    for node in analysis.index.descendants(load):
+    for node in nodes:
         if isinstance(node, cst.Name) and analysis.is_read(node) and not _unchanged_after(analysis, node, load_loops):
             return None
-    module = analysis.facts.module
-    arguments = []
-    for arg in load.args:
-        text = " ".join(line.strip() for line in module.code_for_node(arg.value).splitlines())
-        arguments.append(f"{arg.keyword.value}={text}" if arg.keyword is not None else text)
+    load = loads[0]
     if not any(a.keyword is not None and a.keyword.value == "volatile" for a in load.args):
-        arguments.append("volatile=True")
-    return f"{module.code_for_node(load.func)}({', '.join(arguments)})"
+        args = list(load.args)
+        if args:
+            args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        volatile = cst.Arg(value=cst.Name("True"), keyword=cst.Name("volatile"),
+                           equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+        value = value.deep_replace(load, load.with_changes(args=[*args, volatile]))
+    text = analysis.facts.module.code_for_node(value)
+    return " ".join(line.strip() for line in text.splitlines()) if "\n" in text else text
+
+
+def _repeatable(analysis, call: cst.Call) -> bool:
+    """A call that computes the same value again: a cast or a ``triton.language`` op without side effects."""
+    if analysis.cast_target(call) is not None:
+        return True
+    name = analysis.facts.qualname(call.func) or ""
+    return name.startswith("tl.") and not name.startswith(_NOT_REPEATABLE)
 
 
 def _unchanged_after(analysis, read: cst.Name, load_loops: list) -> bool:

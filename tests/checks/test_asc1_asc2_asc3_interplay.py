@@ -141,7 +141,10 @@ def test_asc301_fix_copies_inside_the_loop_for_loop_carried_reuse_and_picks_a_fr
         tl.store(o + offs, acc)
     """
     fixed = fix(code, "ASC301").text
-    assert "        if i > 0:\n            b_a_c2 = b_a + 0.0\n            acc += tl.dot(b_a_c2, b_a_c)\n" in fixed
+    assert (
+        "        if i > 0:\n            b_a_c2 = tl.load(a + offs, volatile=True).to(tl.float16)\n"
+        "            acc += tl.dot(b_a_c2, b_a_c)\n"
+    ) in fixed
     assert _found(fixed, "ASC301") == []
 
 
