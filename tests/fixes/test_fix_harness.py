@@ -58,11 +58,16 @@ HOST_ONLY_CASES = [c for c in CASES if not c.changed_kernels]
 
 
 @pytest.fixture(scope="module")
-def reports(request):
+def harness_cache(request, tmp_path_factory):
     if importlib.util.find_spec("triton") is None or importlib.util.find_spec("torch") is None:
         pytest.skip("triton-ascend or torch is not installed (the 'kernels' extra)")
     folder = request.config.cache.mkdir("ascendlint-fix-harness") if request.config.cache else None
-    cache = harness.Cache(folder or request.getfixturevalue("tmp_path_factory").mktemp("fix-harness"))
+    return harness.Cache(folder or tmp_path_factory.mktemp("fix-harness"))
+
+
+@pytest.fixture(scope="module")
+def reports(harness_cache):
+    cache = harness_cache
     started = time.monotonic()
     found, counts = harness.evaluate(KERNEL_CASES, cache)
     counts["seconds"] = round(time.monotonic() - started, 1)
@@ -224,3 +229,53 @@ def test_asc403_device_fence_sits_between_the_stores_and_the_notify(reports, cas
         assert _unfenced_notifies(outcome.fixed["ttir"]) == 0, outcome.variant
     originals = [o.original["ttir"] for o in lowered if o.original and o.original.get("ttir")]
     assert any(_unfenced_notifies(text) for text in originals), "the original was already fenced"
+
+
+# -- the harness itself: it must reject the fixes that used to break kernels ---------------------------------------
+
+_INT8_CAPABLE = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def kernel(q, k, o, BT: tl.constexpr):
+    offs = tl.arange(0, BT)[:, None] * BT + tl.arange(0, BT)[None, :]
+    b_q = tl.load(q + offs)
+    b_k = tl.load(k + offs)
+    b_s = tl.dot(b_q, b_k)
+    tl.store(o + offs, b_s + b_q)
+"""
+_HOST_FENCE = """import shmem as ash
+import triton
+import triton.language as tl
+import triton_dist.language as dl
+
+
+@triton.jit
+def publish(buf_ptr, signal_ptr, x_ptr, peer, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(dl.symm_at(buf_ptr, peer) + offs, tl.load(x_ptr + offs))
+    dl.notify(signal_ptr, peer)
+"""
+
+
+@pytest.mark.parametrize(
+    ("original", "old_fix", "codes", "broken_variants"),
+    [
+        pytest.param(
+            _INT8_CAPABLE,
+            _INT8_CAPABLE.replace("    b_s = tl.dot(b_q, b_k)", "    b_q_c = b_q + 0.0\n    b_s = tl.dot(b_q_c, b_k)"),
+            ("ASC301",), {"i8"}, id="ASC301-float-copy-of-an-int8-tile",
+        ),
+        pytest.param(
+            _HOST_FENCE,
+            _HOST_FENCE.replace("    dl.notify", "    ash.fence()\n    dl.notify"),
+            ("ASC403",), {"fp32", "fp16", "bf16", "i8", "fp32,ints=1"}, id="ASC403-fence-of-the-host-package",
+        ),
+    ],
+)
+def test_the_harness_rejects_the_fixes_that_used_to_break_kernels(harness_cache, original, old_fix, codes,
+                                                                  broken_variants):
+    case = fix_cases.FixCase("old-fix", codes, original, old_fix, codes, tuple((c, 1) for c in codes))
+    (report,) = harness.evaluate([case], harness_cache)[0].values()
+    assert {o.variant for o in report.compiles if o.status == "broken"} == broken_variants
