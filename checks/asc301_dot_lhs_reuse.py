@@ -230,8 +230,8 @@ class DotLhsReuse(Rule):
             @triton.jit
             def kernel(q, k, o, BT: tl.constexpr):
                 offs = tl.arange(0, BT)[:, None] * BT + tl.arange(0, BT)[None, :]
-                b_q = tl.load(q + offs)
-                b_k = tl.load(k + offs)
+                b_q = tl.load(q + offs).to(tl.float32)
+                b_k = tl.load(k + offs).to(tl.float32)
                 b_q_c = b_q + 0.0
                 b_s = tl.dot(b_q_c, b_k)
                 tl.store(o + offs, b_s + b_q)

@@ -103,14 +103,5 @@ def bundled_cases() -> list[FixCase]:
     return found
 
 
-def bundled_files_without_fixes() -> list[str]:
-    found = []
-    for path in BUNDLED:
-        text = path.read_text(encoding="utf-8")
-        if fix(text).text == text:
-            found.append(path.relative_to(REPO).as_posix())
-    return found
-
-
 def all_cases() -> list[FixCase]:
     return rule_example_cases() + bundled_cases()
