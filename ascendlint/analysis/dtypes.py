@@ -4,15 +4,16 @@
 only correct for floats needs the opposite guarantee. An expression is *surely float* when the source proves it
 wherever the kernel compiles:
 
-- an explicit float type (fp8 types excepted): ``x.to(tl.float16)``, ``tl.cast(x, tl.bfloat16)``, ``.to(y.dtype)`` with ``y`` surely
-  float, ``tl.zeros/tl.full(..., dtype=tl.float32)``, a float literal;
+- an explicit float type (fp8 types excepted): ``x.to(tl.float16)``, ``tl.cast(x, tl.bfloat16)``,
+  ``.to(y.dtype)`` with ``y`` surely float, ``tl.zeros/tl.full(..., dtype=tl.float32)``, a float literal;
 - operations whose result is float: true division, arithmetic with a surely-float operand, float-only math
   (``tl.exp``, ``tl.sqrt``...), reductions and shape changes of a surely-float tile;
 - the operands of a ``tl.dot`` whose other operand or accumulator is surely float: triton-ascend requires both
   operands to have the same type and an integer dot to accumulate in int32 (it rejects anything else);
 - a name all of whose reaching definitions are surely float (loop-carried cycles do not count against it).
 
-Loads, parameters and loop variables are not: their element type is the caller's pointer type.
+Loads, parameters and loop variables are not: their element type is the caller's pointer type. "Float" here
+means the types that stay themselves when a Python float is added (fp16, bf16, fp32): fp8 tiles are left out.
 """
 
 from __future__ import annotations

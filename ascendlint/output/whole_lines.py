@@ -25,7 +25,8 @@ def whole_line_edit(text: str, edits: Sequence[Edit]) -> Edit:
     first = min(_rows(starts, e)[0] for e in edits)
     last = max(_rows(starts, e)[1] for e in edits)
     while True:
-        begin, content_end, full_end = starts[first - 1], _content_end(text, starts, last), _full_end(text, starts, last)
+        begin = starts[first - 1]
+        content_end, full_end = _content_end(text, starts, last), _full_end(text, starts, last)
         replaced = _apply(text[begin:full_end], edits, begin)
         ending = text[content_end:full_end]
         if not replaced and (first > 1 or last < len(starts)):

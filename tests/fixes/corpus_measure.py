@@ -62,7 +62,8 @@ def measure(corpus: Path, compile_kernels: bool) -> dict:
         new = []
         for filename in set(by_file_before) | set(by_file_after):
             created = finding_keys(by_file_after.get(filename, [])) - finding_keys(by_file_before.get(filename, []))
-            new += [(Path(filename).relative_to(copy).as_posix(), code, message) for code, message in created.elements()]
+            where = Path(filename).relative_to(copy).as_posix()
+            new += [(where, code, message) for code, message in created.elements()]
         resolved = Counter(r["code"] for r in before) - Counter(r["code"] for r in after)
         result = {
             "files": len(originals),

@@ -4,14 +4,15 @@ For each case (``cases.py``) and each kernel the fix changed (or that calls a ch
 
 1. the fixed kernel is compiled by triton-ascend 3.2.0's frontend to TTIR, then to Linalg, for every
    representative signature (``signatures.py``: each data type a tile can have, each flag setting, integers
-   specialised to 1). The original is compiled only to judge a failure: a signature the original does not
-   compile either (an int8 tile fed to ``tl.exp``) is outside what the example supports;
+   specialised to 1). The original is compiled to judge a failure (a signature the original does not compile
+   either, an int8 tile fed to ``tl.exp`` say, is outside what the example supports), for rules whose fix
+   repairs a compile error, and for rules whose fixed IR is compared with the original's;
 2. where the kernel can run in the interpreter, the original and the fixed kernel run on the same inputs and
    every buffer is compared (for ASC301 also under the emulator's ``tl.dot`` lhs clobber).
 
 Jobs run in two child processes at once (``offline_worker.py``: compiles need TRITON_INTERPRET unset, runs need
 it set). Results are cached by the job's content and the worker's code, so a second run compiles only what
-changed (pytest's cache folder; ``--cache-clear`` empties it).
+changed (pytest's cache folder; ``--cache-clear`` empties it). A job that crashed its worker is not cached.
 """
 
 from __future__ import annotations
@@ -177,14 +178,15 @@ def run_jobs(jobs: dict[str, list[dict]], cache: Cache) -> tuple[dict[str, dict]
     """Run missing jobs (mode -> list) in one child per mode, concurrently. Returns results by id and counts."""
     pending = {mode: [j for j in mode_jobs if cache.get(j["id"]) is None] for mode, mode_jobs in jobs.items()}
     counts = {mode: {"jobs": len(jobs[mode]), "ran": len(pending[mode])} for mode in jobs}
+    crashed: dict[str, dict] = {}
     children = []
     with tempfile.TemporaryDirectory(prefix="ascendlint-fix-jobs-") as folder:
         for mode, mode_jobs in pending.items():
             if mode_jobs:
                 children.append(_start(mode, mode_jobs, Path(folder), cache))
         for mode, mode_jobs, process in children:
-            _finish(mode, mode_jobs, process, Path(folder), cache)
-    results = {j["id"]: cache.get(j["id"]) for mode_jobs in jobs.values() for j in mode_jobs}
+            _finish(mode, mode_jobs, process, Path(folder), cache, crashed)
+    results = {j["id"]: crashed.get(j["id"]) or cache.get(j["id"]) for mode_jobs in jobs.values() for j in mode_jobs}
     return results, counts
 
 
@@ -211,7 +213,7 @@ def _start(mode: str, mode_jobs: list[dict], folder: Path, cache: Cache):
     return mode, mode_jobs, process
 
 
-def _finish(mode: str, mode_jobs: list[dict], process, folder: Path, cache: Cache) -> None:
+def _finish(mode: str, mode_jobs: list[dict], process, folder: Path, cache: Cache, crashed: dict) -> None:
     """Wait for a child; when it died on a job (a crash in the interpreter), record that job and go on."""
     while True:
         try:
@@ -222,9 +224,8 @@ def _finish(mode: str, mode_jobs: list[dict], process, folder: Path, cache: Cach
         left = [j for j in mode_jobs if cache.get(j["id"]) is None]
         if not left:
             return
-        crashed = left[0]
-        record = {"crash": f"worker exited with {process.returncode} on this job:\n{(output or '')[-3000:]}"}
-        (cache.folder / f"{crashed['id']}.json").write_text(json.dumps(record), encoding="utf-8")
+        reason = f"worker exited with {process.returncode} on this job:\n{(output or '')[-3000:]}"
+        crashed[left[0]["id"]] = {"crash": reason}
         mode_jobs = left[1:]
         if not mode_jobs:
             return

@@ -110,7 +110,9 @@ def test_fixed_kernels_compile_offline(reports, case):
         assert not broken, "\n".join(broken)
         lowered = [o for o in outcomes if o.status in ("compiles", "repaired")]
         assert lowered, f"{kernel}: no signature compiles, before or after the fix"
-        no_linalg = [f"{o.variant}: {o.fixed.get('linalg_error')}" for o in outcomes if o.linalg_status == "broken-linalg"]
+        no_linalg = [
+            f"{o.variant}: {o.fixed.get('linalg_error')}" for o in outcomes if o.linalg_status == "broken-linalg"
+        ]
         assert not no_linalg, "\n".join(no_linalg)
         if harness.REPAIRS_COMPILE in report.claims:
             assert any(o.status == "repaired" for o in outcomes), "the original compiled everywhere: nothing repaired"
