@@ -371,8 +371,9 @@ def _volatile_reload(analysis, lhs: cst.Name) -> str | None:
     """The expression that defined ``lhs`` evaluated again, its one ``tl.load`` made ``volatile=True``, when
     that gives the same tile at the dot (``tl.load(q + offs)`` or ``tl.load(q + offs).to(tl.float16)``).
 
-    The one definition reaching the dot must hold exactly one ``tl.load``, no other memory access or helper call,
-    and every name it reads must still hold the same value at the dot: a parameter never assigned, or a name with
+    The one definition reaching the dot must hold exactly one ``tl.load`` with plain arguments (``_plain``), no
+    other memory access or helper call, and every name it reads must still hold the same
+    value at the dot: a parameter never assigned, or a name with
     a single definition that no loop around the dot re-runs without re-running the load. ``volatile`` keeps the
     compiler from merging the second load into the first (it merges two plain loads of one address) and from
     hoisting it out of a loop.
@@ -393,6 +394,8 @@ def _volatile_reload(analysis, lhs: cst.Name) -> str | None:
         if isinstance(node, cst.Name) and analysis.is_read(node) and not _unchanged_after(analysis, node, load_loops):
             return None
     load = loads[0]
+    if not all(_plain(analysis, arg.value) for arg in load.args):
+        return None
     if not any(a.keyword is not None and a.keyword.value == "volatile" for a in load.args):
         args = list(load.args)
         if args:
@@ -402,6 +405,28 @@ def _volatile_reload(analysis, lhs: cst.Name) -> str | None:
         value = value.deep_replace(load, load.with_changes(args=[*args, volatile]))
     text = analysis.facts.module.code_for_node(value)
     return " ".join(line.strip() for line in text.splitlines()) if "\n" in text else text
+
+
+def _plain(analysis, expr: cst.BaseExpression) -> bool:
+    """An argument the reload can repeat as written: names, constants, sums and comparisons of them, products
+    of compile-time constants (`p_q`, `q + offs`, `mask=offs < BT * BT`, `boundary_check=(0, 1)`). Runtime
+    products are left alone: repeating offset arithmetic would repeat whatever is wrong with it (an int32
+    product that can wrap, say) in a second place."""
+    if isinstance(expr, (cst.Name, cst.Integer, cst.Float, cst.SimpleString)):
+        return True
+    if isinstance(expr, cst.Attribute):
+        return _plain(analysis, expr.value)
+    if isinstance(expr, cst.UnaryOperation):
+        return isinstance(expr.operator, (cst.Minus, cst.Not, cst.BitInvert)) and _plain(analysis, expr.expression)
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        return all(_plain(analysis, e.value) for e in expr.elements)
+    if isinstance(expr, cst.Comparison):
+        return _plain(analysis, expr.left) and all(_plain(analysis, c.comparator) for c in expr.comparisons)
+    if isinstance(expr, cst.BinaryOperation):
+        if isinstance(expr.operator, (cst.Add, cst.Subtract, cst.BitAnd, cst.BitOr)):
+            return _plain(analysis, expr.left) and _plain(analysis, expr.right)
+        return analysis.is_constexpr(expr)
+    return False
 
 
 def _repeatable(analysis, call: cst.Call) -> bool:

@@ -163,3 +163,13 @@ def test_module_alias_ignores_a_module_that_only_shares_the_short_name():
     device = _facts("import shmem as ash\nfrom triton_dist.language.extra import libshmem_device as shm\n")
     assert device.module_alias("shmem") == device.local_alias("shmem", "x") == "shm"
     assert _facts("import triton.language as tl\n").local_alias("tl", "x") == "tl"
+
+
+def test_the_reload_does_not_repeat_runtime_offset_arithmetic():
+    """Seen on a real kernel: repeating `q + i * stride + offs` repeated its int32 product (a second ASC202)."""
+    code = _LOADED_TILE.replace("(q, k, o, BT: tl.constexpr)", "(q, k, o, stride, BT: tl.constexpr)")
+    code = code.replace("b_q = tl.load(q + offs)", "b_q = tl.load(q + tl.program_id(0) * stride + offs)")
+    (finding,) = lint(code, "ASC301")
+    assert finding.fix is None
+    plain = _LOADED_TILE.replace("b_q = tl.load(q + offs)", "b_q = tl.load(q + offs, mask=offs < BT * BT, other=0)")
+    assert "volatile=True" in fix(plain, "ASC301").text
