@@ -141,3 +141,18 @@ def test_the_command_line_rdjson_carries_the_same_suggestions(cli, tmp_path):
     (block,) = reviewdog_github.review_comment(diagnostic, example.code.encode("utf-8")).suggestions
     comment = reviewdog_github.review_comment(diagnostic, example.code.encode("utf-8"))
     assert reviewdog_github.apply(example.code, comment, block) == example.fixed
+
+
+def test_the_merged_sarif_fixes_pass_the_sarif_multitool(tmp_path):
+    """Every case in one log, whole-line replacements included: no error or warning from Microsoft's validator."""
+    from tests.output.test_sarif import _multitool_findings
+
+    diagnostics, sources = [], {}
+    for index, case in enumerate(all_cases()):
+        name = f"kernels/case_{index}.py"
+        diagnostics += engine.lint_text(case.original, name, _rules(case))
+        sources[name] = case.original
+    log = sarif_log(RunReport(diagnostics=diagnostics, sources=sources, unsafe_fixes=True))
+    assert sum(len(r.get("fixes", [])) for r in log["runs"][0]["results"]) > len(sources)
+    findings = _multitool_findings(log, tmp_path)
+    assert [f for f in findings if f[1] in ("error", "warning")] == []
