@@ -244,8 +244,9 @@ def _compile_job(cache: Cache, text: str, kernel: str, signature: dict, constant
     return job
 
 
-def evaluate(cases: list[FixCase], cache: Cache) -> tuple[dict[str, CaseReport], dict]:
-    """Compile and run every case; the reports say what happened, the tests judge it."""
+def evaluate(cases: list[FixCase], cache: Cache, interpret: bool = True) -> tuple[dict[str, CaseReport], dict]:
+    """Compile and run every case (``interpret=False``: compile only); the reports say what happened, the tests
+    judge it."""
     reports: dict[str, CaseReport] = {}
     compile_jobs, interpret_jobs = [], []
     planned = []  # (report, kernel, variant label, fixed job, original job or None)
@@ -263,8 +264,8 @@ def evaluate(cases: list[FixCase], cache: Cache) -> tuple[dict[str, CaseReport],
                     compile_jobs.append(original_job)
                 compile_jobs.append(fixed_job)
                 planned.append((report, name, label, fixed_job, original_job, signature, constants))
-            if plan.not_interpreted:
-                report.not_run[name] = plan.not_interpreted
+            if plan.not_interpreted or not interpret:
+                report.not_run[name] = plan.not_interpreted or "compile only"
                 continue
             for label, arguments in plan.interpret_variants():
                 job = {"kind": "interpret", "original": case.original, "fixed": case.fixed, "kernel": name,
