@@ -8,7 +8,7 @@ from ascendlint.rule import Invalid, Rule, Valid
 
 _IGNORED = ("num_warps", "num_stages")
 _IN_COMMENT = re.compile(r"\b(num_warps|num_stages)\s*=")
-_COMMENTED_KEYWORD = re.compile(r"[ \t]*\b(?:num_warps|num_stages)\s*=\s*[^,\s)]+[ \t]*,?")
+_KEYWORD_IN_COMMENT = re.compile(r"\b(?:num_warps|num_stages)\s*=\s*[^,\s)#]+")
 
 
 class _CommentCollector(cst.CSTVisitor):
@@ -277,7 +277,51 @@ def _passes_simt(call: cst.Call) -> bool:
 
 def _comment_edit(loc, comment: cst.Comment):
     start, end = loc.offsets(comment)
-    remainder = _COMMENTED_KEYWORD.sub("", comment.value)
-    if remainder.strip() in ("#", ""):
+    remainder = without_commented_keywords(comment.value)
+    if not remainder:
         return edits.delete_span_or_line(loc, start, end)
     return edits.Edit(start, end, remainder)
+
+
+def without_commented_keywords(comment: str) -> str:
+    """The comment with every ``num_warps=``/``num_stages=`` item removed, "" when nothing else is left.
+
+    A comment can hold several ``#`` parts (``# num_warps=4,  # tuned``): each part is cleaned on its own, keeps
+    the spacing that separated it from the next one, and disappears with its ``#`` when it held only keywords.
+    """
+    parts = comment.split("#")[1:]
+    kept = []
+    for part in parts:
+        cleaned = _drop_keywords(part)
+        if cleaned.strip():
+            kept.append(cleaned)
+        elif not _KEYWORD_IN_COMMENT.search(part) and kept:
+            kept.append(cleaned)  # an empty part that held no keyword (`##`) stays as written
+    if not kept:
+        return ""
+    text = "#" + "#".join(kept)
+    return text.rstrip()
+
+
+def _drop_keywords(part: str) -> str:
+    """Remove the keyword items of one ``#`` part with the comma that separates each from its neighbour."""
+    trailing = part[len(part.rstrip()):]
+    text = part.rstrip()
+    while True:
+        match = _KEYWORD_IN_COMMENT.search(text)
+        if match is None:
+            break
+        begin, finish = match.span()
+        after = re.match(r"[ \t]*,[ \t]*", text[finish:])
+        before = re.search(r",[ \t]*$", text[:begin])
+        if after is not None:  # `num_warps=4, BLOCK=64`: the item owns the comma after it
+            finish += after.end()
+        elif before is not None:  # `BLOCK=64, num_warps=4`: the last item owns the comma before it
+            begin = before.start()
+        else:  # `try num_warps=4 later`: take the blanks before it, so no double blank is left
+            while begin > 0 and text[begin - 1] in " \t":
+                begin -= 1
+        text = text[:begin] + text[finish:]
+    if not text.strip():
+        return ""
+    return text.rstrip() + trailing

@@ -1,8 +1,9 @@
 import libcst as cst
 
 from ascendlint import edits
+from ascendlint.analysis.dtypes import operand_partner_is_float, surely_float
 from ascendlint.analysis.values import argument
-from ascendlint.diagnostics import FixSafety, Severity
+from ascendlint.diagnostics import Applicability, FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
 _METADATA_ATTRIBUTES = {"dtype", "shape", "type", "ndim", "numel"}
@@ -34,9 +35,21 @@ class DotLhsReuse(Rule):
         arithmetic, the next loop iteration) silently computes with corrupted data; nothing fails.
     """
     fix_notes = """
-        The fix copies the tile just before the dot (`b_q_c = b_q + 0.0`, inside the loop when the dot is in one)
-        and passes the copy as the left operand, so the original stays intact. A copy made after the dot does not
-        help: the damage is already done.
+        The copy must be a new tile of the same type that the compiler keeps. When the tile is known to be
+        floating point (an explicit float cast or dtype, float arithmetic, or a dot partner that is float: both
+        operands of a dot share one type) and is computed where the dot runs, the safe fix copies it just before
+        the dot (`b_q_c = b_q + 0.0`) and passes the copy as the left operand. The copy is not made for other
+        tiles: `+ 0.0` turns an int8 tile into fp32 (the dot then fails to compile: both operands must have the
+        same type), and an integer `+ 0` is folded away by the compiler. Nor is it made inside a loop for a tile
+        defined before the loop: that copy does not depend on the loop, the compiler moves it out, and one copy
+        then serves, and is overwritten by, every iteration's dot.
+        In those cases, when the tile was loaded and its address is unchanged at the dot, the fix reloads it
+        instead (`b_q_c = tl.load(q + offs, volatile=True)`, with the same cast if the tile was cast; `volatile`
+        keeps the compiler from merging the two loads or moving the reload out of the loop). That fix is unsafe:
+        it reads global memory again at every dot, which costs a transfer and gives a different tile if the
+        kernel, another program or another rank wrote there in between. Otherwise (a helper's parameter, a
+        computed tile) no fix is offered: keep a copy of the tile in its own type yourself. A copy made after the
+        dot does not help: the damage is already done.
     """
     INVALID = [
         Invalid(
@@ -47,8 +60,8 @@ class DotLhsReuse(Rule):
             @triton.jit
             def kernel(q, k, o, BT: tl.constexpr):
                 offs = tl.arange(0, BT)[:, None] * BT + tl.arange(0, BT)[None, :]
-                b_q = tl.load(q + offs)
-                b_k = tl.load(k + offs)
+                b_q = tl.load(q + offs).to(tl.float32)
+                b_k = tl.load(k + offs).to(tl.float32)
                 b_s = tl.dot(b_q, b_k)
                 tl.store(o + offs, b_s + b_q)
             """,
@@ -59,8 +72,8 @@ class DotLhsReuse(Rule):
             @triton.jit
             def kernel(q, k, o, BT: tl.constexpr):
                 offs = tl.arange(0, BT)[:, None] * BT + tl.arange(0, BT)[None, :]
-                b_q = tl.load(q + offs)
-                b_k = tl.load(k + offs)
+                b_q = tl.load(q + offs).to(tl.float32)
+                b_k = tl.load(k + offs).to(tl.float32)
                 b_q_c = b_q + 0.0
                 b_s = tl.dot(b_q_c, b_k)
                 tl.store(o + offs, b_s + b_q)
@@ -79,9 +92,10 @@ class DotLhsReuse(Rule):
                 acc = language.zeros([BT, BT], dtype=language.float32)
                 for i_k in range(0, NK):
                     b_k = language.load(k + i_k * BT * BT + offs)
-                    acc += language.dot(
+                    acc = language.dot(
                         b_q,
                         b_k,
+                        acc,
                     )
                 language.store(o + offs, acc)
             """,
@@ -96,10 +110,11 @@ class DotLhsReuse(Rule):
                 acc = language.zeros([BT, BT], dtype=language.float32)
                 for i_k in range(0, NK):
                     b_k = language.load(k + i_k * BT * BT + offs)
-                    b_q_c = b_q + 0.0
-                    acc += language.dot(
+                    b_q_c = language.load(q + offs, volatile=True)
+                    acc = language.dot(
                         b_q_c,
                         b_k,
+                        acc,
                     )
                 language.store(o + offs, acc)
             """,
@@ -110,49 +125,106 @@ class DotLhsReuse(Rule):
             import triton.language as tl
 
             @triton.jit
-            def attend(b_q, b_k, b_v):
-                b_s = tl.dot(b_q, tl.trans(b_k))
-                b_q_c = b_q + 0.0
-                return tl.dot(b_s.to(b_v.dtype), b_v) + tl.sum(b_q_c, 1)[:, None]
-
-            @triton.jit
-            def kernel(q, k, v, o, BT: tl.constexpr):
+            def kernel(q, k, o, NK, BT: tl.constexpr):
                 offs = tl.arange(0, BT)[:, None] * BT + tl.arange(0, BT)[None, :]
-                b_a = tl.load(q + offs)
-                b_b = tl.load(k + offs)
-                for i in range(0, 2):
-                    for j in range(0, 2):
-                        b_c = tl.dot(b_a, b_b)
-                        b_d = tl.dot(b_c, b_b)
-                        b_a = b_d
-                        b_e = tl.dot(b_b, b_a)
-                tl.store(o + offs, attend(b_a, b_b, tl.load(v + offs)) + b_e)
+                b_q = tl.load(q + offs)
+                acc = tl.zeros([BT, BT], dtype=tl.float32)
+                for i_k in range(0, NK):
+                    b_k = tl.load(k + i_k * BT * BT + offs) * 0.5
+                    acc += tl.dot(b_k, b_q) + b_k
+                tl.store(o + offs, acc)
             """,
-            count=2,
             fixed="""
             import triton
             import triton.language as tl
 
             @triton.jit
-            def attend(b_q, b_k, b_v):
-                b_q_c2 = b_q + 0.0
-                b_s = tl.dot(b_q_c2, tl.trans(b_k))
-                b_q_c = b_q + 0.0
-                return tl.dot(b_s.to(b_v.dtype), b_v) + tl.sum(b_q_c, 1)[:, None]
+            def kernel(q, k, o, NK, BT: tl.constexpr):
+                offs = tl.arange(0, BT)[:, None] * BT + tl.arange(0, BT)[None, :]
+                b_q = tl.load(q + offs)
+                acc = tl.zeros([BT, BT], dtype=tl.float32)
+                for i_k in range(0, NK):
+                    b_k = tl.load(k + i_k * BT * BT + offs) * 0.5
+                    b_k_c = b_k + 0.0
+                    acc += tl.dot(b_k_c, b_q) + b_k
+                tl.store(o + offs, acc)
+            """,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
 
             @triton.jit
-            def kernel(q, k, v, o, BT: tl.constexpr):
+            def kernel(q, k, o, NK, BT: tl.constexpr):
+                offs = tl.arange(0, BT)[:, None] * BT + tl.arange(0, BT)[None, :]
+                b_q = tl.load(q + offs, mask=offs < BT * BT, other=0)
+                for i_k in range(0, NK):
+                    b_k = tl.load(k + i_k * BT * BT + offs)
+                    tl.store(o + i_k * BT * BT + offs, tl.dot(b_q, b_k))
+            """,
+            fixed="""
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(q, k, o, NK, BT: tl.constexpr):
+                offs = tl.arange(0, BT)[:, None] * BT + tl.arange(0, BT)[None, :]
+                b_q = tl.load(q + offs, mask=offs < BT * BT, other=0)
+                for i_k in range(0, NK):
+                    b_k = tl.load(k + i_k * BT * BT + offs)
+                    b_q_c = tl.load(q + offs, mask=offs < BT * BT, other=0, volatile=True)
+                    tl.store(o + i_k * BT * BT + offs, tl.dot(b_q_c, b_k))
+            """,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(q, k, o, BT: tl.constexpr):
                 offs = tl.arange(0, BT)[:, None] * BT + tl.arange(0, BT)[None, :]
                 b_a = tl.load(q + offs)
                 b_b = tl.load(k + offs)
+                b_b_c = b_b * 2
+                b_e = tl.zeros([BT, BT], dtype=tl.float32)
                 for i in range(0, 2):
                     for j in range(0, 2):
                         b_c = tl.dot(b_a, b_b)
-                        b_d = tl.dot(b_c, b_b)
-                        b_a = b_d
-                        b_b_c = b_b + 0.0
-                        b_e = tl.dot(b_b_c, b_a)
-                tl.store(o + offs, attend(b_a, b_b, tl.load(v + offs)) + b_e)
+                        b_a = b_c.to(b_b.dtype)
+                        b_e += tl.dot(b_b, b_a)
+                tl.store(o + offs, b_a + b_e + b_b_c)
+            """,
+            fixed="""
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(q, k, o, BT: tl.constexpr):
+                offs = tl.arange(0, BT)[:, None] * BT + tl.arange(0, BT)[None, :]
+                b_a = tl.load(q + offs)
+                b_b = tl.load(k + offs)
+                b_b_c = b_b * 2
+                b_e = tl.zeros([BT, BT], dtype=tl.float32)
+                for i in range(0, 2):
+                    for j in range(0, 2):
+                        b_c = tl.dot(b_a, b_b)
+                        b_a = b_c.to(b_b.dtype)
+                        b_b_c2 = tl.load(k + offs, volatile=True)
+                        b_e += tl.dot(b_b_c2, b_a)
+                tl.store(o + offs, b_a + b_e + b_b_c)
+            """,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def attend(b_q, b_k, b_v):
+                b_s = tl.dot(b_q, tl.trans(b_k))
+                return tl.dot(b_s.to(b_v.dtype), b_v) + tl.sum(b_q, 1)[:, None]
             """,
         ),
     ]
@@ -165,8 +237,8 @@ class DotLhsReuse(Rule):
             @triton.jit
             def kernel(q, k, o, BT: tl.constexpr):
                 offs = tl.arange(0, BT)[:, None] * BT + tl.arange(0, BT)[None, :]
-                b_q = tl.load(q + offs)
-                b_k = tl.load(k + offs)
+                b_q = tl.load(q + offs).to(tl.float32)
+                b_k = tl.load(k + offs).to(tl.float32)
                 b_q_c = b_q + 0.0
                 b_s = tl.dot(b_q_c, b_k)
                 tl.store(o + offs, b_s + b_q)
@@ -242,28 +314,38 @@ class DotLhsReuse(Rule):
         ]
 
     def _report(self, analysis, call, lhs, reads, copies) -> None:
-        module = self.context.module
         first = min(reads, key=analysis.index.order)
         line = self.context.locator.span(first)[0].row
-        copy = self._copy_name(analysis, lhs.value, copies)
+        message = self.message.format(name=lhs.value, line=line)
         line_node = next((a for a in analysis.index.ancestors(call) if isinstance(a, cst.SimpleStatementLine)), None)
         statement = analysis.statement_of(call)
+        if line_node is None or not isinstance(statement, cst.BaseSmallStatement):
+            self.report(call, message)
+            return
+        is_float = surely_float(analysis, lhs) or operand_partner_is_float(analysis, call)
+        if is_float and not _invariant_in_a_loop_around(analysis, lhs, call):
+            copy_of = f"{lhs.value} + 0.0"
+            fix_message = f"Copy `{lhs.value}` to `{{copy}}` before the dot and pass the copy"
+            applicability = Applicability.SAFE
+        else:
+            copy_of = _volatile_reload(analysis, lhs)
+            if copy_of is None:
+                self.report(call, message)
+                return
+            fix_message = f"Reload `{lhs.value}` from memory into `{{copy}}` before the dot and pass the copy"
+            applicability = Applicability.UNSAFE
+        copy = self._copy_name(analysis, lhs.value, copies)
 
         def build(loc):
-            if line_node is None or not isinstance(statement, cst.BaseSmallStatement):
-                return []
             row = loc.span(line_node)[0].row
             indent = edits.indentation_of_line(loc, row)
             return [
-                edits.insert_before_line(loc, row, f"{indent}{copy} = {module.code_for_node(lhs)} + 0.0{loc.newline}"),
+                edits.insert_before_line(loc, row, f"{indent}{copy} = {copy_of}{loc.newline}"),
                 edits.replace(loc, lhs, copy),
             ]
 
         self.report(
-            call,
-            self.message.format(name=lhs.value, line=line),
-            fix_message=f"Copy `{lhs.value}` to `{copy}` before the dot and pass the copy",
-            edits=build,
+            call, message, fix_message=fix_message.format(copy=copy), edits=build, applicability=applicability
         )
 
     @staticmethod
@@ -277,3 +359,100 @@ class DotLhsReuse(Rule):
             if candidate not in taken:
                 copies[name] = suffix
                 return candidate
+
+
+def _invariant_in_a_loop_around(analysis, lhs: cst.Name, dot: cst.Call) -> bool:
+    """Whether some loop around the dot holds no definition of ``lhs`` that reaches it: a copy made there is
+    loop-invariant, the compiler hoists it out of the loop, and one copy then serves (and is clobbered by) every
+    iteration's dot."""
+    definitions = analysis.definitions(lhs)
+    return any(
+        not any(analysis.defined_inside(d, loop) for d in definitions) for loop in analysis.enclosing_loops(dot)
+    )
+
+
+_NOT_REPEATABLE = ("tl.store", "tl.atomic_", "tl.dot", "tl.rand", "dl.", "shmem.")
+
+
+def _volatile_reload(analysis, lhs: cst.Name) -> str | None:
+    """The expression that defined ``lhs`` evaluated again, its one ``tl.load`` made ``volatile=True``, when
+    that gives the same tile at the dot (``tl.load(q + offs)`` or ``tl.load(q + offs).to(tl.float16)``).
+
+    The one definition reaching the dot must hold exactly one ``tl.load`` with plain arguments (``_plain``), no
+    other memory access or helper call, and every name it reads must still hold the same
+    value at the dot: a parameter never assigned, or a name with
+    a single definition that no loop around the dot re-runs without re-running the load. ``volatile`` keeps the
+    compiler from merging the second load into the first (it merges two plain loads of one address) and from
+    hoisting it out of a loop.
+    """
+    definitions = analysis.definitions(lhs)
+    if len(definitions) != 1 or definitions[0].kind != "assign" or definitions[0].value is None:
+        return None
+    value = definitions[0].value
+    nodes = [value, *analysis.index.descendants(value)]
+    loads = [n for n in nodes if analysis.facts.is_call_to(n, "tl.load")]
+    if len(loads) != 1 or any(a.star for a in loads[0].args):
+        return None
+    for node in nodes:
+        if isinstance(node, cst.Call) and node is not loads[0] and not _repeatable(analysis, node):
+            return None
+    load_loops = analysis.enclosing_loops(definitions[0].statement)
+    for node in nodes:
+        if isinstance(node, cst.Name) and analysis.is_read(node) and not _unchanged_after(analysis, node, load_loops):
+            return None
+    load = loads[0]
+    if not all(_plain(analysis, arg.value) for arg in load.args):
+        return None
+    if not any(a.keyword is not None and a.keyword.value == "volatile" for a in load.args):
+        args = list(load.args)
+        if args:
+            args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        volatile = cst.Arg(value=cst.Name("True"), keyword=cst.Name("volatile"),
+                           equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+        value = value.deep_replace(load, load.with_changes(args=[*args, volatile]))
+    text = analysis.facts.module.code_for_node(value)
+    return " ".join(line.strip() for line in text.splitlines()) if "\n" in text else text
+
+
+def _plain(analysis, expr: cst.BaseExpression) -> bool:
+    """An argument the reload can repeat as written: names, constants, sums and comparisons of them, products
+    of compile-time constants (`p_q`, `q + offs`, `mask=offs < BT * BT`, `boundary_check=(0, 1)`). Runtime
+    products are left alone: repeating offset arithmetic would repeat whatever is wrong with it (an int32
+    product that can wrap, say) in a second place."""
+    if isinstance(expr, (cst.Name, cst.Integer, cst.Float, cst.SimpleString)):
+        return True
+    if isinstance(expr, cst.Attribute):
+        return _plain(analysis, expr.value)
+    if isinstance(expr, cst.UnaryOperation):
+        return isinstance(expr.operator, (cst.Minus, cst.Not, cst.BitInvert)) and _plain(analysis, expr.expression)
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        return all(_plain(analysis, e.value) for e in expr.elements)
+    if isinstance(expr, cst.Comparison):
+        return _plain(analysis, expr.left) and all(_plain(analysis, c.comparator) for c in expr.comparisons)
+    if isinstance(expr, cst.BinaryOperation):
+        if isinstance(expr.operator, (cst.Add, cst.Subtract, cst.BitAnd, cst.BitOr)):
+            return _plain(analysis, expr.left) and _plain(analysis, expr.right)
+        return analysis.is_constexpr(expr)
+    return False
+
+
+def _repeatable(analysis, call: cst.Call) -> bool:
+    """A call that computes the same value again: a cast or a ``triton.language`` op without side effects."""
+    if analysis.cast_target(call) is not None:
+        return True
+    name = analysis.facts.qualname(call.func) or ""
+    return name.startswith("tl.") and not name.startswith(_NOT_REPEATABLE)
+
+
+def _unchanged_after(analysis, read: cst.Name, load_loops: list) -> bool:
+    """The value ``read`` sees at the load is the value its name holds until the dot (single definition)."""
+    name = read.value
+    if name not in analysis.assignments:
+        return name not in analysis.kernel.params or analysis.is_param(name)  # a global, or a parameter never set
+    definitions = analysis.definitions(read)
+    if len(analysis.assignments[name]) != 1 or len(definitions) != 1 or name in analysis.kernel.params:
+        return False
+    (definition,) = definitions
+    if definition.kind == "loop":
+        return any(definition.statement is loop for loop in load_loops)
+    return all(any(loop is outer for outer in load_loops) for loop in analysis.enclosing_loops(definition.statement))

@@ -10,6 +10,7 @@ from ascendlint.rule import Invalid, Rule, Valid
 CLEAN, DIRTY = False, True  # DIRTY: some path has an MTE store not yet ordered by a fence
 _STORES = frozenset({"tl.store"})
 _ORDERING = frozenset({FENCE, SYNCHRONOUS_PUT})
+_DEVICE_MODULE = "libshmem_device"
 
 
 class NotifyWithoutFence(Rule):
@@ -31,9 +32,12 @@ class NotifyWithoutFence(Rule):
         stores before the notify (store -> fence -> notify). A UDMA `putmem` is synchronous and needs no fence.
     """
     fix_notes = """
-        The fix inserts `fence()` (spelled with the module's own name for `libshmem_device`) on its own line
-        before the notify, or before the loop that only notifies. When the module does not import
-        `libshmem_device`, the import is added as well.
+        The fix inserts the device fence on its own line before the notify, or before the loop that only
+        notifies, spelled with the module's own name for `triton_dist.language.extra.libshmem_device` (`fence()`
+        when `fence` itself is imported). The host-side package (`import shmem as ash`, which allocates symmetric
+        memory) is not that module and has no device fence: when the file does not import `libshmem_device`,
+        the fix adds `from triton_dist.language.extra import libshmem_device` after the last top-level import.
+        When the file already binds the name `libshmem_device` to something else, the fix is only shown.
     """
     INVALID = [
         Invalid(
@@ -230,6 +234,40 @@ class NotifyWithoutFence(Rule):
                     dl.notify(signal_ptr + t, peer)
             """,
         ),
+        Invalid(
+            """
+            import shmem as ash
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+
+            @triton.jit
+            def publish(buf_ptr, signal_ptr, x_ptr, peer, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                tl.store(dl.symm_at(buf_ptr, peer) + offs, tl.load(x_ptr + offs))
+                dl.notify(signal_ptr, peer)
+
+            def symmetric_buffer(n, dtype):
+                return ash.aclshmem_create_tensor([n], dtype=dtype, device_id=0)
+            """,
+            fixed="""
+            import shmem as ash
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def publish(buf_ptr, signal_ptr, x_ptr, peer, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                tl.store(dl.symm_at(buf_ptr, peer) + offs, tl.load(x_ptr + offs))
+                libshmem_device.fence()
+                dl.notify(signal_ptr, peer)
+
+            def symmetric_buffer(n, dtype):
+                return ash.aclshmem_create_tensor([n], dtype=dtype, device_id=0)
+            """,
+        ),
     ]
     VALID = [
         Valid(
@@ -363,7 +401,7 @@ class NotifyWithoutFence(Rule):
         module = self.context.module
 
         def build(loc):
-            if anchor is None:
+            if anchor is None or fence is None:
                 return []
             row = loc.span(anchor)[0].row
             indent = edits.indentation_of_line(loc, row)
@@ -372,10 +410,11 @@ class NotifyWithoutFence(Rule):
                 found.append(_import_edit(loc, module))
             return found
 
+        shown = fence or f"{_DEVICE_MODULE}.fence"
         self.report(
             notify,
-            self.message.format(fence=fence),
-            fix_message=f"Insert `{fence}()` before the notify",
+            self.message.format(fence=shown),
+            fix_message=f"Insert `{shown}()` before the notify",
             edits=build,
         )
 
@@ -533,13 +572,22 @@ def _calls_helper(dist: DistAnalysis, node: cst.CSTNode) -> bool:
     )
 
 
-def _fence_spelling(facts) -> tuple[str, bool]:
-    """How this module names `fence` (`fence`, `shmem.fence`...), and whether that name is already imported."""
-    for wanted, suffix in ((FENCE, ""), ("shmem", ".fence")):
-        for local, full in facts.aliases.items():
-            if normalise(full) == wanted:
-                return local + suffix, True
-    return "libshmem_device.fence", False
+def _fence_spelling(facts) -> tuple[str | None, bool]:
+    """How this module names the device `fence` (`fence`, `shmem.fence`...), and whether that name is imported.
+
+    Only names bound to `triton_dist.language.extra.libshmem_device` count: `import shmem as ash` is the host-side
+    package, whose `ash.fence()` does not exist in a kernel. (None, False) when the import the fix would add
+    clashes with a name the module already binds to something else.
+    """
+    for local, full in facts.aliases.items():
+        if "libshmem_device" in full.split(".") and normalise(full) == FENCE:
+            return local, True
+    module = facts.module_alias("shmem")
+    if module is not None:
+        return f"{module}.fence", True
+    if _DEVICE_MODULE in facts.imported_names:
+        return None, False
+    return f"{_DEVICE_MODULE}.fence", False
 
 
 def _import_edit(loc, module: cst.Module):
@@ -550,7 +598,7 @@ def _import_edit(loc, module: cst.Module):
             isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body
         ):
             last = statement
-    line = f"from triton_dist.language.extra import libshmem_device{loc.newline}"
+    line = f"from triton_dist.language.extra import {_DEVICE_MODULE}{loc.newline}"
     if last is None:
         return edits.insert_before_line(loc, 1, line)
     row = loc.span(last)[1].row

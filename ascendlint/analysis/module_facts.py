@@ -236,14 +236,25 @@ class ModuleFacts:
 
     def local_alias(self, qualified: str, default: str) -> str:
         """How this module spells a normalised module name (``tl``, ``shmem``...), e.g. for fixes."""
-        for local, full in self.aliases.items():
-            if normalise(full) == qualified:
-                return local
+        found = self.module_alias(qualified)
+        if found is not None:
+            return found
         target = _CANONICAL_FULL.get(qualified, qualified)
         for local, full in self.aliases.items():
             if target.startswith(full + "."):
                 return local + target[len(full) :]
         return default
+
+    def module_alias(self, qualified: str) -> str | None:
+        """The local name bound to the module a normalised name stands for, or None when none is imported.
+
+        A module imported under the short name itself is another module: ``import shmem as ash`` is the host-side
+        shmem package, not ``triton_dist.language.extra.libshmem_device``.
+        """
+        for local, full in self.aliases.items():
+            if normalise(full) == qualified and not (qualified in _CANONICAL_FULL and full == qualified):
+                return local
+        return None
 
     def is_call_to(self, node: cst.CSTNode, *qualified: str) -> bool:
         return type(node) is cst.Call and self.qualname(node.func) in qualified

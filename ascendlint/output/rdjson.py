@@ -1,8 +1,12 @@
 """``rdjson``: reviewdog's diagnostic format, so ``reviewdog -f=rdjson -reporter=github-pr-review`` comments on PRs.
 
-reviewdog counts columns in UTF-8 bytes (ascendlint counts characters), 1-based with exclusive ends. Fixes the
-run could apply (safe ones, and unsafe ones under ``--unsafe-fixes``) become ``suggestions``: reviewdog posts them
-as GitHub suggested changes that a reviewer applies with one click.
+reviewdog counts columns in UTF-8 bytes (ascendlint counts characters), 1-based with exclusive ends. A fix the
+run could apply (safe ones, and unsafe ones under ``--unsafe-fixes``) becomes one suggestion per finding that
+replaces whole lines: from the start of the first line any of its edits touches to the end of the last one's
+content, with the new text of those lines. reviewdog's ``github-pr-review`` reporter places the comment on the
+lines of its first suggestion and posts a suggestion only when its lines are the comment's, so a fix whose edits
+span two lines (a copy inserted above, the operand renamed below) still arrives as one suggested change that a
+reviewer applies with one click.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import json
 from ..diagnostics import Applicability, Diagnostic, Location, Severity
 from ..docs_links import home_url
 from . import RunReport, register, sorted_diagnostics
+from .whole_lines import whole_line_edit
 
 SOURCE = {"name": "ascendlint"}  # with the documentation URL (docs_links) added per run
 SEVERITIES = {Severity.ERROR: "ERROR", Severity.WARNING: "WARNING", Severity.ADVISORY: "INFO"}
@@ -52,14 +57,18 @@ class _Lines:
 
 
 def _suggestions(diagnostic: Diagnostic, lines: _Lines, unsafe: bool) -> list[dict]:
+    """One suggestion per fix, replacing every line the fix touches (see ``whole_lines``)."""
     fix = diagnostic.fix
-    if fix is None or lines.text is None:
+    if fix is None or lines.text is None or not fix.edits:
         return []
     if fix.applicability is not Applicability.SAFE and not (unsafe and fix.applicability is Applicability.UNSAFE):
         return []
+    edit = whole_line_edit(lines.text, fix.edits)
     return [
-        {"range": {"start": lines.offset_position(e.start), "end": lines.offset_position(e.end)}, "text": e.content}
-        for e in fix.edits
+        {
+            "range": {"start": lines.offset_position(edit.start), "end": lines.offset_position(edit.end)},
+            "text": edit.content,
+        }
     ]
 
 

@@ -4,7 +4,8 @@ Every registered rule is described in ``tool.driver.rules`` so that a result's h
 link show in the code-scanning UI. Columns count Unicode code points (``columnKind``), ends are exclusive, as in
 ascendlint's own diagnostics. Each result carries a fingerprint built from its rule, the text of its line and its
 rank among identical lines, so an alert keeps its identity when code above it moves. Fixes the run could apply
-(safe ones, and unsafe ones under ``--unsafe-fixes``) are included as SARIF ``fixes``.
+(safe ones, and unsafe ones under ``--unsafe-fixes``) are included as SARIF ``fixes``: one replacement per fix,
+of the whole lines it touches, the same change the ``rdjson`` suggestions offer.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ..diagnostics import Applicability, Diagnostic, Severity
 from ..docs_links import home_url
 from ..text_positions import line_starts, offset_to_location
 from . import RunReport, register, sorted_diagnostics
+from .whole_lines import whole_line_edit
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SOURCE_ROOT = "%SRCROOT%"
@@ -151,31 +153,29 @@ def _fingerprints(diagnostics: list[Diagnostic], sources: dict[str, str]) -> dic
 
 
 def _fix(diagnostic: Diagnostic, text: str | None, unsafe: bool) -> dict | None:
+    """The fix as one replacement of the whole lines it touches (``whole_lines``), as the review suggestions."""
     fix = diagnostic.fix
     if fix is None or text is None or not fix.edits:
         return None
     if fix.applicability is not Applicability.SAFE and not (unsafe and fix.applicability is Applicability.UNSAFE):
         return None
-    replacements = []
-    for edit in fix.edits:
-        start, end = offset_to_location(text, edit.start), offset_to_location(text, edit.end)
-        replacements.append(
-            {
-                "deletedRegion": {
-                    "startLine": start.row,
-                    "startColumn": start.column,
-                    "endLine": end.row,
-                    "endColumn": end.column,
-                    "charOffset": edit.start,
-                    "charLength": edit.end - edit.start,
-                },
-                "insertedContent": {"text": edit.content},
-            }
-        )
+    edit = whole_line_edit(text, fix.edits)
+    start, end = offset_to_location(text, edit.start), offset_to_location(text, edit.end)
+    replacement = {
+        "deletedRegion": {
+            "startLine": start.row,
+            "startColumn": start.column,
+            "endLine": end.row,
+            "endColumn": end.column,
+            "charOffset": edit.start,
+            "charLength": edit.end - edit.start,
+        },
+        "insertedContent": {"text": edit.content},
+    }
     return {
         "description": {"text": fix.message},
         "artifactChanges": [
-            {"artifactLocation": _artifact_location(diagnostic.filename), "replacements": replacements}
+            {"artifactLocation": _artifact_location(diagnostic.filename), "replacements": [replacement]}
         ],
     }
 

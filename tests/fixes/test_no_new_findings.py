@@ -1,0 +1,80 @@
+"""A fix must not create another finding: after ``--fix --unsafe-fixes`` with every rule, linting again finds
+nothing that was not there before (ASC203 widening a block-pointer offset into an ASC103 error, say)."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections import Counter
+
+import pytest
+
+from ascendlint import engine, fixes
+from ascendlint.diagnostics import FixSafety, Severity
+from ascendlint.edits import replace
+from ascendlint.registry import all_rules
+from ascendlint.rule import Rule
+
+from .cases import BUNDLED, REPO
+
+KNOWN_DEFECTS = {
+    "ASC203-invalid-2": "ASC203's unsafe fix widens a chunk index that feeds make_block_ptr offsets (new ASC103)",
+}
+
+
+def _sources():
+    for rule in all_rules():
+        for kind, examples in (("invalid", rule.INVALID), ("valid", rule.VALID)):
+            for index, example in enumerate(examples):
+                yield f"{rule.code}-{kind}-{index}", textwrap.dedent(example.code)
+    for path in BUNDLED:
+        yield path.relative_to(REPO).as_posix(), path.read_text(encoding="utf-8")
+
+
+SOURCES = [
+    pytest.param(text, id=name, marks=pytest.mark.xfail(strict=True, reason=KNOWN_DEFECTS[name]))
+    if name in KNOWN_DEFECTS else pytest.param(text, id=name)
+    for name, text in _sources()
+]
+
+
+def finding_keys(diagnostics) -> Counter:
+    """Findings by rule and message; line numbers inside messages move with the fixes and do not count."""
+    return Counter((d.code, re.sub(r"\bline \d+", "line N", d.message)) for d in diagnostics)
+
+
+def new_findings(text: str, rules=None) -> list[tuple[str, str]]:
+    """What linting finds after ``--fix --unsafe-fixes`` that it did not find before."""
+    rules = list(all_rules()) if rules is None else rules
+    lint_text = lambda t: engine.lint_text(t, "case.py", rules)  # noqa: E731
+    before = finding_keys(lint_text(text))
+    after = finding_keys(lint_text(fixes.fix_text(text, lint_text, unsafe=True).text))
+    return sorted((after - before).elements())
+
+
+@pytest.mark.parametrize("text", SOURCES)
+def test_fixes_introduce_no_new_finding(text):
+    assert new_findings(text) == []
+
+
+class _AddsNumWarps(Rule):
+    """Test-only rule whose "fix" adds a launch keyword that ASC101 reports."""
+
+    code = "ASC992"
+    name = "adds-num-warps"
+    message = "launch without num_warps"
+    severity = Severity.WARNING
+    fix_safety = FixSafety.SAFE
+    why = "test"
+
+    def visit_Arg(self, node):
+        if node.keyword is not None and node.keyword.value == "BLOCK":
+            self.report(node, edits=lambda loc: [replace(loc, node, "BLOCK=64, num_warps=4")])
+
+
+def test_a_fix_that_creates_a_finding_is_caught():
+    """Guards the guard: the check reports a finding that only a fix brought."""
+    source = "import triton\n\ndef run(x):\n    k[(1,)](x, BLOCK=64)\n"
+    assert new_findings(source, [*all_rules(), _AddsNumWarps]) == [
+        ("ASC101", "`num_warps` has no effect on Ascend's default (SIMD) path")
+    ]
