@@ -9,10 +9,12 @@ import errno
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from .config import Settings, relative_to_root
+
+if TYPE_CHECKING:  # imported where used: a run over named files only never matches a pattern
+    import pathspec
 
 
 @dataclass
@@ -22,6 +24,8 @@ class Discovery:
 
 
 def _spec(patterns) -> pathspec.PathSpec:
+    import pathspec
+
     return pathspec.GitIgnoreSpec.from_lines(patterns)
 
 
@@ -63,7 +67,7 @@ def _ignored(path: Path, is_dir: bool, specs) -> bool:
 
 def discover(paths: list[Path], settings: Settings) -> Discovery:
     result = Discovery()
-    exclude = _spec(settings.all_excludes)
+    exclude = None  # built for the first folder to walk (files named explicitly are never excluded)
     seen: set[str] = set()
 
     def add(path: Path) -> None:
@@ -78,6 +82,8 @@ def discover(paths: list[Path], settings: Settings) -> Discovery:
         elif path.is_file():
             add(path)
         elif path.is_dir():
+            if exclude is None:
+                exclude = _spec(settings.all_excludes)
             _walk(path, settings, exclude, add, result)
         elif not path.exists():
             result.errors.append((path, "No such file or directory"))
