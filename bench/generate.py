@@ -3,7 +3,7 @@
 The material is only what the repository holds itself: ``examples/``, ``reference_kernels/`` and the rules'
 VALID/INVALID examples (``bench.corpus.kernel_sources``), never third-party code. A module repeated in one file
 gets its top-level functions and classes renamed per copy (``name`` becomes ``name_r3``, and so do the references
-to it), so the copies are distinct kernels, as in a real file, rather than one kernel redefined; attribute names,
+to it; ``name_p3`` for the pieces of a long module), so the copies are distinct kernels, as in a real file, rather than one kernel redefined; attribute names,
 keyword arguments and imports keep their spelling. ``from __future__`` imports move to the top, so every generated
 module is valid Python (checked with CPython's parser).
 """
@@ -80,10 +80,10 @@ def _parts(text: str) -> _Parts:
     return _Parts(tuple(future), module.with_changes(body=body), frozenset(defined))
 
 
-def copy_of(text: str, copy: int, decorate: bool = False) -> tuple[tuple[str, ...], str]:
-    """(future imports, body) of one renamed copy of a module."""
+def copy_of(text: str, suffix: str, decorate: bool = False) -> tuple[tuple[str, ...], str]:
+    """(future imports, body) of one copy of a module, its top-level functions and classes renamed ``name + suffix``."""
     parts = _parts(text)
-    body = parts.body.visit(_Renamer(set(parts.defined), f"_r{copy}"))
+    body = parts.body.visit(_Renamer(set(parts.defined), suffix))
     if decorate:
         body = body.visit(_Decorator())
     code = body.code
@@ -116,14 +116,14 @@ def usable_sources() -> list[tuple[str, str]]:
 
 def repeated(text: str, times: int) -> str:
     """One module holding ``times`` renamed copies of ``text``."""
-    return assemble([copy_of(text, number) for number in range(times)])
+    return assemble([copy_of(text, f"_r{number}") for number in range(times)])
 
 
 def split_and_whole(total_lines: int, parts: int, decorate: bool = False) -> tuple[list[str], str]:
     """``parts`` modules of about ``total_lines / parts`` lines each, and one module holding all of their code.
 
-    The pieces cycle through every usable source; a source's n-th appearance is its copy n (renamed ``_rn``),
-    so no two pieces define the same name and the single module is exactly the parts' code, end to end.
+    The pieces cycle through every usable source; piece n has its names suffixed ``_pn`` (two sources may define
+    the same name), so no two pieces define the same name and the single module is exactly the parts' code.
     """
     sources = usable_sources()
     modules: list[list] = []
@@ -132,7 +132,7 @@ def split_and_whole(total_lines: int, parts: int, decorate: bool = False) -> tup
         pieces, lines = [], 0
         while lines < total_lines // parts:
             _, text = sources[position % len(sources)]
-            piece = copy_of(text, position // len(sources), decorate)
+            piece = copy_of(text, f"_p{position}", decorate)
             pieces.append(piece)
             lines += piece[1].count("\n") + 1
             position += 1

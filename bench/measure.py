@@ -101,16 +101,19 @@ class Series:
         return self.median("cpu")
 
 
+LONG_RUN = 120.0  # wall seconds: a run this long is not repeated (its noise is small, and repeats cost minutes)
+
+
 def series(label: str, command: list[str], repeat: int, limit: float, lines: int = 0, cwd: Path | None = None,
            before=None) -> Series:
-    """``repeat`` runs; after a run over the limit the others are skipped (they would only repeat it)."""
+    """``repeat`` runs; after a run over the limit, or one longer than ``LONG_RUN``, the others are skipped."""
     found = Series(label, lines=lines)
     for _ in range(repeat):
         if before is not None:
             before()
         run = run_process(command, limit, cwd)
         found.runs.append(run)
-        if run.over_limit:
+        if run.over_limit or run.wall > LONG_RUN:
             break
     return found
 

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import memory, profile_rules, scaling  # noqa: E402
 from bench.corpus import REPO, Tree, build_kernel_tree, build_mixed_tree, build_real_tree, line_count  # noqa: E402
-from bench.measure import CODE, FileTiming, Series, lint_files_alone, series  # noqa: E402
+from bench.measure import CODE, LONG_RUN, FileTiming, Series, lint_files_alone, series  # noqa: E402
 
 PYTHON = sys.executable
 BIN = Path(sys.executable).parent
@@ -101,8 +101,10 @@ def tool(name: str) -> str | None:
     return str(found) if found.exists() else shutil.which(name)
 
 
-def measure_tree(bench: Bench, tree: Tree, with_fixit: bool, explicit: bool = False) -> dict[str, Series]:
-    """Fresh-process runs over one tree. ``explicit``: name every file (so every tool sees exactly the same ones)."""
+def measure_tree(bench: Bench, tree: Tree, with_fixit: bool, explicit: bool = False,
+                 with_cache: bool = True) -> dict[str, Series]:
+    """Fresh-process runs over one tree. ``explicit``: name every file (so every tool sees exactly the same ones);
+    ``with_cache``: also the runs that write and read the result cache."""
     lines = tree.lines
     targets = [str(p) for p in tree.files] if explicit else [str(tree.root)]
     cache = tree.root / ".ascendlint_cache"
@@ -117,9 +119,10 @@ def measure_tree(bench: Bench, tree: Tree, with_fixit: bool, explicit: bool = Fa
     add(bench.series("libcst parse-only", [PYTHON, "-c", PARSE_ONLY, str(listing)], lines))
     add(bench.series("ascendlint cold, 1 process", bench.ascendlint(*targets, "--no-cache", "--jobs", "1"), lines))
     add(bench.series("ascendlint cold, all cores", bench.ascendlint(*targets, "--no-cache"), lines))
-    drop_cache = lambda: shutil.rmtree(cache, ignore_errors=True)  # noqa: E731
-    add(bench.series("ascendlint cold, writing the cache", bench.ascendlint(*targets), lines, before=drop_cache))
-    add(bench.series("ascendlint warm (nothing changed)", bench.ascendlint(*targets), lines))
+    if with_cache:
+        drop_cache = lambda: shutil.rmtree(cache, ignore_errors=True)  # noqa: E731
+        add(bench.series("ascendlint cold, writing the cache", bench.ascendlint(*targets), lines, before=drop_cache))
+        add(bench.series("ascendlint warm (nothing changed)", bench.ascendlint(*targets), lines))
     if tool("ruff"):
         ruff = [tool("ruff"), "check", "--no-cache", "--isolated", "--exit-zero", "--quiet", *targets]
         add(bench.series("ruff check --no-cache", ruff, lines))
@@ -214,7 +217,8 @@ def machine_facts(bench: Bench) -> list[str]:
         f"machine: {cpu}, {cores} usable cores, {platform.system()} {platform.release()}",
         f"python: {platform.python_version()}; {', '.join(versions)}",
         f"every time: median of {bench.repeat} fresh processes (one file: of at least 5); limits: "
-        f"{bench.run_limit:.0f} s a command, {bench.file_limit:.0f} s CPU a file",
+        f"{bench.run_limit:.0f} s a command, {bench.file_limit:.0f} s CPU a file; a command that takes over "
+        f"{LONG_RUN:.0f} s runs once",
     ]
 
 
@@ -223,12 +227,13 @@ def _seconds(found: Series, what: str) -> str:
 
 
 def render_tree_table(title: str, found: dict[str, Series]) -> list[str]:
-    out = [title, "", "| run | median wall (s) | median CPU (s) | lines/s (wall) | runs, wall (s) |",
-           "|---|---:|---:|---:|---|"]
+    out = [title, "", "| run | median wall (s) | median CPU (s) | of it system (s) | lines/s (wall) | runs, wall (s) |",
+           "|---|---:|---:|---:|---:|---|"]
     for label, m in found.items():
-        runs = ", ".join(f"{r.wall:.2f}" + ("+" if r.over_limit else "") for r in m.runs)
+        runs = ", ".join(f"{r.wall:.2f}" + (" (over limit)" if r.over_limit else "") for r in m.runs)
         speed = "-" if m.over_limit else f"{m.lines / m.wall:,.0f}"
-        out.append(f"| {label} | {_seconds(m, 'wall')} | {_seconds(m, 'cpu')} | {speed} | {runs} |")
+        out.append(f"| {label} | {_seconds(m, 'wall')} | {_seconds(m, 'cpu')} | {_seconds(m, 'system')} | {speed} | "
+                   f"{runs} |")
     return [*out, ""]
 
 
@@ -331,7 +336,7 @@ def run_synthetic(bench: Bench, args, parts: set[str]) -> list[str]:
 def run_tree(bench: Bench, source: Path, work: Path) -> list[str]:
     tree = build_real_tree(source, work / "tree")
     print(f"measuring the real tree {source} ({len(tree.files)} files, {tree.lines} lines) ...", flush=True)
-    found = measure_tree(bench, tree, with_fixit=False, explicit=True)
+    found = measure_tree(bench, tree, with_fixit=False, explicit=True, with_cache=False)
     print("linting every file alone ...", flush=True)
     alone = lint_files_alone(tree.files, tree.root, bench.repeat, bench.file_limit, bench.select, bench.ignore,
                              progress=_progress(len(tree.files)))
