@@ -153,7 +153,13 @@ def _in_pool(linter: Linter, work: list, options: Options, workers: int) -> list
                 items = batch if forked else [work[p] for p in batch]
                 futures[pool.submit(_lint_batch, items, options)] = batch
             for future in as_completed(futures):
-                for position, outcome in zip(futures[future], future.result()):
+                try:
+                    done = future.result()
+                except BrokenProcessPool:
+                    raise
+                except Exception:  # noqa: BLE001 - e.g. a result that cannot be pickled: this batch goes serially
+                    continue
+                for position, outcome in zip(futures[future], done):
                     outcomes[position] = outcome
     except (BrokenProcessPool, OSError):
         pass  # a worker died (killed, out of memory) or none could start: what is missing is linted serially

@@ -19,6 +19,7 @@ hang the benchmark: a command past ``--run-limit`` or a file past ``--file-limit
 from __future__ import annotations
 
 import argparse
+import compileall
 import datetime
 import os
 import platform
@@ -54,12 +55,19 @@ PARSE_ONLY = (
 
 
 def snapshot_code(work: Path) -> Path:
-    """A frozen copy of ascendlint and its rules, so that edits made to the tree during a run change nothing."""
+    """A frozen copy of ascendlint and its rules, so that edits made to the tree during a run change nothing.
+
+    The copy is byte-compiled, as pip compiles an installed package (and so a pre-commit hook's environment):
+    where ``PYTHONDONTWRITEBYTECODE`` is set, an uncompiled copy would be compiled from source by every measured
+    process, a tenth of a second of start-up that no user pays.
+    """
     target = work / "code"
     shutil.rmtree(target, ignore_errors=True)
     skip = shutil.ignore_patterns("__pycache__", "*.pyc")
     shutil.copytree(REPO / "ascendlint", target / "ascendlint", ignore=skip)
     shutil.copytree(REPO / "checks", target / "ascendlint" / "checks", ignore=skip)
+    if not compileall.compile_dir(str(target), quiet=1):
+        raise SystemExit(f"could not byte-compile the code snapshot in {target}")
     CODE["path"] = str(target)
     return target
 

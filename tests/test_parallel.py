@@ -163,3 +163,13 @@ def test_a_dying_worker_falls_back_to_the_serial_run(tmp_path, tree, monkeypatch
     serial = _run(tmp_path, tree, Options(), jobs=1)
     monkeypatch.setattr(parallel, "_lint_one", _die_in_worker)
     assert _run(tmp_path, tree, Options(), jobs=2) == serial
+
+
+def _fail_in_worker(item, options):
+    raise ValueError("a batch that fails in its worker")
+
+
+def test_a_batch_failing_in_its_worker_is_linted_serially(tmp_path, tree, monkeypatch):
+    serial = _run(tmp_path, tree, Options(), jobs=1)
+    monkeypatch.setattr(parallel, "_lint_one", _fail_in_worker)
+    assert _run(tmp_path, tree, Options(), jobs=2) == serial
