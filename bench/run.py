@@ -81,6 +81,7 @@ class Bench:
         self.file_limit = args.file_limit
         self.select = args.select or []
         self.ignore = args.ignore or []
+        self.commit = commit()  # at the start: the code snapshot is taken from this working tree now
 
     @property
     def rule_args(self) -> list[str]:
@@ -220,7 +221,7 @@ def machine_facts(bench: Bench) -> list[str]:
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg()) if hasattr(os, "getloadavg") else "unknown"
     rules = " ".join(bench.rule_args) or "the default rule set"
     return [
-        f"commit measured: {commit()}; rules: {rules}",
+        f"commit measured: {bench.commit}; rules: {rules}",
         f"date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; load average at the end: {load}",
         f"machine: {cpu}, {cores} usable cores, {platform.system()} {platform.release()}",
         f"python: {platform.python_version()}; {', '.join(versions)}",
