@@ -31,9 +31,9 @@ from typing import Sequence
 from .prefilter import could_hold_kernel
 from .runner import FileResult, Linter, Options, read_path
 
-# The pool's fixed costs in bytes of linting they are worth (measured with bench/run.py on two cores: starting
-# a pool of forked workers, shipping results back and shutting it down costs about what linting 40 kB costs,
-# and each worker started adds about 8 kB).
+# The pool's fixed costs, in bytes of linting they are worth: starting forked workers, shipping results back and
+# shutting the pool down. Set from the earlier benchmark threshold (on two cores a pool of two paid for itself from
+# about 96 kB of source, so its costs were worth about half of that: 40 kB plus 8 kB per worker).
 POOL_START_BYTES = 40_000
 WORKER_START_BYTES = 8_000
 BATCHES_PER_WORKER = 16  # small files travel in batches of about total / (workers * this) bytes

@@ -443,7 +443,8 @@ def _render_alone(tree: Tree, alone: list[FileTiming]) -> list[str]:
     for t in ranked[:SLOWEST]:
         name = Path(t.path).relative_to(tree.root)
         if t.over_limit:
-            out.append(f"| `{name}` | {t.lines} | over limit ({t.note}) | | {t.parse_cpu:.3f} | | |")
+            parse = f"{t.parse_cpu:.3f}" if t.parse_cpu == t.parse_cpu else "-"  # a killed worker parsed nothing
+            out.append(f"| `{name}` | {t.lines} | over limit ({t.note}) | | {parse} | | |")
         else:
             out.append(f"| `{name}` | {t.lines} | {t.lint_cpu:.3f} | {t.lint_wall:.3f} | {t.parse_cpu:.3f} | "
                        f"{t.lint_cpu / max(t.parse_cpu, 1e-9):.1f} | {t.findings} |")
