@@ -12,14 +12,16 @@ import errno
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from .config import Settings, relative_to_root
 from .git_excludes import exclude_files
 from .safe_read import read_regular
 
 SOURCE_SUFFIXES = (".py", ".ipynb")
+
+if TYPE_CHECKING:  # imported where used: a run over named files only never matches a pattern
+    import pathspec
 
 
 @dataclass
@@ -30,6 +32,8 @@ class Discovery:
 
 
 def _spec(patterns) -> pathspec.PathSpec:
+    import pathspec
+
     return pathspec.GitIgnoreSpec.from_lines(patterns)
 
 

@@ -1,30 +1,45 @@
-"""Lint many files, on all cores when the work is big enough to pay for a process pool.
+"""Lint many files, on all cores when the work is big enough to pay for a process pool, never slower than serially.
 
 The parent reads every file, skips what cannot hold a kernel, answers what the cache knows, and only sends the rest
 to worker processes (libcst parsing holds the GIL, so threads would not help). Results come back in discovery order
 and the parent alone writes fixes and the cache, so the output is exactly the serial run's.
+
+How the pool is kept from costing more than it saves:
+
+- *Plan by cost.* The cost of a file is estimated by its size (the bytes that passed the prefilter; lint time is
+  close to proportional to it, ``bench/run.py`` measures both). The plan simulates largest-first scheduling on
+  1, 2, ... workers and takes the fewest workers that reach the shortest simulated run, counting a fixed cost for
+  starting the pool and one per worker; when no pool beats the serial run (one or two big files, or too little
+  work) the files are linted serially.
+- *Largest first.* Files are handed out in decreasing size, big ones alone and small ones in small batches, so a
+  big file found late in discovery order does not start last and leave the other workers idle.
+- *Small parent.* The parent loads the rules (and so libcst) once before forking: the workers inherit them instead
+  of importing them each. Forked workers also inherit the files' bytes and receive only their positions; nothing
+  is read or decoded twice, and each result crosses the pipe once.
 """
 
 from __future__ import annotations
 
 import gc
-import multiprocessing
+import heapq
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Sequence
 
 from .prefilter import could_hold_kernel
 from .runner import FileResult, Linter, Options, read_path
 
-# Below this much source to parse, forking workers costs more than it saves (measured: bench/run.py).
-MIN_PARALLEL_BYTES = 96_000
-MIN_PARALLEL_FILES = 4
+# The pool's fixed costs, in bytes of linting they are worth: starting forked workers, shipping results back and
+# shutting the pool down. Set from the earlier benchmark threshold (on two cores a pool of two paid for itself from
+# about 96 kB of source, so its costs were worth about half of that: 40 kB plus 8 kB per worker).
+POOL_START_BYTES = 40_000
+WORKER_START_BYTES = 8_000
+BATCHES_PER_WORKER = 16  # small files travel in batches of about total / (workers * this) bytes
 
 _worker_linter: Linter | None = None
+_worker_work: list | None = None  # inherited by forked workers: tasks are positions into it
 
 
 def available_cores() -> int:
@@ -34,13 +49,24 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
-def worker_count(jobs: int, pending_files: int, pending_bytes: int) -> int:
-    """``jobs`` > 0 is an explicit request; 0 means: all cores, but only when there is enough work."""
+def makespan(sizes: Sequence[int], workers: int) -> int:
+    """How long (in bytes linted) the slowest of ``workers`` takes when files go out largest first."""
+    loads = [0] * workers
+    for size in sorted(sizes, reverse=True):
+        heapq.heapreplace(loads, loads[0] + size)
+    return max(loads)
+
+
+def worker_count(jobs: int, sizes: Sequence[int]) -> int:
+    """``jobs`` > 0 is an explicit request; 0 means: as many cores as pay for themselves, 1 when none does."""
     if jobs > 0:
-        return max(1, min(jobs, pending_files))
-    if pending_files < MIN_PARALLEL_FILES or pending_bytes < MIN_PARALLEL_BYTES:
-        return 1
-    return max(1, min(available_cores(), pending_files))
+        return max(1, min(jobs, len(sizes)))
+    best, best_cost = 1, sum(sizes)
+    for workers in range(2, min(available_cores(), len(sizes)) + 1):
+        cost = makespan(sizes, workers) + POOL_START_BYTES + workers * WORKER_START_BYTES
+        if cost < best_cost:
+            best, best_cost = workers, cost
+    return best
 
 
 def lint_paths(linter: Linter, paths: Sequence[Path], options: Options, jobs: int = 0) -> list[FileResult]:
@@ -60,9 +86,11 @@ def lint_paths(linter: Linter, paths: Sequence[Path], options: Options, jobs: in
             else:
                 pending.append((position, path, data))
 
-    workers = worker_count(jobs, len(pending), sum(len(data) for _, _, data in pending))
+    workers = worker_count(jobs, [len(data) for _, _, data in pending])
     work = [(str(path), path, data) for _, path, data in pending]
     uncached = linter.without_cache()  # looked up above, stored below: by the parent only
+    if workers > 1:
+        uncached.load_rules()  # once here, before the collector freezes what is loaded: the workers inherit it
     with _few_collections():
         if workers > 1:
             outcomes = _in_pool(uncached, work, options, workers)
@@ -79,7 +107,8 @@ def lint_paths(linter: Linter, paths: Sequence[Path], options: Options, jobs: in
 def _few_collections():
     """Parsing allocates millions of short-lived nodes, and each default-threshold collection also rescans every
     object loaded so far (libcst's classes, the rules). Freezing those and collecting less often saves a tenth of a
-    lint (measured with bench/run.py); the previous settings come back afterwards. Forked workers inherit both."""
+    lint (measured with bench/run.py); the previous settings come back afterwards. Forked workers inherit both
+    (and, the loaded objects being frozen, the workers' collections never touch, and so copy, the parent's pages)."""
     threshold = gc.get_threshold()
     gc.freeze()
     gc.set_threshold(max(threshold[0], 20_000), *threshold[1:])
@@ -90,29 +119,77 @@ def _few_collections():
         gc.unfreeze()
 
 
+def batches(sizes: Sequence[int], workers: int) -> list[list[int]]:
+    """Positions in decreasing size, cut into batches of about ``total / (workers * BATCHES_PER_WORKER)`` bytes.
+
+    A file at least that big is a batch of its own; the small ones at the end share batches, which keeps the
+    number of round trips small without leaving a worker with a long tail at the end.
+    """
+    target = max(1, sum(sizes) // (workers * BATCHES_PER_WORKER))
+    found, current, current_size = [], [], 0
+    for position in sorted(range(len(sizes)), key=lambda p: -sizes[p]):
+        current.append(position)
+        current_size += sizes[position]
+        if current_size >= target:
+            found.append(current)
+            current, current_size = [], 0
+    if current:
+        found.append(current)
+    return found
+
+
 def _in_pool(linter: Linter, work: list, options: Options, workers: int) -> list:
-    chunk = max(1, len(work) // (workers * 8))
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
+    context = _context()
+    forked = context.get_start_method() == "fork"
+    outcomes: list = [None] * len(work)
     try:
-        with ProcessPoolExecutor(workers, mp_context=_context(), initializer=_start_worker, initargs=(linter,)) as pool:
-            return list(pool.map(_lint_one, work, [options] * len(work), chunksize=chunk))
+        with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
+                                 initargs=(linter, work if forked else None)) as pool:
+            futures = {}
+            for batch in batches([len(data) for _, _, data in work], workers):
+                items = batch if forked else [work[p] for p in batch]
+                futures[pool.submit(_lint_batch, items, options)] = batch
+            for future in as_completed(futures):
+                try:
+                    done = future.result()
+                except BrokenProcessPool:
+                    raise
+                except Exception:  # noqa: BLE001 - e.g. a result that cannot be pickled: this batch goes serially
+                    continue
+                for position, outcome in zip(futures[future], done):
+                    outcomes[position] = outcome
     except (BrokenProcessPool, OSError):
-        # A worker died (killed, out of memory) or no process could be started: the serial run is the reference.
-        return [linter.process_bytes(data, filename, path, options) for filename, path, data in work]
+        pass  # a worker died (killed, out of memory) or none could start: what is missing is linted serially
+    for position, outcome in enumerate(outcomes):
+        if outcome is None:
+            filename, path, data = work[position]
+            outcomes[position] = linter.process_bytes(data, filename, path, options)
+    return outcomes
 
 
 def _context():
-    """Fork where it is safe (Linux): workers inherit the imported rules instead of importing them again."""
+    """Fork where it is safe (Linux): workers inherit the loaded rules and the files' bytes instead of receiving them."""
+    import multiprocessing
+
     if sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("fork")
     return multiprocessing.get_context("spawn")
 
 
-def _start_worker(linter: Linter) -> None:
-    global _worker_linter
-    _worker_linter = linter
+def _start_worker(linter: Linter, work: list | None) -> None:
+    global _worker_linter, _worker_work
+    _worker_linter, _worker_work = linter, work
 
 
-def _lint_one(item: tuple[str, Path, bytes], options: Options) -> tuple[FileResult, bytes | None]:
-    filename, path, data = item
+def _lint_batch(items: list, options: Options) -> list[tuple[FileResult, bytes | None]]:
+    return [_lint_one(item, options) for item in items]
+
+
+def _lint_one(item, options: Options) -> tuple[FileResult, bytes | None]:
+    """``item`` is a position into the inherited work (forked workers) or the work item itself."""
+    filename, path, data = _worker_work[item] if isinstance(item, int) else item
     assert _worker_linter is not None
     return _worker_linter.process_bytes(data, filename, path, options)

@@ -8,8 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence, Union
 
-import pathspec
-
 from . import selection
 from .cache import ResultCache, content_key, rules_fingerprint
 from .config import Settings, relative_to_root
@@ -63,9 +61,13 @@ class Linter:
         self.cache = cache
         self._fingerprints: dict[tuple[str, ...], str] = {}
         self._loaded: dict[tuple[str, ...], list] = {}
-        self._per_file = [
-            (pathspec.GitIgnoreSpec.from_lines([glob]), codes) for glob, codes in settings.per_file_ignores.items()
-        ]
+        self._per_file = []
+        if settings.per_file_ignores:
+            import pathspec  # only for per-file-ignores: a run without them never matches a pattern
+
+            self._per_file = [
+                (pathspec.GitIgnoreSpec.from_lines([glob]), codes) for glob, codes in settings.per_file_ignores.items()
+            ]
 
     def rules_for(self, path: Path | None) -> list[RuleLike]:
         if path is None or not self._per_file:
@@ -79,6 +81,12 @@ class Linter:
         from . import engine
 
         return engine.lint_text(text, filename, self._classes(rules or self.rules), self.settings.rule_options)
+
+    def load_rules(self) -> None:
+        """Import the enabled rule classes, and with them libcst and the engine, now (before forking workers)."""
+        from . import engine  # noqa: F401
+
+        self._classes(self.rules)
 
     def _classes(self, rules: Sequence[RuleLike]) -> list[type["Rule"]]:
         codes = tuple(r.code for r in rules)

@@ -7,6 +7,7 @@ matter: the result cache keys on path and content, so copies are separate cache 
 
 from __future__ import annotations
 
+import os
 import shutil
 import sysconfig
 from dataclasses import dataclass
@@ -47,7 +48,7 @@ def kernel_sources() -> list[tuple[str, str]]:
 
 def build_kernel_tree(root: Path, min_lines: int) -> Tree:
     """Copies of the kernel sources (round-robin) until the tree holds at least ``min_lines`` lines."""
-    _fresh(root)
+    fresh_root(root)
     sources = kernel_sources()
     files, lines, copy = [], 0, 0
     while lines < min_lines or copy == 0:
@@ -66,7 +67,7 @@ def build_kernel_tree(root: Path, min_lines: int) -> Tree:
 
 def build_mixed_tree(root: Path) -> Tree:
     """The standard library's ``.py`` files (tests included, site-packages excluded) plus one copy of the kernels."""
-    _fresh(root)
+    fresh_root(root)
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     shutil.copytree(
         stdlib,
@@ -81,11 +82,44 @@ def build_mixed_tree(root: Path) -> Tree:
     return Tree(root, sorted(p for p in root.rglob("*.py") if p.is_file() and not p.is_symlink()))
 
 
+def real_tree_files(source: Path) -> list[Path]:
+    """The ``.py`` files of a real tree, sorted; folders with ``@`` in their names are left out.
+
+    The materialised corpus keeps each repository's HEAD in a folder named after it (``owner__name``) and older
+    snapshots or pull-request heads beside it (``owner__name@history``, ``owner__name@pr179``): the benchmark
+    measures the HEAD folders only, which is what this selection leaves. Symbolic links are not followed.
+    """
+    found = []
+    for folder, dirnames, filenames in os.walk(source):
+        dirnames[:] = sorted(d for d in dirnames if "@" not in d and not os.path.islink(os.path.join(folder, d)))
+        for name in sorted(filenames):
+            path = Path(folder, name)
+            if name.endswith(".py") and path.is_file() and not path.is_symlink():
+                found.append(path)
+    return found
+
+
+def build_real_tree(source: Path, root: Path) -> Tree:
+    """A copy of ``real_tree_files(source)`` under ``root`` (same relative paths), made its own project root.
+
+    Measuring a copy keeps the cache folder and any fixes out of the source tree, and keeps the source tree's own
+    configuration files (for flake8, ruff or ascendlint) from changing what is measured.
+    """
+    fresh_root(root)
+    files = []
+    for path in real_tree_files(source):
+        target = root / path.relative_to(source)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+        files.append(target)
+    return Tree(root, files)
+
+
 def _not_source(path: Path) -> bool:
     return path.name in ("site-packages", "__pycache__") or (path.is_file() and path.suffix != ".py")
 
 
-def _fresh(root: Path) -> None:
+def fresh_root(root: Path) -> None:
     if root.exists():
         shutil.rmtree(root)
     root.mkdir(parents=True)

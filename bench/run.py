@@ -1,18 +1,25 @@
 """Measure ascendlint against libcst parsing, flake8, fixit and ruff on the same files; report medians and ratios.
 
-Run by hand (it is not a test; it takes a few minutes on two cores):
+Run by hand (it is not a test; the whole benchmark takes a good half hour on two shared cores):
 
     .venv/bin/pip install -e '.[bench]'
-    .venv/bin/python bench/run.py                 # generated trees; rewrites the numbers in docs/performance.md
-    .venv/bin/python bench/run.py --tree PATH     # any tree of yours; prints the table only
+    .venv/bin/python bench/run.py                          # generated trees and checks; rewrites docs/performance.md
+    .venv/bin/python bench/run.py --tree /work/corpus      # ... and a real tree (its own section of the document)
+    .venv/bin/python bench/run.py --tree PATH --only tree --no-write    # any tree of yours; prints only
 
-Every timing is the wall time of a fresh process (startup included), the median of ``--repeat`` runs, all taken
-in the same invocation so the ratios compare like with like.
+A real tree is every ``.py`` file under PATH except in folders whose names hold ``@`` (the materialised corpus
+keeps older snapshots there; ``bench.corpus.real_tree_files``), copied into the work folder first.
+
+Every timing of a whole command is a fresh process (startup included), the median of ``--repeat`` runs, all taken
+in the same invocation so the ratios compare like with like; CPU times include the process's workers. Nothing can
+hang the benchmark: a command past ``--run-limit`` or a file past ``--file-limit`` is reported as over limit.
+``--select``/``--ignore`` pass rule selections to every ascendlint run (to leave out slow rules while developing).
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import datetime
 import os
 import platform
@@ -21,19 +28,22 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench import profile_rules  # noqa: E402
-from bench.corpus import REPO, Tree, build_kernel_tree, build_mixed_tree, line_count  # noqa: E402
+from bench import memory, profile_rules, scaling  # noqa: E402
+from bench.corpus import REPO, Tree, build_kernel_tree, build_mixed_tree, build_real_tree, line_count  # noqa: E402
+from bench.measure import CODE, LONG_RUN, FileTiming, Series, lint_files_alone, series  # noqa: E402
 
 PYTHON = sys.executable
 BIN = Path(sys.executable).parent
 DOC = REPO / "docs" / "performance.md"
-START, END = "<!-- bench:start -->", "<!-- bench:end -->"
+SECTIONS = {"synthetic": ("<!-- bench:start -->", "<!-- bench:end -->"),
+            "tree": ("<!-- bench-tree:start -->", "<!-- bench-tree:end -->")}
+PARTS = ("kernel", "mixed", "single", "profile", "scaling", "memory", "tree")
+SLOWEST = 15
+FILE_BAR = 1.0  # seconds: every real file, alone, cold
 PARSE_ONLY = (
     "import sys, libcst\n"
     "for name in open(sys.argv[1]).read().split('\\n'):\n"
@@ -44,46 +54,55 @@ PARSE_ONLY = (
 )
 
 
-@dataclass
-class Measurement:
-    label: str
-    seconds: float
-    lines: int
-    runs: list[float] = field(default_factory=list)
-
-    @property
-    def lines_per_second(self) -> float:
-        return self.lines / self.seconds if self.seconds else float("inf")
-
-
-CODE = {"path": str(REPO)}  # where the measured processes import ascendlint from (see snapshot_code)
-
-
 def snapshot_code(work: Path) -> Path:
-    """A frozen copy of ascendlint and its rules, so that edits made to the tree during a run change nothing."""
+    """A frozen copy of ascendlint and its rules, so that edits made to the tree during a run change nothing.
+
+    The copy is byte-compiled, as pip compiles an installed package (and so a pre-commit hook's environment):
+    where ``PYTHONDONTWRITEBYTECODE`` is set, an uncompiled copy would be compiled from source by every measured
+    process, a tenth of a second of start-up that no user pays.
+    """
     target = work / "code"
     shutil.rmtree(target, ignore_errors=True)
     skip = shutil.ignore_patterns("__pycache__", "*.pyc")
     shutil.copytree(REPO / "ascendlint", target / "ascendlint", ignore=skip)
     shutil.copytree(REPO / "checks", target / "ascendlint" / "checks", ignore=skip)
+    if not compileall.compile_dir(str(target), quiet=1):
+        raise SystemExit(f"could not byte-compile the code snapshot in {target}")
     CODE["path"] = str(target)
     return target
 
 
-def timed(command: list[str], repeat: int, cwd: Path | None = None, before=None) -> list[float]:
-    runs = []
-    for _ in range(repeat):
-        if before is not None:
-            before()
-        start = time.perf_counter()
-        subprocess.run(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
-                       env={**os.environ, "PYTHONPATH": CODE["path"]})
-        runs.append(time.perf_counter() - start)
-    return runs
+class Bench:
+    """The run's settings: repeats, limits and the rule selection every ascendlint command gets."""
 
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.repeat = args.repeat
+        self.run_limit = args.run_limit
+        self.file_limit = args.file_limit
+        self.select = args.select or []
+        self.ignore = args.ignore or []
+        self.commit = commit()  # at the start: the code snapshot is taken from this working tree now
 
-def ascendlint(*args: str) -> list[str]:
-    return [PYTHON, "-m", "ascendlint", "check", *args, "--exit-zero", "--format", "concise", "--quiet"]
+    @property
+    def rule_args(self) -> list[str]:
+        return [*(f"--select={s}" for s in self.select), *(f"--ignore={i}" for i in self.ignore)]
+
+    def ascendlint(self, *args: str) -> list[str]:
+        return [PYTHON, "-m", "ascendlint", "check", *args, "--exit-zero", "--format", "concise", "--quiet",
+                *self.rule_args]
+
+    @staticmethod
+    def installed_command() -> list[str]:
+        """The installed ``ascendlint`` script, as a pre-commit hook runs it (``python -m ascendlint`` without one)."""
+        script = BIN / "ascendlint"
+        return [str(script)] if script.exists() else [PYTHON, "-m", "ascendlint"]
+
+    def command_line(self, *args: str) -> list[str]:
+        return [*self.installed_command(), "check", *args, "--exit-zero", "--format", "concise", "--quiet",
+                *self.rule_args]
+
+    def series(self, label: str, command: list[str], lines: int, repeat: int | None = None, **kw) -> Series:
+        return series(label, command, repeat or self.repeat, self.run_limit, lines, **kw)
 
 
 def tool(name: str) -> str | None:
@@ -91,58 +110,66 @@ def tool(name: str) -> str | None:
     return str(found) if found.exists() else shutil.which(name)
 
 
-def measure_tree(tree: Tree, repeat: int, with_fixit: bool, prefix: str) -> dict[str, Measurement]:
+def measure_tree(bench: Bench, tree: Tree, with_fixit: bool, explicit: bool = False,
+                 with_cache: bool = True) -> dict[str, Series]:
+    """Fresh-process runs over one tree. ``explicit``: name every file (so every tool sees exactly the same ones);
+    ``with_cache``: also the runs that write and read the result cache."""
     lines = tree.lines
-    root = str(tree.root)
+    targets = [str(p) for p in tree.files] if explicit else [str(tree.root)]
     cache = tree.root / ".ascendlint_cache"
     listing = tree.root.parent / f"{tree.root.name}.files"
     listing.write_text("\n".join(str(p) for p in tree.files if _is_utf8(p)))
-    results: dict[str, Measurement] = {}
+    results: dict[str, Series] = {}
 
-    def add(label: str, runs: list[float], measured_lines: int = lines) -> None:
-        results[label] = Measurement(f"{prefix} {label}", statistics.median(runs), measured_lines, runs)
+    def add(found: Series) -> None:
+        results[found.label] = found
 
-    slow_repeat = 1 if lines > 200_000 else repeat  # flake8 needs minutes for a whole standard library
-
-    add("libcst parse-only", timed([PYTHON, "-c", PARSE_ONLY, str(listing)], repeat))
-    add("ascendlint cold, 1 process", timed(ascendlint(root, "--no-cache", "--jobs", "1"), repeat))
-    add("ascendlint cold, all cores", timed(ascendlint(root, "--no-cache"), repeat))
-    drop_cache = lambda: shutil.rmtree(cache, ignore_errors=True)  # noqa: E731
-    add("ascendlint cold, writing the cache", timed(ascendlint(root), repeat, before=drop_cache))
-    add("ascendlint warm (nothing changed)", timed(ascendlint(root), repeat))
+    slow_repeat = 1 if lines > 200_000 else None  # flake8 needs minutes for a whole standard library
+    add(bench.series("libcst parse-only", [PYTHON, "-c", PARSE_ONLY, str(listing)], lines))
+    add(bench.series("ascendlint cold, 1 process", bench.ascendlint(*targets, "--no-cache", "--jobs", "1"), lines))
+    add(bench.series("ascendlint cold, all cores", bench.ascendlint(*targets, "--no-cache"), lines))
+    if with_cache:
+        drop_cache = lambda: shutil.rmtree(cache, ignore_errors=True)  # noqa: E731
+        add(bench.series("ascendlint cold, writing the cache", bench.ascendlint(*targets), lines, before=drop_cache))
+        add(bench.series("ascendlint warm (nothing changed)", bench.ascendlint(*targets), lines))
     if tool("ruff"):
-        ruff = [tool("ruff"), "check", "--no-cache", "--exit-zero", "--quiet", root]
-        add("ruff check --no-cache", timed(ruff, repeat))
+        ruff = [tool("ruff"), "check", "--no-cache", "--isolated", "--exit-zero", "--quiet", *targets]
+        add(bench.series("ruff check --no-cache", ruff, lines))
     if tool("flake8"):
-        add("flake8 (all cores)", timed([tool("flake8"), "--exit-zero", root], slow_repeat))
+        flake8 = [tool("flake8"), "--isolated", "--exit-zero", *targets]
+        add(bench.series("flake8 (all cores)", flake8, lines, slow_repeat, cwd=tree.root.parent))
     first_copy = tree.root / "copy000"
     if with_fixit and tool("fixit") and first_copy.is_dir():  # fixit manages ~1k lines/s: one copy is enough
         copy_lines = sum(line_count(p) for p in first_copy.glob("*.py"))
-        add("fixit lint (default rules), first copy only", timed([tool("fixit"), "lint", str(first_copy)], 1),
-            copy_lines)
+        add(bench.series("fixit lint (default rules), first copy only", [tool("fixit"), "lint", str(first_copy)],
+                         copy_lines, 1))
     return results
 
 
-def single_file_runs(kernel: Path, plain: Path, repeat: int) -> dict[str, float]:
-    """What a pre-commit hook pays per invocation on one file."""
+def single_file_runs(bench: Bench, kernel: Path, plain: Path) -> dict[str, Series]:
+    """What a pre-commit hook pays per invocation on one file: the ``ascendlint`` command, start-up included."""
     edits = iter(range(10**6))
 
     def edit_kernel() -> None:
         with open(kernel, "a", encoding="utf-8") as handle:
             handle.write(f"# edit {next(edits)}\n")
 
-    median = statistics.median
-    return {
-        "python -c pass": median(timed([PYTHON, "-c", "pass"], repeat)),
-        "ascendlint --version": median(timed([PYTHON, "-m", "ascendlint", "--version"], repeat)),
-        "one file without kernels": median(timed(ascendlint(str(plain)), repeat)),
-        "one kernel file, unchanged (cache hit)": median(timed(ascendlint(str(kernel)), repeat)),
-        "one kernel file, edited (cache miss)": median(timed(ascendlint(str(kernel)), repeat, before=edit_kernel)),
-        "one kernel file, --no-cache": median(timed(ascendlint(str(kernel), "--no-cache"), repeat)),
-    }
+    runs = [
+        ("python -c pass", [PYTHON, "-c", "pass"], None),
+        ("ascendlint --version", [*bench.installed_command(), "--version"], None),
+        ("one file without kernels", bench.command_line(str(plain)), None),
+        ("one kernel file, unchanged (cache hit)", bench.command_line(str(kernel)), None),
+        ("one kernel file, edited (cache miss)", bench.command_line(str(kernel)), edit_kernel),
+        ("one kernel file, --no-cache", bench.command_line(str(kernel), "--no-cache"), None),
+    ]
+    bench.series("warm-up", bench.command_line(str(kernel)), 0, 1)  # fills the rule index and the cache
+    return {label: bench.series(label, command, 0, max(bench.repeat, 5), before=before)
+            for label, command, before in runs}
 
 
 def discovery_seconds(root: Path) -> float:
+    import time
+
     from ascendlint.config import load_settings
     from ascendlint.discovery import discover
     from ascendlint.registry import all_rules
@@ -161,7 +188,19 @@ def _is_utf8(path: Path) -> bool:
         return False
 
 
-def machine_facts() -> list[str]:
+def commit() -> str:
+    """The commit measured, with ``+changes`` when the working tree differs from it."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=REPO, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + (" +changes" if dirty else "")
+
+
+def machine_facts(bench: Bench) -> list[str]:
     cpu = platform.processor() or platform.machine()
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -180,102 +219,285 @@ def machine_facts() -> list[str]:
             versions.append(f"{name} (not installed)")
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg()) if hasattr(os, "getloadavg") else "unknown"
+    rules = " ".join(bench.rule_args) or "the default rule set"
     return [
+        f"commit measured: {bench.commit}; rules: {rules}",
         f"date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; load average at the end: {load}",
         f"machine: {cpu}, {cores} usable cores, {platform.system()} {platform.release()}",
         f"python: {platform.python_version()}; {', '.join(versions)}",
+        f"every time: median of {bench.repeat} fresh processes (one file: of at least 5); limits: "
+        f"{bench.run_limit:.0f} s a command, {bench.file_limit:.0f} s CPU a file; a command that takes over "
+        f"{LONG_RUN:.0f} s runs once",
     ]
 
 
-def render(trees: dict[str, Tree], results: dict[str, dict[str, Measurement]], single: dict[str, float],
-           discovery: float, rule_profile: list[str], cpu_ratio: float | None, repeat: int) -> list[str]:
-    out = [*(f"- {fact}" for fact in machine_facts()), f"- every time: median of {repeat} fresh processes", ""]
-    for name, tree in trees.items():
-        found = results[name]
-        out += [f"### {name} tree: {len(tree.files)} files, {tree.lines} lines", "",
-                "| run | median wall (s) | lines/s | runs (s) |", "|---|---:|---:|---|"]
-        for label, m in found.items():
-            runs = ", ".join(f"{r:.2f}" for r in m.runs)
-            out.append(f"| {label} | {m.seconds:.3f} | {m.lines_per_second:,.0f} | {runs} |")
-        out.append("")
-    out += ["### one file, as a pre-commit hook runs it", "", "| run | median wall (ms) |", "|---|---:|"]
-    out += [f"| {label} | {seconds * 1000:.0f} |" for label, seconds in single.items()]
-    out += ["", f"Discovery of the mixed tree (walk, excludes, .gitignore), in process: {discovery * 1000:.0f} ms.", ""]
-    out += ["### targets", "", "| target | measured | limit | met |", "|---|---:|---:|---|"]
-    for label, value, limit, higher_is_better in targets(results, single, cpu_ratio):
+def _seconds(found: Series, what: str) -> str:
+    return "over limit" if found.over_limit else f"{found.median(what):.3f}"
+
+
+def render_tree_table(title: str, found: dict[str, Series]) -> list[str]:
+    out = [title, "", "| run | median wall (s) | median CPU (s) | of it system (s) | lines/s (wall) | runs, wall (s) |",
+           "|---|---:|---:|---:|---:|---|"]
+    for label, m in found.items():
+        runs = ", ".join(f"{r.wall:.2f}" + (" (over limit)" if r.over_limit else "") for r in m.runs)
+        speed = "-" if m.over_limit else f"{m.lines / m.wall:,.0f}"
+        out.append(f"| {label} | {_seconds(m, 'wall')} | {_seconds(m, 'cpu')} | {_seconds(m, 'system')} | {speed} | "
+                   f"{runs} |")
+    return [*out, ""]
+
+
+def render_targets(rows) -> list[str]:
+    out = ["| target | measured | limit | met |", "|---|---:|---:|---|"]
+    for label, value, limit, higher_is_better in rows:
+        if value != value:  # nan: something ran over its limit
+            out.append(f"| {label} | over limit | {'>=' if higher_is_better else '<='} {limit:,} | NO |")
+            continue
         met = value >= limit if higher_is_better else value <= limit
         out.append(f"| {label} | {value:,.2f} | {'>=' if higher_is_better else '<='} {limit:,} | "
                    f"{'yes' if met else 'NO'} |")
-    out += ["", "### where the time goes (kernel files, in process)", "", *rule_profile]
     return out
 
 
-def targets(results, single, cpu_ratio) -> list[tuple[str, float, float, bool]]:
-    kernel, mixed = results.get("kernel", {}), results.get("mixed", {})
+def _ratio(found: dict[str, Series], top: str, bottom: str, what: str) -> float:
+    if top not in found or bottom not in found:
+        return float("nan")
+    return found[top].median(what) / found[bottom].median(what)
+
+
+# -- the synthetic section ----------------------------------------------------------------------------------------
+
+
+def run_synthetic(bench: Bench, args, parts: set[str]) -> list[str]:
+    out: list[str] = []
     rows = []
+    trees = {}
+    if parts & {"kernel", "single", "profile"}:
+        trees["kernel"] = build_kernel_tree(args.work / "kernel", args.kernel_lines)
+    if "mixed" in parts:
+        trees["mixed"] = build_mixed_tree(args.work / "mixed")
+    results = {}
+    for name in ("kernel", "mixed"):
+        if name in parts and name in trees:
+            tree = trees[name]
+            print(f"measuring the {name} tree ({len(tree.files)} files, {tree.lines} lines) ...", flush=True)
+            results[name] = measure_tree(bench, tree, with_fixit=not args.no_fixit and name == "kernel")
+            out += render_tree_table(f"### {name} tree: {len(tree.files)} files, {tree.lines} lines", results[name])
+    kernel, mixed = results.get("kernel", {}), results.get("mixed", {})
     if kernel:
-        rows.append(("kernel cold, 1 process / libcst parse-only (wall, fresh processes)",
-                     kernel["ascendlint cold, 1 process"].seconds / kernel["libcst parse-only"].seconds, 1.5, False))
-    if cpu_ratio is not None:
-        rows.append(("kernel lint / libcst parse (CPU, in process, every rule)", cpu_ratio, 1.5, False))
-    if mixed and "ruff check --no-cache" in mixed:
-        rows.append(("mixed cold, all cores / ruff --no-cache",
-                     mixed["ascendlint cold, all cores"].seconds / mixed["ruff check --no-cache"].seconds, 2.0, False))
+        rows.append(("kernel cold, 1 process / libcst parse-only (CPU, fresh processes)",
+                     _ratio(kernel, "ascendlint cold, 1 process", "libcst parse-only", "cpu"), 1.5, False))
+    if mixed:
+        rows.append(("mixed cold, all cores / ruff --no-cache (wall)",
+                     _ratio(mixed, "ascendlint cold, all cores", "ruff check --no-cache", "wall"), 2.0, False))
     for name, found in results.items():
+        warm = found["ascendlint warm (nothing changed)"]
         rows.append((f"{name} warm, lines/s (wall, startup included)",
-                     found["ascendlint warm (nothing changed)"].lines_per_second, 1_000_000, True))
-    for label in ("one file without kernels", "one kernel file, unchanged (cache hit)",
-                  "one kernel file, edited (cache miss)"):
-        if label in single:
-            rows.append((f"{label} (ms)", single[label] * 1000, 250, False))
-    return rows
+                     warm.lines / warm.wall if not warm.over_limit else float("nan"), 1_000_000, True))
+
+    if "single" in parts:
+        print("measuring one-file runs ...", flush=True)
+        kernel_file = next(p for p in trees["kernel"].files if "matmul_epilogue" in p.name)
+        plain = trees["kernel"].root / "plain.py"
+        plain.write_text("def add(a, b):\n    return a + b\n")
+        single = single_file_runs(bench, kernel_file, plain)
+        out += ["### one file, as a pre-commit hook runs it", "",
+                f"The `ascendlint check FILE` command ({kernel_file.name}, {line_count(kernel_file)} lines), start-up "
+                "included; wall milliseconds.", "", "| run | median (ms) | runs (ms) |", "|---|---:|---|"]
+        for label, found in single.items():
+            runs = ", ".join(f"{r.wall * 1000:.0f}" for r in found.runs)
+            out.append(f"| {label} | {found.wall * 1000:.0f} | {runs} |")
+            if label.startswith("one"):
+                rows.append((f"{label} (ms)", found.wall * 1000, 250, False))
+        if "mixed" in trees:
+            out += ["", f"Discovery of the mixed tree (walk, excludes, .gitignore), in process: "
+                        f"{discovery_seconds(trees['mixed'].root) * 1000:.0f} ms."]
+        out.append("")
+
+    if "scaling" in parts:
+        print("measuring the scaling checks ...", flush=True)
+        result = scaling.measure(args.work, args.scaling_repeat, bench.file_limit, bench.select, bench.ignore)
+        out += ["### scaling", "", *scaling.render(result, args.scaling_repeat), ""]
+        rows.append(("kernel repeated 1-8 times in one file: largest t(n) / (n t(1))", result.worst_growth(),
+                     scaling.LINEAR_SLACK, False))
+        rows.append(("10,000-line module / 10 x 1,000-line modules (CPU)", result.long_module_ratio(),
+                     scaling.LONG_MODULE_BAR, False))
+
+    if "memory" in parts:
+        print("measuring peak memory ...", flush=True)
+        runs = memory.measure(args.work, bench.run_limit, bench.rule_args)
+        out += ["### memory", "", *memory.render(runs), ""]
+        rows.append((f"peak RSS, {memory.MANY} copies / {memory.FEW} copies", memory.ratio(runs), memory.BAR, False))
+
+    cpu_ratio = None
+    if "profile" in parts:
+        print("profiling the rules ...", flush=True)
+        rule_profile, cpu_ratio = profile_rules.report(trees["kernel"].files)
+        rows.insert(1, ("kernel lint / libcst parse (CPU, in process, every rule)", cpu_ratio, 1.5, False))
+    out += ["### targets", "", *render_targets(rows), ""]
+    if "profile" in parts:
+        out += ["### where the time goes (kernel files, in process)", "", *rule_profile]
+    return out
 
 
-def write_doc(lines: list[str]) -> None:
+# -- the real-tree section ----------------------------------------------------------------------------------------
+
+
+def run_tree(bench: Bench, source: Path, work: Path) -> list[str]:
+    tree = build_real_tree(source, work / "tree")
+    print(f"measuring the real tree {source} ({len(tree.files)} files, {tree.lines} lines) ...", flush=True)
+    found = measure_tree(bench, tree, with_fixit=False, explicit=True, with_cache=False)
+    print("linting every file alone ...", flush=True)
+    alone = lint_files_alone(tree.files, tree.root, bench.repeat, bench.file_limit, bench.select, bench.ignore,
+                             progress=_progress(len(tree.files)))
+    edited = _pick_edited_file(tree, alone)
+    hook = None
+    if edited is not None:
+        counter = iter(range(10**6))
+
+        def edit() -> None:
+            with open(edited, "a", encoding="utf-8") as handle:
+                handle.write(f"# edit {next(counter)}\n")
+
+        bench.series("warm-up", bench.command_line(str(edited)), 0, 1)
+        hook = bench.series("edited", bench.command_line(str(edited)), 0, max(bench.repeat, 5), before=edit)
+
+    folders = sorted({p.relative_to(tree.root).parts[0] for p in tree.files})
+    out = [f"Tree: `{source}`, every `.py` file outside folders whose names hold `@` "
+           f"({len(folders)} folders: {', '.join(f'`{f}`' for f in folders)}), {len(tree.files)} files, "
+           f"{tree.lines:,} lines; every tool gets the same explicit list of files.", ""]
+    out += render_tree_table("### whole tree, fresh processes", found)
+    out += _render_alone(tree, alone)
+    if hook is not None:
+        out += ["### an edited real kernel file, as a pre-commit hook runs it", "",
+                f"`ascendlint check {edited.relative_to(tree.root)}` ({line_count(edited)} lines, the kernel file "
+                f"closest to the median size), edited before every run: median {hook.wall * 1000:.0f} ms "
+                f"(runs: {', '.join(f'{r.wall * 1000:.0f}' for r in hook.runs)}).", ""]
+    measured = [t for t in alone if not t.over_limit]
+    lint_sum = sum(t.lint_cpu for t in measured)
+    parse_sum = sum(t.parse_cpu for t in measured if t.parse_cpu == t.parse_cpu)
+    over = [t for t in alone if t.over_limit]
+    rows = [
+        ("slowest file alone, wall (s)", max((t.lint_wall for t in alone), default=0) if not over else float("nan"),
+         FILE_BAR, False),
+        ("slowest file alone, CPU (s)", max((t.lint_cpu for t in alone), default=0) if not over else float("nan"),
+         FILE_BAR, False),
+        ("files alone: lint / libcst parse-only, summed (CPU)", lint_sum / parse_sum if not over else float("nan"),
+         1.5, False),
+        ("cold, 1 process / libcst parse-only (CPU, fresh processes)",
+         _ratio(found, "ascendlint cold, 1 process", "libcst parse-only", "cpu"), 1.5, False),
+        ("cold, all cores / flake8 all cores (wall)",
+         _ratio(found, "ascendlint cold, all cores", "flake8 (all cores)", "wall"), 1.0, False),
+    ]
+    if hook is not None:
+        rows.append(("an edited real kernel file (ms)", hook.wall * 1000 if not hook.over_limit else float("nan"),
+                     250, False))
+    out += ["### targets", "", *render_targets(rows)]
+    return out
+
+
+def _progress(total: int):
+    done = iter(range(1, total + 1))
+
+    def report(timing: FileTiming) -> None:
+        number = next(done)
+        if timing.over_limit or timing.lint_cpu > FILE_BAR or number % 25 == 0:
+            state = "over limit" if timing.over_limit else f"{timing.lint_cpu:.2f} s"
+            print(f"  [{number}/{total}] {state} {timing.path}", flush=True)
+
+    return report
+
+
+def _pick_edited_file(tree: Tree, alone: list[FileTiming]) -> Path | None:
+    """The kernel file (one the prefilter passes) closest to the median size, that lints within the limit."""
+    kernels = sorted((t for t in alone if not t.prefiltered and not t.over_limit), key=lambda t: t.size)
+    if not kernels:
+        return None
+    return Path(kernels[len(kernels) // 2].path)
+
+
+def _render_alone(tree: Tree, alone: list[FileTiming]) -> list[str]:
+    over = [t for t in alone if t.over_limit]
+    measured = [t for t in alone if not t.over_limit]
+    kernels = [t for t in measured if not t.prefiltered]
+    lint_sum = sum(t.lint_cpu for t in measured)
+    parse_sum = sum(t.parse_cpu for t in measured if t.parse_cpu == t.parse_cpu)
+    k_lint = sum(t.lint_cpu for t in kernels)
+    k_parse = sum(t.parse_cpu for t in kernels if t.parse_cpu == t.parse_cpu)
+    out = [
+        "### every file alone (one process, cold, no cache)", "",
+        f"Each file linted alone in one worker process, as `ascendlint check FILE --no-cache --jobs 1` lints it, "
+        f"median of the repeats (stopped after a run past the limit); parse-only is `libcst.parse_module` of the "
+        f"same file in the same process. {len(alone) - len(kernels) - len(over)} files never mention triton and stop "
+        f"at the prefilter.", "",
+        "| files | lint CPU (s) | parse-only CPU (s) | ratio |", "|---|---:|---:|---:|",
+        f"| all measured ({len(measured)}) | {lint_sum:.2f} | {parse_sum:.2f} | {lint_sum / max(parse_sum, 1e-9):.2f} |",
+        f"| passing the prefilter ({len(kernels)}) | {k_lint:.2f} | {k_parse:.2f} | {k_lint / max(k_parse, 1e-9):.2f} |",
+        "",
+        f"Files over {FILE_BAR:.0f} s CPU: {sum(1 for t in measured if t.lint_cpu > FILE_BAR)}; over the limit: "
+        f"{len(over)}{' (' + ', '.join(f'`{Path(t.path).relative_to(tree.root)}`' for t in over) + ')' if over else ''}.",
+        "", f"The {SLOWEST} slowest:", "",
+        "| file | lines | lint CPU (s) | lint wall (s) | parse-only CPU (s) | x parse | findings |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    ranked = sorted(alone, key=lambda t: (not t.over_limit, -(t.lint_cpu if t.lint_cpu == t.lint_cpu else 0)))
+    for t in ranked[:SLOWEST]:
+        name = Path(t.path).relative_to(tree.root)
+        if t.over_limit:
+            parse = f"{t.parse_cpu:.3f}" if t.parse_cpu == t.parse_cpu else "-"  # a killed worker parsed nothing
+            out.append(f"| `{name}` | {t.lines} | over limit ({t.note}) | | {parse} | | |")
+        else:
+            out.append(f"| `{name}` | {t.lines} | {t.lint_cpu:.3f} | {t.lint_wall:.3f} | {t.parse_cpu:.3f} | "
+                       f"{t.lint_cpu / max(t.parse_cpu, 1e-9):.1f} | {t.findings} |")
+    return [*out, ""]
+
+
+def write_doc(section: str, lines: list[str]) -> None:
+    start, end = SECTIONS[section]
     text = DOC.read_text(encoding="utf-8")
-    head, rest = text.split(START, 1)
-    _, tail = rest.split(END, 1)
-    DOC.write_text(f"{head}{START}\n" + "\n".join(lines) + f"\n{END}{tail}", encoding="utf-8")
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    DOC.write_text(f"{head}{start}\n" + "\n".join(lines) + f"\n{end}{tail}", encoding="utf-8")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tree", type=Path, help="measure this tree only (no generated trees, no doc update)")
+    parser.add_argument("--tree", type=Path, help="also measure this real tree (its own section of the document)")
+    parser.add_argument("--only", help=f"comma-separated parts to run, of: {', '.join(PARTS)} (default: all)")
     parser.add_argument("--kernel-lines", type=int, default=30_000, help="size of the generated kernel tree")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--scaling-repeat", type=int, default=5, help="repeats of each file in the scaling checks")
+    parser.add_argument("--run-limit", type=float, default=900.0, help="wall seconds one command may take")
+    parser.add_argument("--file-limit", type=float, default=20.0, help="CPU seconds one file alone may take")
+    parser.add_argument("--select", action="append", help="rule selection passed to every ascendlint run")
+    parser.add_argument("--ignore", action="append", help="rules left out of every ascendlint run")
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "ascendlint-bench")
     parser.add_argument("--no-fixit", action="store_true", help="skip fixit (about 1k lines/s)")
-    parser.add_argument("--no-mixed", action="store_true", help="skip the standard-library tree")
     parser.add_argument("--no-write", action="store_true", help="print only; leave docs/performance.md alone")
     args = parser.parse_args()
+    parts = set(PARTS) if not args.only else {p.strip() for p in args.only.split(",")}
+    unknown = parts - set(PARTS)
+    if unknown:
+        parser.error(f"unknown parts: {', '.join(sorted(unknown))}")
+    if "tree" in parts and args.tree is None:
+        parts.discard("tree")
 
+    bench = Bench(args)
+    args.work.mkdir(parents=True, exist_ok=True)
     snapshot_code(args.work)
-    if args.tree is not None:
-        files = sorted(p for p in args.tree.rglob("*.py") if p.is_file())
-        trees = {"given": Tree(args.tree.resolve(), files)}
-    else:
-        trees = {"kernel": build_kernel_tree(args.work / "kernel", args.kernel_lines)}
-        if not args.no_mixed:
-            trees["mixed"] = build_mixed_tree(args.work / "mixed")
-    results = {}
-    for name, tree in trees.items():
-        print(f"measuring the {name} tree ({len(tree.files)} files, {tree.lines} lines) ...", flush=True)
-        results[name] = measure_tree(tree, args.repeat, with_fixit=not args.no_fixit and name == "kernel", prefix=name)
-
-    single, discovery, rule_profile, cpu_ratio = {}, 0.0, [], None
-    if args.tree is None:
-        kernel_tree = trees["kernel"]
-        kernel_file = next(p for p in kernel_tree.files if "matmul_epilogue" in p.name)
-        plain = kernel_tree.root / "plain.py"
-        plain.write_text("def add(a, b):\n    return a + b\n")
-        single = single_file_runs(kernel_file, plain, args.repeat)
-        discovery = discovery_seconds(trees["mixed"].root) if "mixed" in trees else 0.0
-        rule_profile, cpu_ratio = profile_rules.report(kernel_tree.files)
-    lines = render(trees, results, single, discovery, rule_profile, cpu_ratio, args.repeat)
-    print("\n".join(lines))
-    if args.tree is None and not args.no_write and not args.no_mixed:
-        write_doc(lines)
-        print(f"\nwrote {DOC.relative_to(REPO)}")
+    sections = {}
+    if parts - {"tree"}:
+        sections["synthetic"] = run_synthetic(bench, args, parts)
+    if "tree" in parts:
+        sections["tree"] = run_tree(bench, args.tree.resolve(), args.work)
+    full_synthetic = set(PARTS) - {"tree"} <= parts
+    facts = [f"- {fact}" for fact in machine_facts(bench)]
+    for name, lines in sections.items():
+        lines = [*facts, "", *lines]
+        print("\n".join(lines))
+        # A partial or filtered run never overwrites the documented numbers.
+        if not args.no_write and not bench.rule_args and (name == "tree" or full_synthetic):
+            write_doc(name, lines)
+            print(f"\nwrote the {name} section of {DOC.relative_to(REPO)}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,88 @@
+"""The benchmark's generated inputs and tree selection (what it measures must be what it claims; no timing here)."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import pytest
+
+from bench import generate
+from bench.corpus import real_tree_files
+from tests import scaling
+from tests.helpers import lint
+
+KERNEL = """\
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+BLOCK = 128
+
+
+@triton.jit
+def add_kernel(x, y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y + offs, tl.load(x + offs, mask=offs < n), mask=offs < n)
+
+
+def launch(x, y, n):
+    add_kernel[(triton.cdiv(n, BLOCK),)](x, y, n, BLOCK=BLOCK, num_warps=4)
+"""
+
+
+def _defined(text: str) -> list[str]:
+    return [node.name for node in ast.parse(text).body if isinstance(node, (ast.FunctionDef, ast.ClassDef))]
+
+
+def test_repeated_copies_are_distinct_kernels_in_valid_python():
+    text = generate.repeated(KERNEL, 3)
+    assert _defined(text) == [f"{name}_r{n}" for n in range(3) for name in ("add_kernel", "launch")]
+    assert text.startswith("from __future__ import annotations\n") and text.count("__future__") == 1
+    assert "add_kernel_r2[(triton.cdiv(n, BLOCK),)](x, y, n, BLOCK=BLOCK" in text  # keyword and constant kept
+    findings = lint(KERNEL, "ASC")
+    assert findings and len(lint(text, "ASC")) == 3 * len(findings)  # each copy is linted like the original
+
+
+def test_split_and_whole_hold_the_same_code():
+    parts, whole = generate.split_and_whole(600, 3)
+    assert len(parts) == 3 and all(part.count("\n") >= 200 for part in parts)
+    names = [name for part in parts for name in _defined(part)]
+    assert names == _defined(whole) and len(set(names)) == len(names)
+    body = lambda text: re.sub(r"^from __future__ import .*\n", "", text, flags=re.M)  # noqa: E731
+    assert body(whole) == "\n".join(body(part) for part in parts)
+
+
+def test_decorated_module_puts_jit_on_every_function():
+    text = generate.assemble([generate.copy_of(KERNEL, "_d", decorate=True)])
+    functions = [n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)]
+    assert all(f.decorator_list for f in functions) and len(functions) == 2
+
+
+def test_real_tree_selection_leaves_out_folders_with_at_signs(tmp_path):
+    for relative in ("repo/a.py", "repo/pkg/b.py", "repo@history/c.py", "repo/sub@pr1/d.py", "repo/notes.txt"):
+        path = tmp_path / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x = 1\n")
+    (tmp_path / "repo" / "link.py").symlink_to(tmp_path / "repo" / "a.py")
+    found = [p.relative_to(tmp_path).as_posix() for p in real_tree_files(tmp_path)]
+    assert found == ["repo/a.py", "repo/pkg/b.py"]
+
+
+def test_count_calls_counts_and_restores():
+    class Thing:
+        def step(self, value):
+            return value + 1
+
+    with scaling.count_calls(Thing, "step") as counter:
+        assert [Thing().step(n) for n in range(4)] == [1, 2, 3, 4]
+    assert counter.calls == 4
+    assert "counted" not in repr(Thing.step)
+
+
+def test_growth_is_one_for_linear_steps_and_more_for_quadratic():
+    assert scaling.growth({1: 10, 2: 20, 4: 40}) == pytest.approx(1.0)
+    assert scaling.growth({1: 10, 2: 40, 4: 160}) == pytest.approx(4.0)
+    with pytest.raises(ValueError):
+        scaling.growth({1: 0, 2: 5})
