@@ -78,7 +78,7 @@ def _code_stamp(rule_files: tuple[str, ...]) -> list:
 class _Shard:
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.entries: dict[str, list] = _load(path)  # key -> [last_used, [records]]
+        self.entries: dict[str, list] = _load(path)  # key -> [last_used, [records]] or [..., summaries]
         self.new: dict[str, list] = {}
 
 
@@ -99,6 +99,11 @@ class ResultCache:
         return shard
 
     def get(self, fingerprint: str, key: str, filename: str) -> list[Diagnostic] | None:
+        entry = self.get_entry(fingerprint, key, filename)
+        return entry[0] if entry is not None else None
+
+    def get_entry(self, fingerprint: str, key: str, filename: str) -> tuple[list[Diagnostic], dict | None] | None:
+        """The findings and, for a module other linted modules import from, its helpers' summaries (JSON)."""
         shard = self._shard(fingerprint)
         entry = shard.new.get(key) or shard.entries.get(key)
         if entry is None:
@@ -113,13 +118,16 @@ class ResultCache:
         self.hits += 1
         now = time.time()
         if now - entry[0] > _REFRESH_SECONDS:
-            shard.new[key] = [now, entry[1]]
-        return found
+            shard.new[key] = [now, *entry[1:]]
+        return found, (entry[2] if len(entry) > 2 else None)
 
-    def put(self, fingerprint: str, key: str, diagnostics: list[Diagnostic]) -> None:
+    def put(self, fingerprint: str, key: str, diagnostics: list[Diagnostic], summaries: dict | None = None) -> None:
         if any(d.code in _NOT_CACHED for d in diagnostics):
             return
-        self._shard(fingerprint).new[key] = [time.time(), [diagnostic_to_record(d) for d in diagnostics]]
+        entry = [time.time(), [diagnostic_to_record(d) for d in diagnostics]]
+        if summaries is not None:
+            entry.append(summaries)
+        self._shard(fingerprint).new[key] = entry
 
     def save(self) -> None:
         """Merge this run's entries into the shards on disk; never raises (a cache is an optimisation)."""
@@ -162,7 +170,8 @@ def _load(path: Path) -> dict:
     return {
         k: v
         for k, v in data.items()
-        if isinstance(v, list) and len(v) == 2 and isinstance(v[0], (int, float)) and isinstance(v[1], list)
+        if isinstance(v, list) and len(v) in (2, 3) and isinstance(v[0], (int, float)) and isinstance(v[1], list)
+        and (len(v) == 2 or isinstance(v[2], dict))
     }
 
 

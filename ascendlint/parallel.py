@@ -70,9 +70,12 @@ def worker_count(jobs: int, sizes: Sequence[int]) -> int:
 
 
 def lint_paths(linter: Linter, paths: Sequence[Path], options: Options, jobs: int = 0) -> list[FileResult]:
-    """One result per path, in order; fixes are written (``--fix``) and new results cached by the caller's linter."""
+    """One result per path, in order; fixes are written (``--fix``) and new results cached by the caller's linter.
+
+    Modules that other linted modules import from are linted first (``tree_order``), so their jit helpers'
+    summaries are known to their importers; each wave is linted as a whole, serially or in a pool."""
     results: list[FileResult | None] = [None] * len(paths)
-    pending: list[tuple[int, Path, bytes]] = []
+    candidates: list[tuple[int, Path, bytes]] = []
     for position, path in enumerate(paths):
         data, error = read_path(path)
         if error is not None:
@@ -80,27 +83,57 @@ def lint_paths(linter: Linter, paths: Sequence[Path], options: Options, jobs: in
         elif not could_hold_kernel(data):
             results[position] = FileResult(path=str(path))
         else:
-            cached = linter.cached_result(data, str(path), path, options)
+            candidates.append((position, path, data))
+
+    from .tree_order import plan as plan_tree
+
+    tree = plan_tree([(path, data) for _, path, data in candidates])
+    project = None
+    for wave in tree.waves:
+        if tree.members and project is None:
+            from .analysis.project import ProjectFacts
+
+            project = ProjectFacts()
+        pending = []
+        for index in wave:
+            position, path, data = candidates[index]
+            unit = tree.unit(index, project) if project is not None else None
+            cached = linter.cached_result(data, str(path), path, options, None, unit)
             if cached is not None:
                 results[position] = cached
+                _add_summaries(project, unit, cached)
             else:
-                pending.append((position, path, data))
+                pending.append((position, path, data, unit))
+        outcomes = _lint_wave(linter, pending, options, jobs)
+        for (position, path, data, unit), (result, new_data) in zip(pending, outcomes):
+            linter.remember(data, path, options, result, None, unit)
+            results[position] = linter.write_back(path, result, new_data, options)
+            _add_summaries(project, unit, result)
+    return results  # type: ignore[return-value]
 
-    workers = worker_count(jobs, [len(data) for _, _, data in pending])
-    work = [(str(path), path, data) for _, path, data in pending]
+
+def _add_summaries(project, unit, result: FileResult) -> None:
+    if project is not None and unit is not None and unit.export and result.summaries:
+        from .analysis.project import summaries_from_json
+
+        try:
+            project.add(unit.name, summaries_from_json(result.summaries))
+        except (KeyError, TypeError, ValueError, IndexError):  # a damaged cache entry: the helpers stay unknown
+            pass
+
+
+def _lint_wave(linter: Linter, pending: list, options: Options, jobs: int) -> list:
+    if not pending:
+        return []
+    workers = worker_count(jobs, [len(data) for _, _, data, _ in pending])
+    work = [(str(path), path, data, unit) for _, path, data, unit in pending]
     uncached = linter.without_cache()  # looked up above, stored below: by the parent only
     if workers > 1:
         uncached.load_rules()  # once here, before the collector freezes what is loaded: the workers inherit it
     with _few_collections():
         if workers > 1:
-            outcomes = _in_pool(uncached, work, options, workers)
-        else:
-            outcomes = [uncached.process_bytes(data, filename, path, options) for filename, path, data in work]
-
-    for (position, path, data), (result, new_data) in zip(pending, outcomes):
-        linter.remember(data, path, options, result)
-        results[position] = linter.write_back(path, result, new_data, options)
-    return results  # type: ignore[return-value]
+            return _in_pool(uncached, work, options, workers)
+        return [uncached.process_bytes(data, filename, path, options, unit) for filename, path, data, unit in work]
 
 
 @contextmanager
@@ -149,7 +182,7 @@ def _in_pool(linter: Linter, work: list, options: Options, workers: int) -> list
         with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
                                  initargs=(linter, work if forked else None)) as pool:
             futures = {}
-            for batch in batches([len(data) for _, _, data in work], workers):
+            for batch in batches([len(item[2]) for item in work], workers):
                 items = batch if forked else [work[p] for p in batch]
                 futures[pool.submit(_lint_batch, items, options)] = batch
             for future in as_completed(futures):
@@ -165,8 +198,8 @@ def _in_pool(linter: Linter, work: list, options: Options, workers: int) -> list
         pass  # a worker died (killed, out of memory) or none could start: what is missing is linted serially
     for position, outcome in enumerate(outcomes):
         if outcome is None:
-            filename, path, data = work[position]
-            outcomes[position] = linter.process_bytes(data, filename, path, options)
+            filename, path, data, unit = work[position]
+            outcomes[position] = linter.process_bytes(data, filename, path, options, unit)
     return outcomes
 
 
@@ -190,6 +223,6 @@ def _lint_batch(items: list, options: Options) -> list[tuple[FileResult, bytes |
 
 def _lint_one(item, options: Options) -> tuple[FileResult, bytes | None]:
     """``item`` is a position into the inherited work (forked workers) or the work item itself."""
-    filename, path, data = _worker_work[item] if isinstance(item, int) else item
+    filename, path, data, unit = _worker_work[item] if isinstance(item, int) else item
     assert _worker_linter is not None
-    return _worker_linter.process_bytes(data, filename, path, options)
+    return _worker_linter.process_bytes(data, filename, path, options, unit)

@@ -58,17 +58,22 @@ class LinterSet:
             cache.save()
 
     # -- the runner.Linter interface, dispatched per file -----------------------------------------------------
-    def cached_result(self, data: bytes, filename: str, path: Path | None, options: Options, rules=None):
-        return self.linter_for(path).cached_result(data, filename, path, options, rules)
+    def cached_result(self, data: bytes, filename: str, path: Path | None, options: Options, rules=None, unit=None):
+        return self.linter_for(path).cached_result(data, filename, path, options, rules, unit)
 
-    def process_bytes(self, data: bytes, filename: str, path: Path | None, options: Options):
-        return self.linter_for(path).process_bytes(data, filename, path, options)
+    def process_bytes(self, data: bytes, filename: str, path: Path | None, options: Options, unit=None):
+        return self.linter_for(path).process_bytes(data, filename, path, options, unit)
 
-    def remember(self, data: bytes, path: Path | None, options: Options, result: FileResult, rules=None) -> None:
-        self.linter_for(path).remember(data, path, options, result, rules)
+    def remember(self, data: bytes, path: Path | None, options: Options, result: FileResult, rules=None,
+                 unit=None) -> None:
+        self.linter_for(path).remember(data, path, options, result, rules, unit)
 
     def write_back(self, path: Path, result: FileResult, new_data: bytes | None, options: Options) -> FileResult:
         return self.linter_for(path).write_back(path, result, new_data, options)
+
+    def load_rules(self) -> None:
+        for linter in self._linters.values():
+            linter.load_rules()
 
     def without_cache(self) -> "LinterSet":
         twin = LinterSet(self.resolver, self._make_linter, use_cache=False)

@@ -26,6 +26,7 @@ from .source import (
 )
 
 if TYPE_CHECKING:
+    from .analysis.project import ModuleInProject
     from .rule import Rule
 
 
@@ -43,6 +44,7 @@ class FileResult:
     text: str | None = None  # the (fixed) text, kept only when there are findings to show in context
     source_digest: str | None = None  # digest of the bytes the fixes were computed from (set when fixes change them)
     sources: dict[str, str] = field(default_factory=dict)  # a notebook's cell texts, by output.source_key
+    summaries: dict | None = None  # JSON summaries of the module's jit helpers, for its importers (tree_order)
 
 
 @dataclass
@@ -77,10 +79,13 @@ class Linter:
                    for c in codes]
         return selection.without(self.rules, [c.upper() for c in ignored]) if ignored else self.rules
 
-    def lint_source(self, text: str, filename: str, rules: Sequence[RuleLike] | None = None) -> list[Diagnostic]:
+    def lint_source(self, text: str, filename: str, rules: Sequence[RuleLike] | None = None,
+                    unit: "ModuleInProject | None" = None) -> list[Diagnostic]:
+        """``unit``: lint the text as a module of the tree (see ``tree_order``), not alone."""
         from . import engine
 
-        return engine.lint_text(text, filename, self._classes(rules or self.rules), self.settings.rule_options)
+        return engine.lint_text(text, filename, self._classes(rules or self.rules), self.settings.rule_options,
+                                project=unit)
 
     def load_rules(self) -> None:
         """Import the enabled rule classes, and with them libcst and the engine, now (before forking workers)."""
@@ -95,7 +100,8 @@ class Linter:
             found = self._loaded[codes] = rule_classes(rules)
         return found
 
-    def process_bytes(self, data: bytes, filename: str, path: Path | None, options: Options) -> tuple[FileResult, bytes | None]:
+    def process_bytes(self, data: bytes, filename: str, path: Path | None, options: Options,
+                      unit: "ModuleInProject | None" = None) -> tuple[FileResult, bytes | None]:
         """Lint one file's bytes; returns the result and the new bytes when fixes changed the text."""
         result = FileResult(path=filename)
         if not could_hold_kernel(data):
@@ -103,7 +109,7 @@ class Linter:
         if is_notebook(filename, path):
             return process_notebook(self, data, filename, path, options)
         rules = self.rules_for(path)
-        cached = self.cached_result(data, filename, path, options, rules)
+        cached = self.cached_result(data, filename, path, options, rules, unit)
         if cached is not None:
             return cached, None
         try:
@@ -117,13 +123,16 @@ class Linter:
                 ]
             return result, None
         if not (options.fix or options.diff):
-            result.diagnostics = self.lint_source(source.text, filename, rules)
+            result.diagnostics = self.lint_source(source.text, filename, rules, unit)
             result.text = source.text if result.diagnostics else None
-            self.remember(data, path, options, result, rules)
+            result.summaries = _exported(unit)
+            self.remember(data, path, options, result, rules, unit)
             return result, None
         from . import fixes
 
-        outcome = fixes.fix_text(source.text, lambda t: self.lint_source(t, filename, rules), options.unsafe_fixes)
+        outcome = fixes.fix_text(source.text, lambda t: self.lint_source(t, filename, rules, unit),
+                                 options.unsafe_fixes)
+        result.summaries = _exported(unit)  # of the last text linted: the fixed one
         result.diagnostics = outcome.remaining
         result.fixed = outcome.fixed
         result.rejected_fixes = outcome.rejected
@@ -156,7 +165,7 @@ class Linter:
         return twin
 
     # -- the result cache (lint-only runs: --fix and --diff always lint the current text) ----------------------
-    def _cache_slot(self, data: bytes, path: Path | None, options: Options, rules) -> tuple | None:
+    def _cache_slot(self, data: bytes, path: Path | None, options: Options, rules, unit=None) -> tuple | None:
         if self.cache is None or path is None or options.fix or options.diff or is_notebook(str(path), path):
             return None  # notebooks are not cached: their findings carry cell texts the cache does not keep
         codes = tuple(r.code for r in rules)
@@ -164,15 +173,23 @@ class Linter:
         if fingerprint is None:
             fingerprint = rules_fingerprint(rules, self.settings.rule_options)
             self._fingerprints[codes] = fingerprint
-        return fingerprint, content_key(relative_to_root(path, self.settings.root), data)
+        key = content_key(relative_to_root(path, self.settings.root), data)
+        if unit is not None:  # the findings also depend on the summaries of the linted modules it imports
+            key = content_key(key, unit.seen.encode("utf-8"))
+        return fingerprint, key
 
     def cached_result(
-        self, data: bytes, filename: str, path: Path | None, options: Options, rules: Sequence[RuleLike] | None = None
+        self, data: bytes, filename: str, path: Path | None, options: Options, rules: Sequence[RuleLike] | None = None,
+        unit: "ModuleInProject | None" = None,
     ) -> FileResult | None:
-        """The stored result for these exact bytes, path, rules and options, or None (no cache, miss, fix mode)."""
-        slot = self._cache_slot(data, path, options, self.rules_for(path) if rules is None else rules)
-        found = self.cache.get(*slot, filename) if slot is not None else None
-        if found is None:
+        """The stored result for these exact bytes, path, rules, options and visible summaries, or None (no cache,
+        miss, fix mode, or an exporting module whose entry lacks its summaries)."""
+        slot = self._cache_slot(data, path, options, self.rules_for(path) if rules is None else rules, unit)
+        entry = self.cache.get_entry(*slot, filename) if slot is not None else None
+        if entry is None:
+            return None
+        found, summaries = entry
+        if unit is not None and unit.export and summaries is None:
             return None
         text = None
         if found:
@@ -180,14 +197,15 @@ class Linter:
                 text = decode_source(data).text
             except SourceDecodeError:
                 return None
-        return FileResult(path=filename, diagnostics=found, text=text)
+        return FileResult(path=filename, diagnostics=found, text=text, summaries=summaries)
 
-    def remember(self, data: bytes, path: Path | None, options: Options, result: FileResult, rules=None) -> None:
+    def remember(self, data: bytes, path: Path | None, options: Options, result: FileResult, rules=None,
+                 unit: "ModuleInProject | None" = None) -> None:
         """Store a lint-only result (one that changed nothing on disk) for the next run."""
         if result.error is None and not result.fixed and not result.diff:
-            slot = self._cache_slot(data, path, options, self.rules_for(path) if rules is None else rules)
+            slot = self._cache_slot(data, path, options, self.rules_for(path) if rules is None else rules, unit)
             if slot is not None:
-                self.cache.put(*slot, result.diagnostics)
+                self.cache.put(*slot, result.diagnostics, result.summaries)
 
     # -- files ------------------------------------------------------------------------------------------------
     def process_path(self, path: Path, options: Options) -> FileResult:
@@ -208,6 +226,14 @@ class Linter:
                 result.diagnostics.extend(result.fixed)
                 result.fixed = []
         return result
+
+
+def _exported(unit: "ModuleInProject | None") -> dict | None:
+    if unit is None or not unit.export:
+        return None
+    from .analysis.project import summaries_to_json
+
+    return summaries_to_json(unit.exported or {})
 
 
 def _round_trips(source: SourceText, data: bytes, new_data: bytes, new_text: str) -> bool:

@@ -83,6 +83,7 @@ class ModuleInProject:
     project: ProjectFacts
     export: bool = False
     exported: dict[str, HelperSummary] | None = None
+    seen: str = ""  # a stable text of the summaries this module can see (and whether it exports): for the cache
 
 
 def summarise(facts: "ModuleFacts") -> dict[str, HelperSummary]:
