@@ -89,7 +89,7 @@ def lint_paths(linter: Linter, paths: Sequence[Path], options: Options, jobs: in
 
     tree = plan_tree([(path, data) for _, path, data in candidates])
     project = None
-    for wave in tree.waves:
+    for number, wave in enumerate(tree.waves, 1):
         if tree.members and project is None:
             from .analysis.project import ProjectFacts
 
@@ -104,7 +104,10 @@ def lint_paths(linter: Linter, paths: Sequence[Path], options: Options, jobs: in
                 _add_summaries(project, unit, cached)
             else:
                 pending.append((position, path, data, unit))
-        outcomes = _lint_wave(linter, pending, options, jobs)
+        # the waves before the last hold the modules others import from, usually a few small ones: a pool only
+        # where it pays for itself there, whatever ``jobs`` asks (which the last and largest wave gets)
+        outcomes = _lint_wave(linter, pending, options, jobs if number == len(tree.waves) else 0,
+                              cap=jobs)
         for (position, path, data, unit), (result, new_data) in zip(pending, outcomes):
             linter.remember(data, path, options, result, None, unit)
             results[position] = linter.write_back(path, result, new_data, options)
@@ -122,10 +125,12 @@ def _add_summaries(project, unit, result: FileResult) -> None:
             pass
 
 
-def _lint_wave(linter: Linter, pending: list, options: Options, jobs: int) -> list:
+def _lint_wave(linter: Linter, pending: list, options: Options, jobs: int, cap: int = 0) -> list:
     if not pending:
         return []
     workers = worker_count(jobs, [len(data) for _, _, data, _ in pending])
+    if cap > 0:
+        workers = min(workers, cap)
     work = [(str(path), path, data, unit) for _, path, data, unit in pending]
     uncached = linter.without_cache()  # looked up above, stored below: by the parent only
     if workers > 1:

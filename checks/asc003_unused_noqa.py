@@ -16,8 +16,10 @@ class UnusedNoqa(Rule):
 
     Only `ASC` codes and prefixes are checked: codes of other tools (`# noqa: E501`) and a bare `# noqa` are left
     alone, since other linters read the same comment. A code is unused when no finding of that rule is reported on
-    the line, including when the rule is not enabled for the file; a code that names no ascendlint rule is unused
-    too. A comment that also lists `ASC003` (or a prefix of it) is never flagged.
+    the line, including when a default rule is not enabled for the file; a code that names no ascendlint rule is
+    unused too. A code of an opt-in rule that is not enabled is left alone: such a suppression is written for the
+    runs that enable the rule, and a default run (or its `--fix`) must not delete it. A comment that also lists
+    `ASC003` (or a prefix of it) is never flagged.
     """
 
     code = "ASC003"
@@ -168,12 +170,23 @@ class UnusedNoqa(Rule):
             return []  # the usual case, decided without tokenizing the file
         from ascendlint.registry import all_rules
 
-        known = [rule.code for rule in all_rules()]
+        rules = all_rules()
+        known = [rule.code for rule in rules]
         enabled = set(enabled)
         crashed = tuple(crashed)
+        opt_in = [rule.code for rule in rules if not rule.default]
+        default = [rule.code for rule in rules if rule.default]
+
+        def exempt(code: str) -> bool:
+            if any(k.startswith(code) for k in crashed):
+                return True
+            # a code naming only opt-in rules, none of them enabled: kept for the runs that enable them
+            return (any(k.startswith(code) for k in opt_in) and not any(k.startswith(code) for k in default)
+                    and not any(e.startswith(code) for e in enabled))
+
         facts = noqa.scan(text)
         found = []
-        for entry in noqa.unused_codes(facts, used, known, exempt=lambda c: any(k.startswith(c) for k in crashed)):
+        for entry in noqa.unused_codes(facts, used, known, exempt=exempt):
             if any(cls.code.startswith(c) for c in entry.directive.codes):
                 continue
             found.append(cls._diagnostic(text, filename, facts, entry, enabled))

@@ -69,6 +69,15 @@ def test_a_code_of_a_rule_that_is_not_enabled_is_reported_as_such():
     assert finding.message == "Unused `noqa` code: ASC102 (not enabled: ASC102)"
 
 
+def test_a_code_of_an_opt_in_rule_that_is_not_enabled_is_kept_for_the_runs_that_enable_it():
+    code = LAUNCHES.format(first="  # noqa: ASC502", second="  # noqa: ASC5")
+    assert lint(code, "ASC003") == []  # ASC5xx are all opt-in advisories
+    enabled = lint(code, "ASC502", "ASC003")  # enabled, and nothing to suppress: stale
+    assert [(d.code, d.location.row) for d in enabled] == [("ASC003", 5), ("ASC003", 6)]
+    mixed = lint(LAUNCHES.format(first="  # noqa: ASC4", second=""), "ASC003")  # ASC4 holds default rules too
+    assert [d.message for d in mixed] == ["Unused `noqa` code: ASC4 (not enabled: ASC4)"]
+
+
 def test_a_code_naming_no_rule_is_reported_as_unknown():
     (finding,) = lint(LAUNCHES.format(first="", second="  # noqa: ASC998"), "ASC003")
     assert "unknown: ASC998" in finding.message

@@ -61,7 +61,8 @@ HOST_ONLY_CASES = [c for c in CASES if not c.changed_kernels]
 def harness_cache(request, tmp_path_factory):
     if importlib.util.find_spec("triton") is None or importlib.util.find_spec("torch") is None:
         pytest.skip("triton-ascend or torch is not installed (the 'kernels' extra)")
-    folder = request.config.cache.mkdir("ascendlint-fix-harness") if request.config.cache else None
+    cache = getattr(request.config, "cache", None)  # absent under `-p no:cacheprovider`
+    folder = cache.mkdir("ascendlint-fix-harness") if cache is not None else None
     return harness.Cache(folder or tmp_path_factory.mktemp("fix-harness"))
 
 

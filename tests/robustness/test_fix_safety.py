@@ -98,8 +98,8 @@ def test_nothing_to_fix_means_no_write(cli, tmp_path, content):
 def test_file_changed_on_disk_during_the_run_is_not_overwritten(run_in_process, kernel, monkeypatch):
     process_bytes = runner.Linter.process_bytes
 
-    def edit_meanwhile(self, data, filename, path, options):
-        outcome = process_bytes(self, data, filename, path, options)
+    def edit_meanwhile(self, data, filename, path, options, *rest):
+        outcome = process_bytes(self, data, filename, path, options, *rest)
         kernel.write_text(KERNEL + "# edited by someone else\n")
         return outcome
 
