@@ -45,7 +45,7 @@ class UnusedNoqa(Rule):
 
             @triton.jit
             def kernel(x_ptr, n, BLOCK: tl.constexpr):
-                offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)  # noqa: ASC201
+                offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)  # noqa: ASC301
                 tl.store(x_ptr + offs, 0.0, mask=offs < n)
             """,
             fixed="""

@@ -35,6 +35,11 @@ class GridOver65535(Rule):
     name = "grid-over-65535"
     message = "launch grid can exceed 65535 programs: {reason}"
     severity = Severity.WARNING
+    default = False
+    opt_in_reason = (
+        "its precision on real kernels is below the 90% bar: 29/30 on the tuning corpus but 15/30 on held-out"
+        " repositories, where host-side caps and square-root splits are not followed; see docs/precision.md"
+    )
     fix_safety = FixSafety.NONE
     why = """
         On Ascend the product of the grid axes (coreDim) must be at most 65535: triton-ascend's launcher refuses

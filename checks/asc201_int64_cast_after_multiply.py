@@ -21,6 +21,11 @@ class Int64CastAfterMultiply(Rule):
     name = "int64-cast-after-multiply"
     message = "`{product}` is computed in int32 and may wrap before the cast to int64; cast a factor first"
     severity = Severity.ERROR
+    default = False
+    opt_in_reason = (
+        "its precision on real kernels is below the 90% bar: 10/17 on the tuning corpus, 0/12 held out, most "
+        "casts wrapping only a token offset; see docs/precision.md"
+    )
     fix_safety = FixSafety.SAFE
     why = """
         Index arithmetic in a Triton kernel is int32 unless an operand is int64. Casting the finished product

@@ -17,8 +17,8 @@ class BlockPtrNoBoundaryCheck(Rule):
     Block pointers made by `tl.make_block_ptr`, moved by `tl.advance` or returned by a jit helper all count.
     Not reported when the block provably never overshoots: in every dimension its block extent equals the tensor
     extent at offset 0 (`(W, D)` blocks of a `(W, D)` weight), or every launch of the kernel in the module is
-    guarded by the host (`if T % BT == 0 and K == BK:`, through host names, or an `assert D % BD == 0` before
-    it) and the offset is a multiple of the block (`i_t * BT`); nor when the access sits in a branch of an `if`
+    guarded by the host (`if T % BT == 0 and K == BK:`, through host names, an `assert D % BD == 0` before it,
+    or an early exit such as `if T % BT != 0: raise ValueError(...)`) and the offset is a multiple of the block (`i_t * BT`); nor when the access sits in a branch of an `if`
     on constexprs whose other branch moves the same block with `boundary_check` (a `TAIL_MODE` split: this
     variant is launched for full tiles only).
 
@@ -421,6 +421,22 @@ class BlockPtrNoBoundaryCheck(Rule):
                 assert seq_len % 64 == 0, "whole tiles only"
                 assert seq_len % 128 == 0
                 rows[(seq_len // 128,)](x, seq_len, BT=128)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def rows(x_ptr, T, D: tl.constexpr, BT: tl.constexpr):
+                p = tl.make_block_ptr(x_ptr, (T, D), (D, 1), (tl.program_id(0) * BT, 0), (BT, D), (1, 0))
+                tl.store(p, tl.load(p) * 2)
+
+            def run(x, T, D, BT):
+                if T % BT != 0 or D > 256:
+                    raise ValueError("the sequence must be a whole number of tiles")
+                rows[(T // BT,)](x, T, D=D, BT=BT)
             """
         ),
         Valid(

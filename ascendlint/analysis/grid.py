@@ -516,7 +516,8 @@ def _is_definition(facts: ModuleFacts, node: cst.Name) -> bool:
 
 def _guarding_conditions(facts: ModuleFacts, use: cst.CSTNode) -> list[cst.BaseExpression]:
     """Conditions that hold where ``use`` runs: ``if`` tests of the branches it sits in (the true side), and the
-    tests of ``assert`` statements that precede it in the same host function."""
+    tests of ``assert`` statements that precede it in the same host function, and the negated tests of early exits
+    before it (``if S % BT != 0: raise ValueError(...)`` holds ``S % BT == 0`` afterwards)."""
     found: list[cst.BaseExpression] = []
     child: cst.CSTNode = use
     function = None
@@ -536,7 +537,35 @@ def _guarding_conditions(facts: ModuleFacts, use: cst.CSTNode) -> list[cst.BaseE
                 break
             if isinstance(node, cst.Assert) and not _conditional_in(facts, node, function):
                 found.append(node.test)
+            elif isinstance(node, cst.If) and _exits(node) and not _conditional_in(facts, node, function):
+                negated = _negated(node.test)
+                if negated is not None:
+                    found.append(negated)
     return found
+
+
+def _exits(branch: cst.If) -> bool:
+    """An ``if`` without ``else`` whose body always raises or returns."""
+    if branch.orelse is not None or not isinstance(branch.body, cst.IndentedBlock) or not branch.body.body:
+        return False
+    last = branch.body.body[-1]
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], (cst.Raise, cst.Return))
+
+
+def _negated(test: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``not test`` as a conjunction of the forms ``_collect_facts`` reads, or None when it is not one."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return test.expression
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        left, right = _negated(test.left), _negated(test.right)
+        if left is None or right is None:
+            return left or right  # not (a or b) holds both; keeping the one understood is still true
+        return cst.BooleanOperation(left, cst.And(), right)
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        if isinstance(target.operator, cst.NotEqual):
+            return test.with_changes(comparisons=[target.with_changes(operator=cst.Equal())])
+    return None
 
 
 def _conditional_in(facts: ModuleFacts, node: cst.CSTNode, function: cst.FunctionDef) -> bool:
