@@ -209,9 +209,10 @@ class ParserLimit(ValueError):
 
 def parse_module(text: str) -> cst.Module:
     """``libcst.parse_module`` guarded against native stack overflow and parser panics (both become errors)."""
-    deep = _could_be_deep(text)
+    chains = _could_chain(text)
+    deep = chains or _could_be_deep(text)
     if deep:
-        _refuse_too_deep(text, chains=_could_chain(text))
+        _refuse_too_deep(text, chains)
     import libcst as cst
 
     outcome: dict[str, object] = {}
@@ -273,8 +274,7 @@ def _could_chain(text: str) -> bool:
 def _could_be_deep(text: str) -> bool:
     """Cheap and conservative (C-speed scans only): False means libcst cannot come near its stack limit."""
     return (
-        _could_chain(text)
-        or text.count("elif") >= SHALLOW_CHAINS  # a long elif chain nests too (10,000 overflow libcst's stack)
+        text.count("elif") >= SHALLOW_CHAINS  # a long elif chain nests too (10,000 overflow libcst's stack)
         or _operator_count(text) >= SHALLOW_OPERATORS
         or bracket_depth(text) > SHALLOW_BRACKETS
         or text.count("lambda") >= SHALLOW_CHAINS

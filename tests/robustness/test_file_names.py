@@ -61,11 +61,17 @@ def odd_folder(tmp_path):
     return folder
 
 
+@pytest.fixture
+def in_folder(odd_folder, run_in_process, monkeypatch):
+    monkeypatch.chdir(odd_folder)
+    return run_in_process
+
+
 @pytest.mark.parametrize("name", FORMATS)
-def test_every_format_written_with_output_file_is_valid(cli, odd_folder, tmp_path, name):
+def test_every_format_written_with_output_file_is_valid(in_folder, tmp_path, name):
     report = tmp_path / f"report.{name}"
-    result = cli("check", ".", "--no-cache", "--format", name, "-o", str(report), cwd=odd_folder)
-    assert result.returncode == 1, result.stderr
+    result = in_folder("check", ".", "--no-cache", "--format", name, "-o", str(report))
+    assert result.exit_code == 1, result.stderr
     assert result.stderr == ""
     text = _check_document(name, report.read_bytes())
     if name == "sarif":
@@ -78,16 +84,22 @@ def test_every_format_written_with_output_file_is_valid(cli, odd_folder, tmp_pat
 
 
 @pytest.mark.parametrize("name", FORMATS)
-def test_every_format_on_standard_output_is_valid(odd_folder, name):
+def test_every_format_on_standard_output_is_valid(in_folder, name):
+    result = in_folder("check", ".", "--no-cache", "--format", name)
+    assert result.exit_code == 1, result.stderr
+    _check_document(name, result.stdout_bytes)
+
+
+def test_standard_output_of_the_real_command_is_valid(odd_folder):
     import subprocess
 
     from tests.conftest import REPO
 
     env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONIOENCODING": "utf-8"}
-    result = subprocess.run([sys.executable, "-m", "ascendlint", "check", ".", "--no-cache", "--format", name],
+    result = subprocess.run([sys.executable, "-m", "ascendlint", "check", ".", "--no-cache", "--format", "full"],
                             cwd=odd_folder, capture_output=True, env=env, timeout=120)
     assert result.returncode == 1, result.stderr
-    _check_document(name, result.stdout)
+    assert SHOWN["not-utf8"] in _check_document("full", result.stdout)
 
 
 def test_text_formats_show_one_line_per_finding(cli, odd_folder):
