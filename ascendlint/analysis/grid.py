@@ -8,7 +8,9 @@ data: a literal, a core count (cube or vector cores), a tile count of a runtime 
 (``num_aicore``, ``num_vectorcore``) and core-count functions (``get_aicore_num()``, ``vector_core_count(dev)``),
 also behind an optional override (``n_cores or cube_core_count(dev)``). A factor under ``min(..., cap)`` is
 capped; one that depends on the variable or step of an enclosing host ``range(a, b, step)`` / ``while`` loop is
-chunked.
+chunked. A host name that the conditions guarding the launch bound by a literal (``if N <= 128:``) is that bound;
+a conditional expression keeps the sides that can be taken, each bounded by its test where the test compares it
+(``g if g < 65536 else 2048``); ``cdiv(n, next_power_of_2(ceil(sqrt(n))))`` counts about ``sqrt(n)``.
 
 Everything is computed once per launch and cached on the module facts, so rules can ask freely.
 """
