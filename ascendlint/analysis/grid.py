@@ -8,7 +8,9 @@ data: a literal, a core count (cube or vector cores), a tile count of a runtime 
 (``num_aicore``, ``num_vectorcore``) and core-count functions (``get_aicore_num()``, ``vector_core_count(dev)``),
 also behind an optional override (``n_cores or cube_core_count(dev)``). A factor under ``min(..., cap)`` is
 capped; one that depends on the variable or step of an enclosing host ``range(a, b, step)`` / ``while`` loop is
-chunked.
+chunked. A host name that the conditions guarding the launch bound by a literal (``if N <= 128:``) is that bound;
+a conditional expression keeps the sides that can be taken, each bounded by its test where the test compares it
+(``g if g < 65536 else 2048``); ``cdiv(n, next_power_of_2(ceil(sqrt(n))))`` counts about ``sqrt(n)``.
 
 Everything is computed once per launch and cached on the module facts, so rules can ask freely.
 """
@@ -52,6 +54,7 @@ _CORE_PROPERTIES = {"num_aicore": Kind.CUBE_CORES, "num_vectorcore": Kind.VECTOR
                     "multiprocessor_count": Kind.CORES, "multi_processor_count": Kind.CORES}
 _DIVIDE_UP = {"cdiv", "ceil_div", "ceildiv", "div_up", "cdiv_int"}
 _TRANSPARENT_CALLS = {"int", "abs", "next_power_of_2", "triton.next_power_of_2", "ceil", "floor"}
+_ROOTS = {"sqrt", "isqrt"}
 # Host names of a core count: num_vectorcore, CORE_NUM, n_cores, aicore_num, vector_core_count, num_cores.
 _CORE_NAME = re.compile(r"(?:(?:num|n|total|max)_?)?(?:(ai|aiv|vector|cube)_?)?cores?(?:_?(?:num|count|cnt))?", re.I)
 # Model dimensions (per-head and hidden sizes): fixed by the model, whatever the batch or the sequence length.
@@ -83,6 +86,9 @@ class Factor:
     share: tuple[Kind, int | None, frozenset[str]] | None = None
     model_bounded: bool = False  # a tile count of a model dimension (head dim, hidden size): fixed by the model
     rows: bool = False  # the rows of a flattened tensor (``x.view(-1, D).shape[0]``): a count of tokens
+    # ``sqrt(n)`` (through ``ceil``, ``next_power_of_2``, ``min(..., cap)``): the names of ``n``. Dividing ``n`` by it
+    # again (``cdiv(n, next_power_of_2(ceil(sqrt(n))))``) counts about ``sqrt(n)``, not ``n`` over a tile.
+    root: frozenset[str] = frozenset()
 
     @property
     def is_core_count(self) -> bool:
@@ -563,9 +569,14 @@ def _negated(test: cst.BaseExpression) -> cst.BaseExpression | None:
         return cst.BooleanOperation(left, cst.And(), right)
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         target = test.comparisons[0]
-        if isinstance(target.operator, cst.NotEqual):
-            return test.with_changes(comparisons=[target.with_changes(operator=cst.Equal())])
+        opposite = _OPPOSITE.get(type(target.operator))
+        if opposite is not None:  # if n > 65535: raise  holds  n <= 65535  afterwards
+            return test.with_changes(comparisons=[target.with_changes(operator=opposite())])
     return None
+
+
+_OPPOSITE = {cst.NotEqual: cst.Equal, cst.GreaterThan: cst.LessThanEqual, cst.GreaterThanEqual: cst.LessThan,
+             cst.LessThan: cst.GreaterThanEqual, cst.LessThanEqual: cst.GreaterThan}
 
 
 def _conditional_in(facts: ModuleFacts, node: cst.CSTNode, function: cst.FunctionDef) -> bool:
@@ -602,6 +613,69 @@ def _collect_facts(resolver, test, site, divides: set, equal: set, depth: int) -
         pair = (_spelled(left), _spelled(right))
         if None not in pair:
             equal.add(pair)
+
+
+@dataclass
+class _SiteFacts:
+    """What the host conditions guarding one launch say about its host names: upper bounds by a literal
+    (``if N <= 128:``, through host names such as ``use_split = (N <= 128) and ...``) and names known not to be None
+    (``if max_programs is not None:``). Only names bound the same way at the condition and at the launch."""
+
+    bounds: dict[str, int] = field(default_factory=dict)
+    not_none: set[str] = field(default_factory=set)
+
+
+def _site_facts(resolver, facts: ModuleFacts, site: cst.CSTNode) -> _SiteFacts:
+    found = _SiteFacts()
+    for condition in _guarding_conditions(facts, site):
+        _collect_bounds(resolver, condition, site, found, 0)
+    return found
+
+
+def _collect_bounds(resolver, test, site, found: _SiteFacts, depth: int) -> None:
+    if depth > _MAX_DEPTH:
+        return
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        _collect_bounds(resolver, test.left, site, found, depth + 1)
+        _collect_bounds(resolver, test.right, site, found, depth + 1)
+    elif isinstance(test, cst.Name):
+        status, value = resolver.lookup(test.value, site)
+        if status == "value" and isinstance(value, cst.BaseExpression):
+            _collect_bounds(resolver, value, site, found, depth + 1)
+    elif isinstance(test, cst.Comparison):
+        left = test.left
+        for target in test.comparisons:  # 0 < n <= 128 reads as 0 < n and n <= 128
+            _compared(resolver, left, target.operator, target.comparator, site, found)
+            left = target.comparator
+
+
+def _compared(resolver, left, operator, right, site, found: _SiteFacts) -> None:
+    if isinstance(left, cst.Name) and _is_none(right) and isinstance(operator, cst.IsNot):
+        if _same_binding(resolver, left, site):
+            found.not_none.add(left.value)
+        return
+    # name < 128, name <= 128, name == 128, 128 > name, 128 >= name
+    if isinstance(left, cst.Name):
+        name, literal, strict = left, right, isinstance(operator, cst.LessThan)
+        upper = isinstance(operator, (cst.LessThan, cst.LessThanEqual, cst.Equal))
+    elif isinstance(right, cst.Name):
+        name, literal, strict = right, left, isinstance(operator, cst.GreaterThan)
+        upper = isinstance(operator, (cst.GreaterThan, cst.GreaterThanEqual, cst.Equal))
+    else:
+        return
+    value = resolver.literal_value(literal, site) if upper else None
+    if value is None:
+        return
+    bound = value - 1 if strict else value
+    if 0 <= bound < 2 ** mag.GRID_AXIS_BITS and _same_binding(resolver, name, site):
+        found.bounds[name.value] = min(bound, found.bounds.get(name.value, bound))
+
+
+def _same_binding(resolver, name: cst.Name, site: cst.CSTNode) -> bool:
+    """The name read in a condition holds the same value there as at ``site`` (the launch). The name node is the
+    source's own (a negated early-exit test is rebuilt around it), so its position is known."""
+    first, second = resolver.lookup(name.value, name), resolver.lookup(name.value, site)
+    return first[0] == second[0] != "unknown" and first[1] is second[1]
 
 
 def _spelled(expr: cst.BaseExpression) -> str | None:
@@ -741,6 +815,9 @@ class _GridAnalysis:
             nodes = self.index.of_type(cst.Assign, cst.AnnAssign, cst.FunctionDef)
         order = self.index.order
         for node in nodes:
+            if self._is_loop_product(node, scope_node):  # M = 1; for i in range(dim): M *= x.shape[i]
+                scope.bindings.setdefault(node.target.value, []).append((order(node), node))
+                continue
             if not isinstance(node, (cst.Assign, cst.AnnAssign, cst.FunctionDef)):
                 continue
             if self._scope_node(node) is not scope_node:
@@ -776,6 +853,19 @@ class _GridAnalysis:
             rank = len(target.elements) if not any(isinstance(e, cst.StarredElement) for e in target.elements) else 0
             for i, element in enumerate(target.elements):
                 self._bind(scope, element.value, self._shape_item(value, i, rank), position)
+
+    def _is_loop_product(self, node: cst.CSTNode, scope_node: cst.CSTNode) -> bool:
+        """``M *= x.shape[i]`` (or ``x.size(i)``, ``shape[i]``) in a ``for`` loop of this host function: ``M`` is the
+        product of several dimensions of a tensor, a total size."""
+        if not (isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.MultiplyAssign)
+                and isinstance(node.target, cst.Name) and _is_shape_entry(node.value)):
+            return False
+        for ancestor in self.index.ancestors(node):
+            if ancestor is scope_node or isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+                return False
+            if isinstance(ancestor, cst.For):
+                return self._scope_node(node) is scope_node
+        return False
 
     def _shape_item(self, value: cst.BaseExpression, i: int, rank: int) -> cst.Subscript:
         item = cst.Subscript(value, [cst.SubscriptElement(cst.Index(cst.Integer(str(i))))])
@@ -948,6 +1038,13 @@ class _Classifier:
         self.facts = grids.facts
         self.site = site
         self.launch = launch
+        self._guards: _SiteFacts | None = None
+
+    @property
+    def guards(self) -> _SiteFacts:
+        if self._guards is None:
+            self._guards = _site_facts(self.grids, self.facts, self.site)
+        return self._guards
 
     def factors(self, expr: cst.BaseExpression, depth: int, names: frozenset[str]) -> list[Factor]:
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
@@ -979,9 +1076,14 @@ class _Classifier:
         if depth >= _MAX_DEPTH or name in names:  # too deep, or a name defined through itself
             return [Factor(Kind.UNKNOWN, expr, names=names)]
         names = names | {name}
+        bound = self.guards.bounds.get(name)
+        if bound is not None:  # if N <= 128: ... kernel[(N,)]
+            return [Factor(Kind.LITERAL, expr, value=bound, capped=True, names=names)]
         status, value = self.grids.lookup(name, self.site)
         if status == "value" and isinstance(value, cst.BaseExpression):
             found = [replace(f, names=f.names | names) for f in self.factors(value, depth + 1, names)]
+        elif status == "value" and isinstance(value, cst.AugAssign):  # a product of dimensions built in a loop
+            found = [Factor(Kind.TOTAL_SIZE, expr, names=names | _receiver_names(value.value))]
         elif status == "param":
             found = [Factor(Kind.EXTENT, expr, names=names)]
         else:
@@ -1019,7 +1121,7 @@ class _Classifier:
         if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):
             return self._override_or_default(expr, depth, names)
         if isinstance(expr, cst.IfExp):  # NT = cdiv(T, BT) if cu_seqlens is None else len(chunk_indices)
-            return _fold_max([self._one(expr.body, depth, names), self._one(expr.orelse, depth, names)], expr)
+            return self._conditional(expr, depth, names)
         if isinstance(expr, cst.BinaryOperation):
             if isinstance(expr.operator, (cst.FloorDivide, cst.Divide)):
                 numerator, denominator = _division_parts(expr) if _rounds_up(expr) else (expr.left, expr.right)
@@ -1030,6 +1132,41 @@ class _Classifier:
                     return replace(left, kind=Kind.EXTENT, expr=expr)
                 return _sum(left, self._one(expr.right, depth, names), expr)
         return Factor(Kind.UNKNOWN, expr, names=names)
+
+    def _conditional(self, expr: cst.IfExp, depth: int, names: frozenset[str]) -> Factor:
+        """``a if test else b``: the faster-growing side that can be taken. A side the test bounds is bounded
+        (``g if g < 65536 else 2048``, ``t if t <= cores else min(t, cores * 6)``); a ``x is None`` test that the
+        launch's own guard decides (``if max_programs is not None:``) leaves one side."""
+        sides = []
+        decided = self._decided(expr.test)
+        for taken, side in ((True, expr.body), (False, expr.orelse)):
+            if decided is not None and decided is not taken:
+                continue
+            factor = self._one(side, depth, names)
+            limit = _side_limit(expr.test, side, taken)
+            if limit is not None:
+                bound, strict = limit
+                value = self.grids.literal_value(bound, self.site)
+                if value is not None:
+                    factor = Factor(Kind.LITERAL, side, value=value - 1 if strict else value, capped=True,
+                                    names=factor.names)
+                else:
+                    factor = _minimum([factor, self._one(bound, depth, names)], side)
+            sides.append(factor)
+        return _fold_max(sides, expr)
+
+    def _decided(self, test: cst.BaseExpression) -> bool | None:
+        """The value of ``x is None`` / ``x is not None`` where the launch is guarded by ``x is not None``."""
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+            return None
+        target = test.comparisons[0]
+        if not (isinstance(test.left, cst.Name) and _is_none(target.comparator)):
+            return None
+        if test.left.value not in self.guards.not_none:
+            return None
+        if isinstance(target.operator, cst.Is):
+            return False
+        return True if isinstance(target.operator, cst.IsNot) else None
 
     def _override_or_default(self, expr: cst.BooleanOperation, depth: int, names: frozenset[str]) -> Factor:
         """``n_cores or vector_core_count(dev)``: an optional caller override in front of a computed default.
@@ -1054,8 +1191,15 @@ class _Classifier:
             return _fold_max([self._one(a, depth, names) for a in args], call)
         if (short in _TRANSPARENT_CALLS or qualified in _TRANSPARENT_CALLS) and len(args) == 1:
             return replace(self._one(args[0], depth, names), expr=call)
+        if short in _ROOTS and len(args) == 1:
+            inner = self._one(args[0], depth, names)
+            if inner.kind in RUNTIME_KINDS:
+                return Factor(Kind.EXTENT, call, names=inner.names, root=inner.names)
+            return replace(inner, expr=call)
         if short == "numel":
             return Factor(Kind.TOTAL_SIZE, call, names=names | _receiver_names(func))
+        if short == "prod" and len(args) == 1 and _is_shape_slice(args[0]):  # math.prod(shape[:dim])
+            return Factor(Kind.TOTAL_SIZE, call, names=names | _receiver_names(args[0]))
         if short in ("size", "len", "dim"):
             return Factor(Kind.EXTENT, call, names=names | _receiver_names(func) | _receiver_names(*args[:1]))
         core = _core_function_kind(short)
@@ -1144,6 +1288,8 @@ class _Classifier:
         if shared is not None and shared[2] & folded.names:  # cdiv(n, ceil(n / CORES)): about CORES programs
             kind, value, _ = shared
             return Factor(kind, expr, value=value, names=folded.names | bottom.names)
+        if bottom.root & folded.names and _root_split_bounded(bottom):  # cdiv(n, next_power_of_2(sqrt(n)))
+            return Factor(Kind.EXTENT, expr, names=folded.names | bottom.names)
         runtime = sum(f.weight for f in top if f.kind in RUNTIME_KINDS or f.kind is Kind.UNKNOWN)
         share = None
         if folded.kind in RUNTIME_KINDS and (bottom.is_core_count or bottom.kind in (Kind.LITERAL, Kind.CONSTANT)):
@@ -1190,6 +1336,60 @@ def _fold(factors: list[Factor], expr: cst.BaseExpression) -> Factor:
     )
 
 
+def _side_limit(test: cst.BaseExpression, side: cst.BaseExpression, taken: bool):
+    """(bound, strict) when ``test`` bounds ``side`` on the branch where it is ``taken``: ``g`` in
+    ``g if g < 65536 else ...`` is below 65536, ``t`` in ``... if t > cap else t`` is at most ``cap``."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    operator, left, right = test.comparisons[0].operator, test.left, test.comparisons[0].comparator
+    below = {cst.LessThan: True, cst.LessThanEqual: False}  # left below right when true
+    above = {cst.GreaterThan: True, cst.GreaterThanEqual: False}  # left above right when true
+    kind = type(operator)
+    if taken:
+        if left.deep_equals(side) and kind in below:
+            return right, below[kind]
+        if right.deep_equals(side) and kind in above:
+            return left, above[kind]
+    else:
+        if left.deep_equals(side) and kind in above:  # not (g > cap): g <= cap
+            return right, not above[kind]
+        if right.deep_equals(side) and kind in below:  # not (cap < g): g <= cap
+            return left, not below[kind]
+    return None
+
+
+def _is_shape_entry(expr: cst.BaseExpression) -> bool:
+    """``x.shape[i]``, ``x.size(i)`` or ``shape[i]`` / ``sizes[i]``: one dimension of a tensor."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        return expr.func.attr.value == "size" and len(expr.args) == 1
+    if not isinstance(expr, cst.Subscript):
+        return False
+    base = expr.value
+    if isinstance(base, cst.Attribute):
+        return base.attr.value == "shape"
+    return isinstance(base, cst.Name) and ("shape" in base.value.lower() or "size" in base.value.lower())
+
+
+def _is_shape_slice(expr: cst.BaseExpression) -> bool:
+    """``x.shape``, ``x.shape[:dim]`` or ``shape[1:]``: several dimensions of a tensor."""
+    if isinstance(expr, cst.Subscript):
+        if not (len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Slice)):
+            return False
+        expr = expr.value
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value == "shape"
+    return isinstance(expr, cst.Name) and "shape" in expr.value.lower()
+
+
+def _root_split_bounded(divisor: Factor) -> bool:
+    """``n`` divided by a divisor that grows like ``sqrt(n)`` stays below 65536 programs up to 2**32 elements; when
+    the divisor is capped (``min(sqrt(n), cap)``) the quotient reaches ``n / cap``, below 65536 for tensors up to
+    2**31 elements only when the cap is at least 32768."""
+    if divisor.kind is Kind.LITERAL:
+        return divisor.value is not None and mag.quotient(mag.INT32_BITS, divisor.value) <= mag.GRID_AXIS_BITS
+    return divisor.kind in RUNTIME_KINDS and not divisor.capped
+
+
 def _sum(left: Factor, right: Factor, expr: cst.BaseExpression) -> Factor:
     if left.kind is Kind.LITERAL and right.kind is Kind.LITERAL and None not in (left.value, right.value):
         op = expr.operator if isinstance(expr, cst.BinaryOperation) else None
@@ -1217,7 +1417,8 @@ def _minimum(factors: list[Factor], expr: cst.BaseExpression) -> Factor:
     names = frozenset().union(*(f.names for f in factors))
     if slowest.kind is Kind.LITERAL:
         values = [f.value for f in factors if f.kind is Kind.LITERAL and f.value is not None]
-        return Factor(Kind.LITERAL, expr, value=min(values) if values else None, capped=True, names=names)
+        root = frozenset().union(*(f.root for f in factors))  # min(sqrt(n), 32768): a root split with a cap
+        return Factor(Kind.LITERAL, expr, value=min(values) if values else None, capped=True, names=names, root=root)
     if slowest.is_core_count:
         return Factor(slowest.kind, expr, capped=True, names=names)
     fastest = max(factors, key=lambda f: _GROWTH[f.kind])

@@ -52,3 +52,19 @@ def run(x, M, N, B, H, T, cache_steps):
 def test_message_names_what_grows(launch, message):
     found = [d for d in lint(HEADER + "    " + launch + "\n", "ASC105") if d.code == "ASC105"]
     assert [d.message for d in found] == [f"launch grid can exceed 65535 programs: {message}"]
+
+
+def test_a_product_of_dimensions_built_in_a_loop_is_what_grows():
+    """``rows *= x.shape[i]`` in a host loop makes ``rows`` a total size: the message blames its tile count, not
+    the inner size ``x.numel() // rows // N`` divided out of it."""
+    body = (
+        "    rows = 1\n"
+        "    for i in range(2):\n"
+        "        rows *= x.shape[i]\n"
+        "    inner = x.numel() // rows // N\n"
+        "    k[(triton.cdiv(rows, 4), inner)](x, rows, BLOCK=4)\n"
+    )
+    found = [d for d in lint(HEADER + body, "ASC105") if d.code == "ASC105"]
+    assert [d.message for d in found] == [
+        "launch grid can exceed 65535 programs: `triton.cdiv(rows, 4)` counts the rows or elements of a whole tensor"
+    ]
