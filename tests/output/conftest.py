@@ -14,7 +14,7 @@ import triton.language as tl
 
 @triton.jit
 def kernel(x_ptr, n, B: tl.constexpr):
-    offs = tl.program_id(0) * B + tl.arange(0, B)  # noqa: ASC201
+    offs = tl.program_id(0) * B + tl.arange(0, B)  # noqa: ASC301
     tl.store(x_ptr + offs, 0.0, mask=offs < n)
 
 
