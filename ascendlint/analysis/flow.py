@@ -13,8 +13,9 @@ read here read again later). The value analysis in ``values.py`` is the third.
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 
@@ -27,16 +28,24 @@ Join = Callable[[object, object], object]
 Widen = Callable[[object, object], object]
 
 
+_CREATED = itertools.count()
+
+
 @dataclass(eq=False)
 class Definition:
     """One binding of ``name``. ``value`` is the assigned expression, the right operand of an augmented
-    assignment, or the iterable of a loop; ``statement`` is the binding statement (None for parameters)."""
+    assignment, or the iterable of a loop; ``statement`` is the binding statement (None for parameters).
+
+    Definitions hash by identity, so a set of them iterates in memory order; ``created`` (the order in which the
+    analysis made them, which follows the source) is what every list of definitions is sorted by, so that
+    results never depend on where objects happen to live."""
 
     name: str
     kind: str  # "param" | "assign" | "augmented" | "loop"
     statement: cst.CSTNode | None = None
     value: cst.BaseExpression | None = None
     operator: cst.BaseAugOp | None = None
+    created: int = field(default_factory=lambda: next(_CREATED), init=False, repr=False)
 
     def __repr__(self) -> str:
         return f"Definition({self.name!r}, {self.kind!r})"

@@ -260,7 +260,7 @@ class KernelAnalysis:
         if point is not None:
             state = self._reaching.before[point.index]
             if state is not None:
-                return tuple(state.get(name, ()))
+                return tuple(sorted(state.get(name, ()), key=_creation))
         found = list(self._all_definitions.get(name, ()))
         if name in self._params:
             found.append(self._params[name])
@@ -1246,3 +1246,7 @@ def _binary_of(operator: cst.BaseAugOp) -> cst.BaseBinaryOp:
         cst.BitAndAssign: cst.BitAnd, cst.BitOrAssign: cst.BitOr, cst.BitXorAssign: cst.BitXor,
     }
     return mapping.get(type(operator), cst.Add)()
+
+
+def _creation(definition: Definition) -> int:
+    return definition.created

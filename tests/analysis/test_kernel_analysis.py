@@ -428,3 +428,14 @@ def test_a_runtime_index_keeps_its_traits_through_tl_where():
     assert not analysis.may_be_int64(probe.read("clamped"))
     assert analysis.may_be_int64(probe.read("wide"))
     assert probe.expr("tl.program_id(0)") in analysis.offset_nodes([probe.read("clamped")])
+
+
+def test_the_definitions_of_a_read_come_in_source_order_whatever_their_addresses():
+    """Definitions hash by identity; a set of them iterates in memory order, which changed the headline product
+    of ASC202 from run to run. The branches below give a read twelve reaching definitions."""
+    branches = "\n".join(f"    {'if' if k == 0 else 'elif'} mode == {k}:\n        x = n * {k + 1}" for k in range(12))
+    probe = Probe(f"@triton.jit\ndef kernel(p, n, mode):\n    x = n\n{branches}\n    tl.store(p + x, 1.0)\n")
+    found = probe.analysis.definitions(probe.read("x"))
+    assert len(found) == 13  # the first assignment (no branch taken) and one per branch
+    rows = [probe.module.code_for_node(d.statement).strip() for d in found]
+    assert rows == ["x = n", *(f"x = n * {k + 1}" for k in range(12))]
