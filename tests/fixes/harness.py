@@ -32,7 +32,9 @@ from .cases import FixCase
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 WORKER = HERE / "offline_worker.py"
-_WORKER_INPUTS = (WORKER, HERE / "device_stubs.py")
+# What a job's result depends on besides the job itself: the worker, its stand-ins, and the emulator it runs
+# kernels under (a cached run from an older emulator would hide what the current one raises).
+_WORKER_INPUTS = (WORKER, HERE / "device_stubs.py", *sorted((REPO / "ascendlint" / "emulate").rglob("*.py")))
 _CHILD_TIMEOUT = 900
 LAST_RUN: dict = {}  # job counts and time of the last evaluation in this session (shown in the summary)
 
