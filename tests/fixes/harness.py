@@ -32,7 +32,11 @@ from .cases import FixCase
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 WORKER = HERE / "offline_worker.py"
-_WORKER_INPUTS = (WORKER, HERE / "device_stubs.py")
+# What a job's result depends on besides the job itself: the worker, its stand-ins, and the emulator it runs
+# kernels under (a cached run from an older emulator would hide what the current one raises).
+_WORKER_INPUTS = (
+    WORKER, HERE / "device_stubs.py", HERE / "expectations.py", *sorted((REPO / "ascendlint" / "emulate").rglob("*.py"))
+)
 _CHILD_TIMEOUT = 900
 LAST_RUN: dict = {}  # job counts and time of the last evaluation in this session (shown in the summary)
 
@@ -40,6 +44,12 @@ LAST_RUN: dict = {}  # job counts and time of the last evaluation in this sessio
 SAME_NUMBERS = "same numbers"  # the fix must not change any result at sizes where nothing overflows
 REPAIRS_COMPILE = "repairs compile"  # the original fails to compile (the trap); the fixed one must compile
 CHANGES_BEHAVIOUR = "changes behaviour"  # an unsafe fix that repairs a protocol: it must compile and run
+# The original fails in the emulator on the trap (RUNTIME_TRAPS); the fixed one must run and leave what the
+# case's expectation (signatures.OVERRIDES, expectations.py) says.
+REPAIRS_RUNTIME = "repairs runtime failure"
+# The same numbers, unless the original raced (read data its producer had not yet made visible): then the fixed
+# kernel must leave what the case's expectation says and the original must not.
+REPAIRS_RACE = "same numbers or repairs a race"
 CLAIMS = {
     "ASC003": SAME_NUMBERS,
     "ASC101": SAME_NUMBERS,
@@ -50,13 +60,15 @@ CLAIMS = {
     "ASC301": SAME_NUMBERS,
     "ASC303": SAME_NUMBERS,
     "ASC402": CHANGES_BEHAVIOUR,
-    "ASC403": SAME_NUMBERS,
-    "ASC405": CHANGES_BEHAVIOUR,
+    "ASC403": REPAIRS_RACE,  # the emulator holds MTE stores until a fence: an unfenced notify can publish stale data
+    "ASC405": REPAIRS_RUNTIME,  # the emulator rejects a UDMA address mapped by symm_at / remote_ptr, as UDMA does
 }
 # Rules whose fixed IR is checked against the original's (the Linalg of ASC301's copy, ASC403's fence order).
 COMPARED_WITH_ORIGINAL = {"ASC301", "ASC403"}
 # The compile error each REPAIRS_COMPILE rule's trap produces.
 TRAP_ERRORS = {"ASC102": "object has no attribute 'to'"}
+# The emulator error each REPAIRS_RUNTIME rule's trap produces in the original.
+RUNTIME_TRAPS = {"ASC405": "it was mapped by dl.symm_at / remote_ptr"}
 
 
 @dataclass
@@ -72,7 +84,9 @@ class CompileOutcome:
         """compiles | repaired (the original failed on the trap the fix removes) | unsupported (the original does
         not compile this signature either: the example does not support it) | broken (only the fix fails)."""
         original_error = (self.original or {}).get("error") or (self.original or {}).get("crash")
-        trap = self.trap is not None and original_error is not None and self.trap in original_error
+        # A jit helper's error reaches its caller's CompilationError as a repr, its quotes escaped (\').
+        unescaped = original_error.replace("\\'", "'") if original_error is not None else None
+        trap = self.trap is not None and unescaped is not None and self.trap in unescaped
         if self.fixed.get("ttir") is not None:
             return "repaired" if trap else "compiles"
         if original_error is not None and not trap:
@@ -270,7 +284,7 @@ def evaluate(cases: list[FixCase], cache: Cache, interpret: bool = True) -> tupl
             for label, arguments in plan.interpret_variants():
                 job = {"kind": "interpret", "original": case.original, "fixed": case.fixed, "kernel": name,
                        "args": arguments, "grid": list(plan.grid), "world": plan.world,
-                       "hazards": "ASC301" in case.codes and not plan.world}
+                       "hazards": "ASC301" in case.codes and not plan.world, "expect": plan.expect}
                 job["id"] = cache.key(job)
                 interpret_jobs.append(job)
                 runs.append((report, name, label, job))

@@ -227,26 +227,48 @@ def _run_single(emulate, job: dict, text: str, hazards: bool):
     return {name: t.clone() for name, t in tensors.items()}
 
 
-def _run_world(emulate, job: dict, text: str):
+def _run_world(emulate, job: dict, text: str, inputs: dict | None = None):
+    """Outputs by ``name@rank``; ``inputs`` (when given) receives the tensors and scalars before the launch."""
     kernel = unwrap(getattr(load_module(text), job["kernel"]))
     ranks = job["world"]
     world = emulate.World(ranks, heap_bytes=len(job["args"]) * BUFFER_ELEMENTS * 8 + (1 << 20))
     per_rank = _arguments(job, ranks, world)
+    if inputs is not None:
+        for rank, (kwargs, tensors) in enumerate(per_rank):
+            inputs.update({f"{name}@{rank}": t.clone() for name, t in tensors.items()})
+            inputs.update({f"{name}@{rank}": v for name, v in kwargs.items() if name not in tensors})
     world.launch(kernel, tuple(job["grid"]), lambda rank: ((), per_rank[rank][0]), timeout=TIMEOUT_SECONDS)
     return {f"{name}@{rank}": t.clone() for rank in range(ranks) for name, t in per_rank[rank][1].items()}
 
 
+def _expected(job: dict, inputs: dict) -> dict:
+    """The buffers the job's expectation (``expectations.py``) says the kernel must leave."""
+    import expectations
+
+    spec = job["expect"]
+    tensors = {name: value for name, value in inputs.items() if hasattr(value, "dtype")}
+    scalars = {name: value for name, value in inputs.items() if not hasattr(value, "dtype")}
+    return getattr(expectations, spec["name"])(tensors, scalars, job["world"], **spec.get("args", {}))
+
+
 def interpret_job(job: dict, emulate) -> dict:
     result = {"original_error": None, "fixed_error": None, "differ": None, "hazard": None}
+    expect = bool(job.get("expect") and job.get("world"))
+    if expect:  # names of the buffers that do not hold what the expectation says, per side that ran
+        result.update({"original_unexpected": None, "fixed_unexpected": None})
     outputs = {}
     for side in ("original", "fixed"):
+        inputs = {} if expect else None
         try:
             if job.get("world"):
-                outputs[side] = _run_world(emulate, job, job[side])
+                outputs[side] = _run_world(emulate, job, job[side], inputs)
             else:
                 outputs[side] = _run_single(emulate, job, job[side], hazards=False)
         except Exception as error:  # noqa: BLE001
             result[f"{side}_error"] = describe(error)
+            continue
+        if expect:  # outside the try: a broken expectation is the harness's crash, not the kernel's error
+            result[f"{side}_unexpected"] = _same(_expected(job, inputs), outputs[side])
     if len(outputs) == 2:
         result["differ"] = _same(outputs["original"], outputs["fixed"])
     if job.get("hazards") and "original" in outputs:

@@ -14,9 +14,14 @@ What each rule's cases prove (``harness.CLAIMS``):
   operand) and survives the emulator's ``tl.dot`` lhs clobber, which corrupts the original.
 - ASC403: the fixed kernel compiles (against interface stand-ins of the Triton-distributed device API, to TTIR:
   the stand-ins' calls do not lower to Linalg), its TTIR has the device fence between the stores and the notify
-  (the original's does not), and it computes the same on two emulated ranks.
-- ASC402, ASC405: unsafe fixes that change what the kernel does (which slots are notified, which address a
-  putmem writes); they must compile and run on two emulated ranks without error or hang.
+  (the original's does not), and it computes the same on two emulated ranks, unless the original raced (the
+  emulator holds MTE stores until a fence): then the fixed kernel leaves what the case's expectation says and
+  the original does not.
+- ASC402: an unsafe fix that changes which slots are notified; it must compile and run on two emulated ranks
+  without error or hang.
+- ASC405: the original hands UDMA an address mapped by ``symm_at``/``remote_ptr``, which the emulator rejects as
+  the hardware does; the fixed kernel must compile, run on two emulated ranks and leave in every rank's buffers
+  what a one-sided put or get of those bytes must (``expectations.py``).
 """
 
 from __future__ import annotations
@@ -37,10 +42,6 @@ BY_ID = {case.id: case for case in CASES}
 KNOWN_DEFECTS = {
     "ASC201-example-1": "the ASC201 example is not a kernel: `x_ptr + a + b + c + d` adds two pointers "
     "(`d = x_ptr + ...`), so neither it nor its fix compiles or runs",
-    "ASC202-example-1": "the ASC202 example is not a kernel: it stores a block (`vals`) through a scalar pointer "
-    "(`y_ptr + offset`), so neither it nor its fix compiles or runs",
-    "ASC203-example-2": "ASC203's unsafe fix widens a chunk index that feeds make_block_ptr offsets: "
-    "'Block pointers only support 32 bit offsets' (and a new ASC103 finding)",
 }
 
 
@@ -125,22 +126,40 @@ def test_fixed_kernels_compile_offline(reports, case):
 def test_fixed_kernels_run_and_compute_what_the_originals_do(reports, case):
     report = reports[case.id]
     assert report.runs or report.not_run, "nothing was run"
-    compared = 0
+    compared = repaired = 0
+    runtime_traps = [harness.RUNTIME_TRAPS[c] for c in case.codes if c in harness.RUNTIME_TRAPS]
     for kernel, variant, result in report.runs:
         where = f"{kernel} [{variant}]"
         assert not result.get("crash"), f"{where}: {result['crash']}"
         if result["original_error"] is None:
             assert result["fixed_error"] is None, f"{where}: only the fixed kernel fails: {result['fixed_error']}"
+        unexpected = result.get("fixed_unexpected")  # None: no expectation, or the fixed kernel did not run
+        assert not unexpected, f"{where}: the fixed kernel leaves wrong contents in {unexpected}"
         if result["fixed_error"] is not None:
+            assert harness.REPAIRS_RUNTIME not in report.claims, f"{where}: the fix fails: {result['fixed_error']}"
             continue  # neither runs in the interpreter (judged by the compile test)
         if result["original_error"] is not None:
+            if harness.REPAIRS_RUNTIME in report.claims:
+                error = result["original_error"]
+                assert any(t in error for t in runtime_traps), f"{where}: the original fails otherwise: {error}"
+                assert unexpected == [], f"{where}: no expectation judges the repaired kernel"
+                repaired += 1
+                continue
             assert harness.REPAIRS_COMPILE in report.claims, f"{where}: the original fails: {result['original_error']}"
             continue
-        if report.claims <= {harness.SAME_NUMBERS}:
+        if harness.REPAIRS_RACE in report.claims and result["differ"]:
+            # A difference is allowed only where the original is shown wrong and the fixed kernel right.
+            assert unexpected == [], f"{where}: the fix changes {result['differ']} and no expectation judges it"
+            assert result["original_unexpected"], f"{where}: the fix changes {result['differ']}, the original was right"
+            repaired += 1
+        elif report.claims <= {harness.SAME_NUMBERS, harness.REPAIRS_RACE}:
             assert result["differ"] == [], f"{where}: the fix changes {result['differ']}"
         compared += 1
     if harness.REPAIRS_COMPILE in report.claims:
         assert any(r["fixed_error"] is None for _, _, r in report.runs), "the repaired kernel never ran"
+    elif harness.REPAIRS_RUNTIME in report.claims and report.runs:
+        assert repaired or compared, "the fixed kernel never ran"
+        assert repaired or not any(r["original_error"] for _, _, r in report.runs), "nothing repaired"
     elif report.runs:
         assert compared, "the fixed kernel never ran where the original did"
 
@@ -282,3 +301,27 @@ def test_the_harness_rejects_the_fixes_that_used_to_break_kernels(harness_cache,
     case = fix_cases.FixCase("old-fix", codes, original, old_fix, codes, tuple((c, 1) for c in codes))
     (report,) = harness.evaluate([case], harness_cache)[0].values()
     assert {o.variant for o in report.compiles if o.status == "broken"} == broken_variants
+
+
+@pytest.mark.parametrize(
+    ("case_id", "replacements", "wrong"),
+    [
+        pytest.param("ASC405-example-0", [("putmem(buf_ptr, x_ptr,", "putmem(buf_ptr + 1, x_ptr,")],
+                     ["buf_ptr@0", "buf_ptr@1"], id="ASC405-put-one-element-off"),
+        pytest.param("examples/allgather_traps.py",
+                     [("    libshmem_device.fence()\n", ""),
+                      ("    # The token is never", "    libshmem_device.fence()\n    # The token is never")],
+                     ["x_ptr@1"], id="ASC403-fence-after-the-notify"),
+    ],
+)
+def test_the_harness_judges_repairs_by_what_they_leave(harness_cache, case_id, replacements, wrong):
+    """A repair is not compared with the original (which fails or races) but with the expectation: a wrong one
+    must be caught there."""
+    good = BY_ID[case_id]
+    fixed = good.fixed
+    for old, new in replacements:
+        assert old in fixed
+        fixed = fixed.replace(old, new)
+    case = fix_cases.FixCase(good.id, good.codes, good.original, fixed, good.lint_codes, good.fixed_counts)
+    (report,) = harness.evaluate([case], harness_cache)[0].values()
+    assert [r.get("fixed_unexpected") for _, _, r in report.runs] == [wrong]
