@@ -43,6 +43,12 @@ class Locator:
         self._line_starts: list[int] | None = None
         self._printed: str | None = None  # the tree printed back, kept only where it differs from the text
         self._mapping: _FormFeedsLeftOut | _SameRowAndColumn | None = None
+        self._containers: dict[int, cst.CSTNode] = {}  # node the index does not hold -> an indexed node around it
+
+    def place_within(self, node: cst.CSTNode, container: cst.CSTNode) -> None:
+        """Say where a node the index does not hold lies (a comment inside a call), so that printing the
+        container's statement locates it instead of printing the whole module."""
+        self._containers[id(node)] = container
 
     @property
     def line_starts(self) -> list[int]:
@@ -107,6 +113,10 @@ class Locator:
         if self.index is None:
             return False
         chain = [a for a in self.index.ancestors(node)][::-1]  # module first
+        container = self._containers.get(id(node)) if not chain else None
+        if container is not None:
+            chain = [a for a in self.index.ancestors(container)][::-1]
+            node = container
         chain.append(node)
         if not chain or chain[0] is not self.module:
             return False

@@ -257,6 +257,7 @@ class LaunchNumWarps(Rule):
             match = _IN_COMMENT.search(comment.value)
             if match is None:
                 continue
+            self.context.locator.place_within(comment, call)
             self.report(
                 comment,
                 self.message.format(keyword=match.group(1)) + " (commented out here)",

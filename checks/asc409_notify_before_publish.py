@@ -174,11 +174,13 @@ class NotifyBeforePublish(Rule):
     ]
 
     def finish(self) -> None:
+        storing_helpers = None  # computed once per module, for the first kernel that notifies
         for dist in dist_analysis.distributed_kernels(self.context):
             if not dist.has_call(NOTIFY):
                 continue
             symmetric = dist_analysis.symmetric_params(dist)
-            storing_helpers = _storing_helpers(self.context)
+            if storing_helpers is None:
+                storing_helpers = _storing_helpers(self.context)
             for notify in dist.calls_to(NOTIFY):
                 if dist_analysis.credit_return_slot(dist, notify) is not None:
                     continue
@@ -191,14 +193,18 @@ class NotifyBeforePublish(Rule):
 def _storing_helpers(context) -> set[str]:
     """Local `triton.jit` helpers that store (directly or through helpers they call)."""
     analyses = {name: dist_analysis.for_kernel(context, kernel) for name, kernel in context.facts.kernels.items()}
-    storing = {name for name, dist in analyses.items() if dist.has_call("tl.store", *PUT_CALLS)}
-    changed = True
-    while changed:
-        changed = False
-        for name, dist in analyses.items():
-            if name not in storing and any(f"local.{helper}" in dist.calls for helper in storing):
-                storing.add(name)
-                changed = True
+    callers: dict[str, list[str]] = {}  # helper -> the local jit functions calling it
+    for name, dist in analyses.items():
+        for called in dist.calls:
+            if called.startswith("local."):
+                callers.setdefault(called[len("local."):], []).append(name)
+    pending = [name for name, dist in analyses.items() if dist.has_call("tl.store", *PUT_CALLS)]
+    storing = set(pending)
+    while pending:  # a caller of a storing helper stores: each function is added (and expanded) once
+        for caller in callers.get(pending.pop(), ()):
+            if caller not in storing:
+                storing.add(caller)
+                pending.append(caller)
     return storing
 
 

@@ -77,3 +77,25 @@ def _all_offsets(text: str, partial: bool) -> list:
 )
 def test_statement_by_statement_positions_equal_whole_module_positions(text):
     assert _all_offsets(text, partial=True) == _all_offsets(text, partial=False)
+
+
+def test_a_comment_placed_within_its_call_is_located_without_printing_the_whole_module():
+    text = "import triton\n\n\ndef run(k, x):\n    k[(1,)](\n        x,\n        # num_warps=4,\n    )\n"
+    module = cst.parse_module(text)
+    index = NodeIndex(module)
+    call = next(n for n in index.nodes if isinstance(n, cst.Call))
+    comments = []
+
+    class Comments(cst.CSTVisitor):
+        def visit_Comment(self, node: cst.Comment) -> None:
+            comments.append(node)
+
+    call.visit(Comments())
+    (comment,) = comments
+    locator = Locator(module, text, index)
+    locator.place_within(comment, call)
+    start, end = locator.offsets(comment)
+    assert text[start:end] == "# num_warps=4,"
+    assert locator._ranges is None  # only the statement holding the call was printed
+    alone = Locator(module, text, index)  # not placed: found only by printing everything
+    assert alone.offsets(comment) == (start, end) and alone._ranges is not None
