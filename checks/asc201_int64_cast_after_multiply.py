@@ -84,37 +84,6 @@ class Int64CastAfterMultiply(Rule):
             import triton.language as tl
 
             @triton.jit
-            def kernel(h_ptr, x_ptr, T, stride_t, H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, BT: tl.constexpr):
-                i_t, i_nh = tl.program_id(0), tl.program_id(1)
-                i_n, i_h = i_nh // H, i_nh % H
-                i_tg = i_n * tl.cdiv(T, BT) + i_t
-                h_ptr += ((i_tg * H + i_h) * K * V).to(tl.int64)
-                x_ptr += (i_n * T * stride_t).to(tl.int64)
-                tl.store(h_ptr + tl.arange(0, K)[:, None] * V + tl.arange(0, V)[None, :], 0.0)
-                tl.store(x_ptr + (i_t * BT + tl.arange(0, BT)) * stride_t, tl.zeros([BT], dtype=tl.float32))
-            """,
-            count=2,
-            fixed="""
-            import triton
-            import triton.language as tl
-
-            @triton.jit
-            def kernel(h_ptr, x_ptr, T, stride_t, H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, BT: tl.constexpr):
-                i_t, i_nh = tl.program_id(0), tl.program_id(1)
-                i_n, i_h = i_nh // H, i_nh % H
-                i_tg = i_n * tl.cdiv(T, BT) + i_t
-                h_ptr += tl.cast(i_tg * H + i_h, tl.int64) * K * V
-                x_ptr += tl.cast(i_n, tl.int64) * T * stride_t
-                tl.store(h_ptr + tl.arange(0, K)[:, None] * V + tl.arange(0, V)[None, :], 0.0)
-                tl.store(x_ptr + (i_t * BT + tl.arange(0, BT)) * stride_t, tl.zeros([BT], dtype=tl.float32))
-            """,
-        ),
-        Invalid(
-            """
-            import triton
-            import triton.language as tl
-
-            @triton.jit
             def kernel(x_ptr, T, DH, BT: tl.constexpr):
                 NT = tl.cdiv(T, BT)
                 i_t = tl.program_id(1)
@@ -186,6 +155,37 @@ class Int64CastAfterMultiply(Rule):
                 block_id = tl.program_id(0)
                 rows = tl.arange(0, BLOCK) + tl.cast(block_id, tl.int64) * BLOCK * n_cols
                 tl.store(o + rows, tl.load(x + rows))
+            """,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(h_ptr, x_ptr, T, stride_t, H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, BT: tl.constexpr):
+                i_t, i_nh = tl.program_id(0), tl.program_id(1)
+                i_n, i_h = i_nh // H, i_nh % H
+                i_tg = i_n * tl.cdiv(T, BT) + i_t
+                h_ptr += ((i_tg * H + i_h) * K * V).to(tl.int64)
+                x_ptr += (i_n * T * stride_t).to(tl.int64)
+                tl.store(h_ptr + tl.arange(0, K)[:, None] * V + tl.arange(0, V)[None, :], 0.0)
+                tl.store(x_ptr + (i_t * BT + tl.arange(0, BT)) * stride_t, tl.zeros([BT], dtype=tl.float32))
+            """,
+            count=2,
+            fixed="""
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(h_ptr, x_ptr, T, stride_t, H: tl.constexpr, K: tl.constexpr, V: tl.constexpr, BT: tl.constexpr):
+                i_t, i_nh = tl.program_id(0), tl.program_id(1)
+                i_n, i_h = i_nh // H, i_nh % H
+                i_tg = i_n * tl.cdiv(T, BT) + i_t
+                h_ptr += tl.cast(i_tg * H + i_h, tl.int64) * K * V
+                x_ptr += tl.cast(i_n, tl.int64) * T * stride_t
+                tl.store(h_ptr + tl.arange(0, K)[:, None] * V + tl.arange(0, V)[None, :], 0.0)
+                tl.store(x_ptr + (i_t * BT + tl.arange(0, BT)) * stride_t, tl.zeros([BT], dtype=tl.float32))
             """,
         ),
     ]
