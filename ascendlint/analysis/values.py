@@ -102,10 +102,12 @@ def _named_index(name: str, value: Value) -> Value:
 
 
 def _sequence_times_tokens(left: Traits, right: Traits) -> bool:
-    """``i_b * T`` and ``B * T``: a sequence index or count times a token count (not itself an index) is a token
-    offset or count."""
+    """``i_b * T``, ``B * T`` and ``i_b * tl.cdiv(T, BT)``: a sequence index or count times a token (or chunk)
+    count is a token offset or count (a chunk index). The count is a parameter on some path (``T``, rebound to
+    ``eos - bos`` on a varlen path, is still a sequence's length) or no index at all."""
     for index, extent in ((left, right), (right, left)):
-        if index & T.SEQUENCE and not index & T.TOKENS and extent & T.TOKENS and not extent & T.INDEX:
+        if (index & T.SEQUENCE and not index & T.TOKENS and extent & T.TOKENS
+                and (extent & T.EXTENT or not extent & T.INDEX)):
             return True
     return False
 
@@ -603,6 +605,8 @@ class KernelAnalysis:
             return (((lbits | rbits) & _RUNTIME) | T.INT | T.NARROW, mag.UNBOUNDED, _NO_DIVISORS)
         if isinstance(operator, (cst.FloorDivide, cst.Modulo, cst.RightShift)) and lbits & T.INDEX:
             rbits &= ~(T.EXTENT | T.INDEX)  # an index divided or reduced by a size is still an index
+            if isinstance(operator, cst.FloorDivide):
+                rbits &= ~T.TOKENS  # `i_chk // tl.cdiv(T, BT)` counts sequences, not tokens
         bits = (lbits | rbits) & ~(_WIDTHS | T.POINTER | T.BLOCK)
         bits |= _combined_width(lbits, rbits)
         if isinstance(operator, (cst.Add, cst.Subtract)) and (lbits | rbits) & T.POINTER:

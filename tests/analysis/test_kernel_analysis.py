@@ -439,3 +439,33 @@ def test_the_definitions_of_a_read_come_in_source_order_whatever_their_addresses
     assert len(found) == 13  # the first assignment (no branch taken) and one per branch
     rows = [probe.module.code_for_node(d.statement).strip() for d in found]
     assert rows == ["x = n", *(f"x = n * {k + 1}" for k in range(12))]
+
+
+TOKEN_OFFSET_KERNEL = """
+@triton.jit
+def kernel(x, cu_seqlens, T, n_tasks, stride_t, H: tl.constexpr, K: tl.constexpr, BT: tl.constexpr,
+           IS_VARLEN: tl.constexpr):
+    for task in range(tl.program_id(0), n_tasks, tl.num_programs(0)):
+        NT = tl.cdiv(T, BT)
+        i_b, i_t = task // NT, task % NT
+        if IS_VARLEN:
+            bos = tl.load(cu_seqlens + i_b).to(tl.int32)
+            T = tl.load(cu_seqlens + i_b + 1).to(tl.int32) - bos
+        first = i_b * T
+        chunk = i_b * tl.cdiv(T, BT) + i_t
+        head_row = (first * H + i_b) * K
+        strided = i_b * T * stride_t
+        tl.store(x + first + chunk + head_row + strided, 0)
+"""
+
+
+@pytest.mark.parametrize(
+    "source, wraps",
+    [("i_b * T", False), ("i_b * tl.cdiv(T, BT) + i_t", False), ("(first * H + i_b) * K", True),
+     ("i_b * T * stride_t", True)],
+)
+def test_token_offsets_and_chunk_indices_stay_below_the_tokens_of_a_launch(source, wraps):
+    """A sequence index taken from a flattened task id (``task // tl.cdiv(T, BT)``) times the sequence length is
+    a token offset, also where ``T`` is rebound to a varlen sequence's length; a per-token extent makes it wrap."""
+    probe = Probe(TOKEN_OFFSET_KERNEL)
+    assert probe.analysis.can_wrap(probe.expr(source)) is wraps
