@@ -90,7 +90,7 @@ class Int64CastAfterMultiply(Rule):
                 a = tl.cast(i_t * BT, tl.int64)
                 b = ((NT - 1) * DH).to(tl.int64)
                 c = (i_t * T + 3).to(tl.int64)
-                d = x_ptr + (i_t * BT * DH).to(tl.int64) // 2
+                d = (i_t * BT * DH).to(tl.int64) // 2
                 tl.store(x_ptr + a + b + c + d, 0.0)
             """,
             count=3,
@@ -105,7 +105,7 @@ class Int64CastAfterMultiply(Rule):
                 a = tl.cast(i_t * BT, tl.int64)
                 b = tl.cast(NT - 1, tl.int64) * DH
                 c = tl.cast(i_t, tl.int64) * T + 3
-                d = x_ptr + (tl.cast(i_t, tl.int64) * BT * DH) // 2
+                d = (tl.cast(i_t, tl.int64) * BT * DH) // 2
                 tl.store(x_ptr + a + b + c + d, 0.0)
             """,
         ),

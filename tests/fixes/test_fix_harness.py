@@ -39,10 +39,7 @@ CASES = fix_cases.all_cases()
 BY_ID = {case.id: case for case in CASES}
 
 # Cases that fail today for defects outside this harness; strict, so they turn into failures once fixed.
-KNOWN_DEFECTS = {
-    "ASC201-example-1": "the ASC201 example is not a kernel: `x_ptr + a + b + c + d` adds two pointers "
-    "(`d = x_ptr + ...`), so neither it nor its fix compiles or runs",
-}
+KNOWN_DEFECTS: dict[str, str] = {}
 
 
 def _params(selected, known_defects: bool = True):
