@@ -67,39 +67,18 @@ def describe(error: BaseException) -> str:
 # -- compile ---------------------------------------------------------------------------------------------------
 
 
-class _HostOnlyDriver:
-    """What the launcher and ``triton.autotune`` consult at import time, without a device."""
-
-    def __init__(self, target):
-        self.target = target
-
-    def get_current_device(self):
-        return 0
-
-    def get_current_stream(self, device=None):
-        return 0
-
-    def get_current_target(self):
-        return self.target
-
-    def get_benchmarker(self):
-        def refuse(*args, **kwargs):
-            raise RuntimeError("no device: nothing is benchmarked offline")
-
-        return refuse
-
-
 def _prepare_compile():
     os.environ.pop("TRITON_INTERPRET", None)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import device_stubs
+    from host_only_driver import HostOnlyDriver
     from triton.backends.compiler import GPUTarget
     from triton.runtime import driver
 
     device_stubs.install()
     device_stubs.install_reexports()
     target = GPUTarget("npu", TARGET_ARCH, 0)
-    driver.set_active(_HostOnlyDriver(target))
+    driver.set_active(HostOnlyDriver(target))
     return target
 
 

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixes.host_only_driver import HostOnlyDriver
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TARGET_ARCH = "Ascend910B1"
 CONV_WIDTH = 4
@@ -66,22 +68,6 @@ def _launches() -> dict:
         "attention_fixed_fp16": attention(torch.float16),
         "attention_varlen_fp32": attention(torch.float32, cu_seqlens=[0, 5, 37, 70]),
     }
-
-
-class _HostOnlyDriver:
-    """The part of triton's active driver that the launcher consults before compiling."""
-
-    def __init__(self, target):
-        self.target = target
-
-    def get_current_device(self):
-        return 0
-
-    def get_current_stream(self, device=None):
-        return 0
-
-    def get_current_target(self):
-        return self.target
 
 
 class _LoweredKernel:
@@ -143,7 +129,7 @@ def _compile_all(out_path: str) -> None:
     from triton.runtime.jit import JITFunction
 
     target = GPUTarget("npu", TARGET_ARCH, 0)
-    driver.set_active(_HostOnlyDriver(target))
+    driver.set_active(HostOnlyDriver(target))
     torch.manual_seed(0)
     results = {}
     for name, call in _launches().items():
