@@ -35,7 +35,7 @@ WORKER = HERE / "offline_worker.py"
 # What a job's result depends on besides the job itself: the worker, its stand-ins, and the emulator it runs
 # kernels under (a cached run from an older emulator would hide what the current one raises).
 _WORKER_INPUTS = (
-    WORKER, HERE / "device_stubs.py", HERE / "host_only_driver.py", HERE / "expectations.py",
+    WORKER, HERE / "device_stubs.py", HERE / "offline_frontend.py", HERE / "expectations.py",
     *sorted((REPO / "ascendlint" / "emulate").rglob("*.py")),
 )
 _CHILD_TIMEOUT = 900

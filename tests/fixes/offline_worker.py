@@ -71,7 +71,7 @@ def _prepare_compile():
     os.environ.pop("TRITON_INTERPRET", None)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import device_stubs
-    from host_only_driver import HostOnlyDriver
+    from offline_frontend import HostOnlyDriver
     from triton.backends.compiler import GPUTarget
     from triton.runtime import driver
 
@@ -83,30 +83,14 @@ def _prepare_compile():
 
 
 def compile_job(job: dict, target) -> dict:
-    from triton._C.libtriton import ir
+    from offline_frontend import lower_to_ttir
     from triton.compiler import ASTSource
-    from triton.compiler.compiler import make_backend
 
     result = {"ttir": None, "error": None, "linalg": None, "linalg_error": None}
     try:
         kernel = unwrap(getattr(load_module(job["module"]), job["kernel"]))
-        backend = make_backend(target)
-        options = backend.parse_options({})
-        context = ir.context()
-        ir.load_dialects(context)
-        backend.load_dialects(context)
-        stages: dict = {}
-        backend.add_stages(stages, options)
         source = ASTSource(fn=kernel, signature=job["signature"], constants=job["constants"])
-        module = source.make_ir(options, backend.get_codegen_implementation(), backend.get_module_map(), context)
-        metadata = {
-            **options.__dict__,
-            "enable_nd2nz_on_vector": False,
-            "enable_select_analysis": True,
-            "compile_on_910_95": False,
-            "force_simt_template": False,
-        }
-        ttir = stages["ttir"](module, metadata)
+        ttir, stages, metadata = lower_to_ttir(source, target)
         result["ttir"] = str(ttir)
     except Exception as error:  # noqa: BLE001 - the verdict is the test's to give
         result["error"] = describe(error)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixes.host_only_driver import HostOnlyDriver
+from tests.fixes.offline_frontend import HostOnlyDriver, lower_to_ttir
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TARGET_ARCH = "Ascend910B1"
@@ -91,25 +91,7 @@ class _LoweredKernel:
 
 def _lower_to_linalg(src, target, options, records: list) -> _LoweredKernel:
     """Stand-in for triton's compile: the TTIR and Linalg stages only, recorded for the tests."""
-    from triton._C.libtriton import ir
-    from triton.compiler.compiler import make_backend
-
-    backend = make_backend(target)
-    npu_options = backend.parse_options(options)
-    context = ir.context()
-    ir.load_dialects(context)
-    backend.load_dialects(context)
-    stages: dict = {}
-    backend.add_stages(stages, npu_options)
-    module = src.make_ir(npu_options, backend.get_codegen_implementation(), backend.get_module_map(), context)
-    metadata = {
-        **npu_options.__dict__,
-        "enable_nd2nz_on_vector": False,
-        "enable_select_analysis": True,
-        "compile_on_910_95": False,
-        "force_simt_template": False,
-    }
-    ttir = stages["ttir"](module, metadata)
+    ttir, stages, metadata = lower_to_ttir(src, target, options)
     record = {
         "kernel": src.fn.__name__,
         "signature": dict(src.signature),
