@@ -21,6 +21,7 @@ import json
 import re
 import warnings
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from .diagnostics import Diagnostic, Edit, Fix, Location
 
@@ -107,13 +108,22 @@ class Notebook:
             cell=cell.number,
         )
 
+    @cached_property
+    def _text_starts(self) -> list[int]:
+        """Where the virtual text's lines begin (once per notebook, not once per fix)."""
+        return _line_starts(self.text)
+
+    @cached_property
+    def _magic_rows(self) -> set[int]:
+        """Rows of the virtual text that stand for IPython magics, which no fix may touch."""
+        return {row for row, line in enumerate(self.text.split("\n"), 1) if _PLACEHOLDER.match(line)}
+
     def _cell_fix(self, fix: Fix | None, cell: CodeCell) -> Fix | None:
         """A fix's edits as offsets into the cell's own text; None when an edit leaves the cell or touches magic."""
         if fix is None:
             return None
-        starts = _line_starts(self.text)
+        starts, magic_rows = self._text_starts, self._magic_rows
         cell_starts = _line_starts(cell.source)
-        magic_rows = {row for row, line in enumerate(self.text.split("\n"), 1) if _PLACEHOLDER.match(line)}
         edits = []
         for edit in fix.edits:
             offsets = []
