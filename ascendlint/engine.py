@@ -16,6 +16,7 @@ from typing import Iterable, Sequence
 import libcst as cst
 
 from . import fixes, noqa
+from .collector import paused_for_one_file
 from .context import FileContext
 from .diagnostics import Diagnostic, Edit, Fix, Location, Severity
 from .analysis.module_facts import ModuleFacts
@@ -46,6 +47,12 @@ def lint_text(
     it are known by their summaries, and (when asked) its own helpers' summaries are exported."""
     if noqa.skips_file(text):
         return []
+    with paused_for_one_file():
+        return _lint(text, filename, rules, options or {}, project)
+
+
+def _lint(text: str, filename: str, rules: Sequence[type[Rule]], options: dict[str, dict],
+          project: ModuleInProject | None) -> list[Diagnostic]:
     enabled = {rule.code for rule in rules}
     try:
         module = parse_module(text)
@@ -78,7 +85,6 @@ def lint_text(
         facts=facts,
         locator=Locator(module, text, index),
     )
-    options = options or {}
     crashed: dict[str, BaseException] = {}
     instances = []
     for rule in rules:

@@ -44,6 +44,7 @@ class Locator:
         self._printed: str | None = None  # the tree printed back, kept only where it differs from the text
         self._mapping: _FormFeedsLeftOut | _SameRowAndColumn | None = None
         self._containers: dict[int, cst.CSTNode] = {}  # node the index does not hold -> an indexed node around it
+        self._pairings: dict[int, tuple] = {}  # id of a statement list -> (the list, its statements' CPython firsts)
 
     def place_within(self, node: cst.CSTNode, container: cst.CSTNode) -> None:
         """Say where a node the index does not hold lies (a comment inside a call), so that printing the
@@ -123,7 +124,7 @@ class Locator:
         tree = self._ast()
         if tree is None:
             return False
-        located = _locate(self.module, chain[1:], tree)
+        located = _locate(self.module, chain[1:], tree, self._pairings)
         if located is None:
             return False
         statement, first, indents = located
@@ -185,18 +186,20 @@ class Locator:
         return self.module.default_newline
 
 
-def _locate(module: cst.Module, chain: list, tree: ast.Module):
+def _locate(module: cst.Module, chain: list, tree: ast.Module, pairings: dict[int, tuple]):
     """(statement to print, its first CPython statement, the indentation of its enclosing blocks) for the node at
     the end of ``chain`` (its ancestors, outermost first): the innermost statement line, or the outermost
-    statement when the node sits in a compound statement's header. None when the two trees do not pair up."""
+    statement when the node sits in a compound statement's header. None when the two trees do not pair up.
+    ``pairings`` keeps each statement list's pairing for the next node located in the same module."""
     statements, nodes, indents = module.body, tree.body, []
     found = None
     position = 0
     while position < len(chain):
         statement = chain[position]
-        if statement not in statements:
+        paired = _pairing(pairings, statements, nodes)
+        if id(statement) not in paired:
             return found
-        first = _paired(statements, nodes, statement)
+        first = paired[id(statement)]
         if first is None:
             return None
         if isinstance(statement, cst.SimpleStatementLine):
@@ -212,16 +215,20 @@ def _locate(module: cst.Module, chain: list, tree: ast.Module):
     return found
 
 
-def _paired(statements, nodes, statement):
-    """The CPython statement that begins ``statement`` (a statement line holds one per small statement)."""
+def _pairing(pairings: dict[int, tuple], statements, nodes) -> dict[int, ast.stmt | None]:
+    """id of each libcst statement of a list -> the CPython statement that begins it (a statement line holds one
+    per small statement), None past the end of ``nodes``. Built once per list, so that locating every finding of
+    a long module stays linear in its statements."""
+    known = pairings.get(id(statements))
+    if known is not None:
+        return known[1]
+    paired: dict[int, ast.stmt | None] = {}
     used = 0
     for candidate in statements:
-        if used >= len(nodes):
-            return None
-        if candidate is statement:
-            return nodes[used]
+        paired[id(candidate)] = nodes[used] if used < len(nodes) else None
         used += len(candidate.body) if isinstance(candidate, cst.SimpleStatementLine) else 1
-    return None
+    pairings[id(statements)] = (statements, paired)  # the list is kept, so its id stays its own
+    return paired
 
 
 def _inner_lists(statement, first, rest):

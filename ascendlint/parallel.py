@@ -20,14 +20,13 @@ How the pool is kept from costing more than it saves:
 
 from __future__ import annotations
 
-import gc
 import heapq
 import os
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Sequence
 
+from .collector import loaded_objects_frozen
 from .prefilter import could_hold_kernel
 from .runner import FileResult, Linter, Options, read_path
 
@@ -135,26 +134,10 @@ def _lint_wave(linter: Linter, pending: list, options: Options, jobs: int, cap: 
     uncached = linter.without_cache()  # looked up above, stored below: by the parent only
     if workers > 1:
         uncached.load_rules()  # once here, before the collector freezes what is loaded: the workers inherit it
-    with _few_collections():
+    with loaded_objects_frozen():
         if workers > 1:
             return _in_pool(uncached, work, options, workers)
         return [uncached.process_bytes(data, filename, path, options, unit) for filename, path, data, unit in work]
-
-
-@contextmanager
-def _few_collections():
-    """Parsing allocates millions of short-lived nodes, and each default-threshold collection also rescans every
-    object loaded so far (libcst's classes, the rules). Freezing those and collecting less often saves a tenth of a
-    lint (measured with bench/run.py); the previous settings come back afterwards. Forked workers inherit both
-    (and, the loaded objects being frozen, the workers' collections never touch, and so copy, the parent's pages)."""
-    threshold = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(max(threshold[0], 20_000), *threshold[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*threshold)
-        gc.unfreeze()
 
 
 def batches(sizes: Sequence[int], workers: int) -> list[list[int]]:

@@ -12,6 +12,7 @@ import re
 import threading
 import tokenize
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import TYPE_CHECKING
@@ -223,10 +224,11 @@ def parse_module(text: str) -> cst.Module:
         except BaseException as exc:  # noqa: BLE001 - handed to the calling thread below
             outcome["error"] = exc
 
-    if deep:
-        _on_big_stack(parse)  # a thread per such file: rare, and only these need the room
-    else:
-        parse()  # shallow code cannot come near the stack limit: no thread to start
+    with _checks_skipped_for_parsed_nodes(text):
+        if deep:
+            _on_big_stack(parse)  # a thread per such file: rare, and only these need the room
+        else:
+            parse()  # shallow code cannot come near the stack limit: no thread to start
     error = outcome.get("error")
     if error is None:
         return outcome["module"]  # type: ignore[return-value]
@@ -235,6 +237,30 @@ def parse_module(text: str) -> cst.Module:
     # Anything else is a parse failure too: CSTValidationError (a name the tokenizer took but Python does not),
     # or a panic of the native parser, which arrives as a BaseException (pyo3's PanicException).
     raise ParseFailure(f"{type(error).__name__}: {error}") from error
+
+
+@contextmanager
+def _checks_skipped_for_parsed_nodes(text: str):
+    """libcst checks every node it constructs (``CSTNode.__post_init__``: names are identifiers, whitespace is
+    whitespace, brackets match), a sixth of a parse, although a node its parser builds from source satisfies those
+    checks by construction. The one check source can fail, a name the tokenizer took that is not a Python
+    identifier, needs a non-ASCII character, so for ASCII text the checks are skipped while the parser builds the
+    tree; they are back for every node built afterwards (a fix's replacement nodes are checked as always)."""
+    from libcst._nodes.base import CSTNode
+
+    checks = CSTNode.__dict__.get("__post_init__")
+    if checks is None or not text.isascii():
+        yield
+        return
+    CSTNode.__post_init__ = _built_by_the_parser
+    try:
+        yield
+    finally:
+        CSTNode.__post_init__ = checks
+
+
+def _built_by_the_parser(self) -> None:
+    """A parsed node's checks: none (see _checks_skipped_for_parsed_nodes)."""
 
 
 def _on_big_stack(function) -> None:

@@ -70,19 +70,13 @@ class BlockPointerOrigins:
             return []
         position = helper.params.index(param)
         sources: list[list[cst.Call] | None] = []
-        for caller in self.facts.kernels.values():
+        for caller, node in _jit_calls_by_name(self.facts, self.context.index).get(helper.name, ()):
             if caller is helper:
                 continue
-            origins = None
-            for node in self.context.index.subtree(caller.node):
-                calls_helper = isinstance(node, cst.Call) and isinstance(node.func, cst.Name)
-                if not calls_helper or node.func.value != helper.name:
-                    continue
-                passed = argument(node, position, param)
-                if passed is None:
-                    return []
-                origins = origins or block_pointer_origins(self.context, caller)
-                sources.append(origins._must(passed, depth + 1, frozenset()))
+            passed = argument(node, position, param)
+            if passed is None:
+                return []
+            sources.append(block_pointer_origins(self.context, caller)._must(passed, depth + 1, frozenset()))
         return _all_paths(sources) or []
 
     def _returned_by(self, call: cst.Call, position: int | None, depth: int) -> list[cst.Call]:
@@ -143,3 +137,17 @@ def block_rank(call: cst.Call) -> int | None:
 def block_pointer_origins(context, kernel: Kernel) -> BlockPointerOrigins:
     """The resolver of ``kernel``, built once per file and shared by every rule that asks."""
     return context.memo(("block-pointers", id(kernel.node)), lambda: BlockPointerOrigins(context.analysis(kernel), context))
+
+
+def _jit_calls_by_name(facts, index) -> dict[str, list[tuple[Kernel, cst.Call]]]:
+    """Calls ``name(...)`` inside every jit function of the module, by the called name: (caller, call) in
+    source order. Found once per module; asking per helper parameter used to rescan every kernel each time."""
+    found = facts.__dict__.get("_jit_calls_by_name")
+    if found is None:
+        found = {}
+        for caller in facts.kernels.values():
+            for node in index.subtree(caller.node):
+                if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+                    found.setdefault(node.func.value, []).append((caller, node))
+        facts.__dict__["_jit_calls_by_name"] = found
+    return found

@@ -489,10 +489,10 @@ def host_guards(facts: ModuleFacts, kernel: Kernel) -> HostGuards:
 
 def _host_guards(facts: ModuleFacts, kernel: Kernel) -> HostGuards:
     resolver = _analysis(facts)
-    kernel_nodes = [k.node for k in facts.kernels.values()]
+    kernel_nodes = {id(k.node) for k in facts.kernels.values()}
     uses = [
-        node for node in facts.index.of_type(cst.Name)
-        if node.value == kernel.name and not _inside(facts, node, kernel_nodes) and not _is_definition(facts, node)
+        node for node in facts.index.names(kernel.name)
+        if not _inside(facts, node, kernel_nodes) and not _is_definition(facts, node)
     ]
     if not uses:
         return HostGuards()
@@ -509,8 +509,9 @@ def _host_guards(facts: ModuleFacts, kernel: Kernel) -> HostGuards:
     return HostGuards(frozenset(common[0]), frozenset(common[1]))
 
 
-def _inside(facts: ModuleFacts, node: cst.CSTNode, functions: list[cst.FunctionDef]) -> bool:
-    return any(ancestor is function for ancestor in facts.index.ancestors(node) for function in functions)
+def _inside(facts: ModuleFacts, node: cst.CSTNode, functions: set[int]) -> bool:
+    """Is ``node`` inside one of the functions (given by their ids)?"""
+    return any(id(ancestor) in functions for ancestor in facts.index.ancestors(node))
 
 
 def _is_definition(facts: ModuleFacts, node: cst.Name) -> bool:

@@ -57,7 +57,7 @@ def _is_node_type(cls: type) -> bool:
 class NodeIndex:
     """Every syntactic node of a module in source (pre-)order, with parents and scope extents."""
 
-    __slots__ = ("nodes", "_parent", "_end", "_by_type", "_position", "_present_types")
+    __slots__ = ("nodes", "_parent", "_end", "_by_type", "_position", "_present_types", "_names")
 
     def __init__(self, module: cst.Module) -> None:
         nodes: list[cst.CSTNode] = []
@@ -96,6 +96,7 @@ class NodeIndex:
         self._by_type: dict[type, list] = {}
         self._position: dict[int, int] = {}
         self._present_types: set[type] | None = None
+        self._names: dict[str, list[cst.Name]] | None = None
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self._parent.get(id(node))
@@ -117,6 +118,16 @@ class NodeIndex:
             found = [n for n in self.nodes if type(n) in matching] if matching else []
             self._by_type[key] = found
         return found
+
+    def names(self, value: str) -> list[cst.Name]:
+        """Every ``Name`` node spelling ``value``, in source order (grouped once per module, so that a question
+        asked per kernel does not scan the whole module per kernel)."""
+        if self._names is None:
+            grouped: dict[str, list[cst.Name]] = {}
+            for node in self.of_type(cst.Name):
+                grouped.setdefault(node.value, []).append(node)
+            self._names = grouped
+        return self._names.get(value, [])
 
     def order(self, node: cst.CSTNode) -> int:
         """Position of ``node`` in the walk (smaller is earlier in the source)."""
