@@ -208,7 +208,7 @@ class LaunchNumWarps(Rule):
 
     def _is_launch_or_config(self, node: cst.Call) -> bool:
         """Any ``something[grid](...)`` call counts as a launch: kernels also arrive as parameters or attributes."""
-        if isinstance(node.func, cst.Subscript):
+        if type(node.func) is cst.Subscript:
             return True
         return self.facts.qualname(node.func) == "triton.Config"
 
@@ -222,30 +222,30 @@ class LaunchNumWarps(Rule):
 
     def _check_kwargs_dict(self, call: cst.Call, value: cst.BaseExpression) -> None:
         for candidate in self._dict_values(call, value):
-            if isinstance(candidate, cst.Dict):
+            if type(candidate) is cst.Dict:
                 elements = list(candidate.elements)
                 for index, element in enumerate(elements):
                     key = getattr(element, "key", None)
-                    if isinstance(key, cst.SimpleString) and key.evaluated_value in _IGNORED:
+                    if type(key) is cst.SimpleString and key.evaluated_value in _IGNORED:
                         self._report_argument(element, elements, index, key.evaluated_value)
-            elif isinstance(candidate, cst.Call) and isinstance(candidate.func, cst.Name) and candidate.func.value == "dict":
+            elif type(candidate) is cst.Call and type(candidate.func) is cst.Name and candidate.func.value == "dict":
                 for index, arg in enumerate(candidate.args):
                     if arg.keyword is not None and arg.keyword.value in _IGNORED:
                         self._report_argument(arg, candidate.args, index, arg.keyword.value)
 
     def _dict_values(self, call: cst.Call, value: cst.BaseExpression) -> list:
-        if not isinstance(value, cst.Name):
+        if type(value) is not cst.Name:
             return [value]
         scope = next(
-            (a for a in self.context.index.ancestors(call) if isinstance(a, (cst.FunctionDef, cst.Module))), None
+            (a for a in self.context.index.ancestors(call) if type(a) in (cst.FunctionDef, cst.Module)), None
         )
         if scope is None:
             return []
         found = []
-        nodes = self.context.index.subtree(scope) if isinstance(scope, cst.FunctionDef) else self.context.index.nodes
+        nodes = self.context.index.subtree(scope) if type(scope) is cst.FunctionDef else self.context.index.nodes
         for node in nodes:
-            if isinstance(node, cst.Assign) and any(
-                isinstance(t.target, cst.Name) and t.target.value == value.value for t in node.targets
+            if type(node) is cst.Assign and any(
+                type(t.target) is cst.Name and t.target.value == value.value for t in node.targets
             ):
                 found.append(node.value)
         return found
@@ -270,7 +270,7 @@ def _passes_simt(call: cst.Call) -> bool:
     return any(
         arg.keyword is not None
         and arg.keyword.value == "force_simt_only"
-        and isinstance(arg.value, cst.Name)
+        and type(arg.value) is cst.Name
         and arg.value.value == "True"
         for arg in call.args
     )

@@ -266,7 +266,7 @@ class ConstexprTo(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "to" and node.args):
+        if not (type(func) is cst.Attribute and func.attr.value == "to" and node.args):
             return
         kernel = self.facts.enclosing_kernel(node)
         if kernel is None:

@@ -183,12 +183,12 @@ class BlockPtrInt64Offsets(Rule):
 
 def _elements(analysis, value: cst.BaseExpression | None) -> list[cst.BaseExpression]:
     """The elements of a tuple argument, also when it is a name bound to a tuple literal."""
-    if isinstance(value, (cst.Tuple, cst.List)):
+    if type(value) in (cst.Tuple, cst.List):
         return [e.value for e in value.elements]
-    if isinstance(value, cst.Name):
+    if type(value) is cst.Name:
         found = []
         for definition in analysis.definitions(value):
-            if definition.kind == "assign" and isinstance(definition.value, (cst.Tuple, cst.List)):
+            if definition.kind == "assign" and type(definition.value) in (cst.Tuple, cst.List):
                 found.extend(e.value for e in definition.value.elements)
         return found
     return []

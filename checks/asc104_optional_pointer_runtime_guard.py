@@ -367,11 +367,11 @@ class OptionalPointerRuntimeGuard(Rule):
 
     def _dereferences(self, analysis, read: cst.Name) -> bool:
         parent = analysis.index.parent(read)
-        if isinstance(parent, cst.BinaryOperation) and not isinstance(parent.operator, (cst.BitAnd, cst.BitOr)):
+        if type(parent) is cst.BinaryOperation and type(parent.operator) not in (cst.BitAnd, cst.BitOr):
             return True
-        if isinstance(parent, cst.Arg):
+        if type(parent) is cst.Arg:
             call = analysis.index.parent(parent)
-            if not isinstance(call, cst.Call):
+            if type(call) is not cst.Call:
                 return False
             name = self.facts.qualname(call.func) or ""
             if name in _DEREFERENCES or name.startswith("tl.atomic_"):
@@ -387,7 +387,7 @@ class OptionalPointerRuntimeGuard(Rule):
         for ancestor in analysis.index.ancestors(read):
             if ancestor is analysis.kernel.node:
                 break
-            if isinstance(ancestor, (cst.If, cst.IfExp)) and child is not ancestor.test:
+            if type(ancestor) in (cst.If, cst.IfExp) and child is not ancestor.test:
                 in_body = child is ancestor.body
                 if analysis.is_constexpr(ancestor.test):
                     value = _when_absent(analysis, ancestor.test, pointer, flags, 0)
@@ -408,7 +408,7 @@ class OptionalPointerRuntimeGuard(Rule):
 
 def _mentions(test: cst.BaseExpression, names: set[str]) -> bool:
     """Whether a condition reads any of ``names``."""
-    return any(isinstance(node, cst.Name) and node.value in names for node in _walk(test))
+    return any(type(node) is cst.Name and node.value in names for node in _walk(test))
 
 
 def _walk(node: cst.CSTNode):
@@ -421,18 +421,18 @@ def _optional_pointers(facts, kernel, analysis) -> dict[str, dict[str, bool]]:
     """Optional pointer parameters -> their heuristics flags (flag name -> True when the flag means "present")."""
     found: dict[str, dict[str, bool]] = {}
     for name, default in kernel.defaults.items():
-        if isinstance(default, cst.Name) and default.value == "None":
+        if type(default) is cst.Name and default.value == "None":
             found.setdefault(name, {})
     if kernel.heuristics is not None:
         values = argument(kernel.heuristics, 0, "values")
-        for element in values.elements if isinstance(values, cst.Dict) else ():
-            if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
+        for element in values.elements if type(values) is cst.Dict else ():
+            if type(element) is not cst.DictElement or type(element.key) is not cst.SimpleString:
                 continue
             tested = _lambda_none_test(element.value)
             if tested is not None and tested[0] in kernel.params:
                 found.setdefault(tested[0], {})[element.key.evaluated_value] = tested[1]
     for node in analysis.nodes:
-        if isinstance(node, cst.Comparison):
+        if type(node) is cst.Comparison:
             tested = _none_test(node)
             if tested is not None and tested[0] in kernel.params and _in_condition(analysis, node):
                 found.setdefault(tested[0], {})
@@ -441,52 +441,52 @@ def _optional_pointers(facts, kernel, analysis) -> dict[str, dict[str, bool]]:
 
 def _lambda_none_test(value) -> tuple[str, bool] | None:
     """`lambda args: args["h0"] is not None` -> ("h0", True)."""
-    if not isinstance(value, cst.Lambda) or not isinstance(value.body, cst.Comparison):
+    if type(value) is not cst.Lambda or type(value.body) is not cst.Comparison:
         return None
     comparison = value.body
     if len(comparison.comparisons) != 1 or not _is_none(comparison.comparisons[0].comparator):
         return None
     subject = comparison.left
     key = None
-    if isinstance(subject, cst.Subscript) and len(subject.slice) == 1:
+    if type(subject) is cst.Subscript and len(subject.slice) == 1:
         index = subject.slice[0].slice
-        if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+        if type(index) is cst.Index and type(index.value) is cst.SimpleString:
             key = index.value.evaluated_value
     elif (
-        isinstance(subject, cst.Call)
-        and isinstance(subject.func, cst.Attribute)
+        type(subject) is cst.Call
+        and type(subject.func) is cst.Attribute
         and subject.func.attr.value == "get"
         and subject.args
-        and isinstance(subject.args[0].value, cst.SimpleString)
+        and type(subject.args[0].value) is cst.SimpleString
     ):
         key = subject.args[0].value.evaluated_value
     operator = comparison.comparisons[0].operator
-    if key is None or not isinstance(operator, (cst.Is, cst.IsNot)):
+    if key is None or type(operator) not in (cst.Is, cst.IsNot):
         return None
-    return key, isinstance(operator, cst.IsNot)
+    return key, type(operator) is cst.IsNot
 
 
 def _none_test(node: cst.Comparison) -> tuple[str, bool] | None:
     """`ptr is not None` -> ("ptr", True); `ptr is None` -> ("ptr", False)."""
-    if len(node.comparisons) != 1 or not isinstance(node.left, cst.Name):
+    if len(node.comparisons) != 1 or type(node.left) is not cst.Name:
         return None
     comparison = node.comparisons[0]
-    if not _is_none(comparison.comparator) or not isinstance(comparison.operator, (cst.Is, cst.IsNot)):
+    if not _is_none(comparison.comparator) or type(comparison.operator) not in (cst.Is, cst.IsNot):
         return None
-    return node.left.value, isinstance(comparison.operator, cst.IsNot)
+    return node.left.value, type(comparison.operator) is cst.IsNot
 
 
 def _is_none(node) -> bool:
-    return isinstance(node, cst.Name) and node.value == "None"
+    return type(node) is cst.Name and node.value == "None"
 
 
 def _in_condition(analysis, node) -> bool:
     child = node
     for ancestor in analysis.index.ancestors(node):
-        if isinstance(ancestor, (cst.If, cst.IfExp, cst.While)) and child is ancestor.test:
+        if type(ancestor) in (cst.If, cst.IfExp, cst.While) and child is ancestor.test:
             return True
         if isinstance(ancestor, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
-            return isinstance(ancestor, cst.Assign)  # `USE_H0 = h0 is not None` names the test for later
+            return type(ancestor) is cst.Assign  # `USE_H0 = h0 is not None` names the test for later
         child = ancestor
     return False
 
@@ -495,22 +495,22 @@ def _when_absent(analysis, test, pointer: str, flags: dict[str, bool], depth: in
     """The value of a compile-time condition when ``pointer`` is None, or None when it does not follow."""
     if depth > 8:
         return None
-    if isinstance(test, cst.Comparison):
+    if type(test) is cst.Comparison:
         tested = _none_test(test)
         if tested is not None and tested[0] == pointer:
             return not tested[1]
         return None
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         inner = _when_absent(analysis, test.expression, pointer, flags, depth + 1)
         return None if inner is None else not inner
-    if isinstance(test, cst.BooleanOperation):
+    if type(test) is cst.BooleanOperation:
         left = _when_absent(analysis, test.left, pointer, flags, depth + 1)
         right = _when_absent(analysis, test.right, pointer, flags, depth + 1)
-        decisive = isinstance(test.operator, cst.Or)  # `or` is decided by a True operand, `and` by a False one
+        decisive = type(test.operator) is cst.Or  # `or` is decided by a True operand, `and` by a False one
         if left is decisive or right is decisive:
             return decisive
         return (not decisive) if left is not None and right is not None else None
-    if isinstance(test, cst.Name):
+    if type(test) is cst.Name:
         if test.value in flags:
             return not flags[test.value]
         values = {

@@ -591,32 +591,32 @@ def _opts_into_block_clamping(index) -> bool:
     """The module itself sets `TRITON_ALL_BLOCKS_PARALLEL` (not to "0"): large grids are a deliberate choice there,
     the launcher clamps them to the physical cores instead of refusing them."""
     for node in index.of_type(cst.Call, cst.Assign):
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             func = node.func
-            named = isinstance(func, cst.Attribute) and func.attr.value in ("setdefault", "putenv")
+            named = type(func) is cst.Attribute and func.attr.value in ("setdefault", "putenv")
             values = [a.value for a in node.args]
             if named and len(values) == 2 and _is_switch_name(values[0]) and not _is_zero(values[1]):
                 return True
         else:
             targets = [t.target for t in node.targets]
-            names_switch = any(isinstance(t, cst.Subscript) and _subscript_names_switch(t) for t in targets)
+            names_switch = any(type(t) is cst.Subscript and _subscript_names_switch(t) for t in targets)
             if names_switch and not _is_zero(node.value):
                 return True
     return False
 
 
 def _subscript_names_switch(target: cst.Subscript) -> bool:
-    return len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index) and _is_switch_name(
+    return len(target.slice) == 1 and type(target.slice[0].slice) is cst.Index and _is_switch_name(
         target.slice[0].slice.value
     )
 
 
 def _is_switch_name(node) -> bool:
-    return isinstance(node, cst.SimpleString) and node.evaluated_value == "TRITON_ALL_BLOCKS_PARALLEL"
+    return type(node) is cst.SimpleString and node.evaluated_value == "TRITON_ALL_BLOCKS_PARALLEL"
 
 
 def _is_zero(node) -> bool:
-    return isinstance(node, cst.SimpleString) and node.evaluated_value == "0"
+    return type(node) is cst.SimpleString and node.evaluated_value == "0"
 
 
 def _unbounded_reason(grid: LaunchGrid, code) -> str | None:
@@ -644,7 +644,7 @@ def _spelled(grid: LaunchGrid, factor, code) -> str:
     """The grid axis holding ``factor`` as written at the launch, and what it resolves to when that differs
     (`` `T` (`x.view(-1, D).shape[0]`) ``)."""
     resolved = _text(code, factor.expr)
-    elements = grid.expr.elements if isinstance(grid.expr, (cst.Tuple, cst.List)) else [grid.expr]
+    elements = grid.expr.elements if type(grid.expr) in (cst.Tuple, cst.List) else [grid.expr]
     for axis, element in zip(grid.axes, elements):
         if any(f is factor for f in axis):
             written = _text(code, element.value if isinstance(element, cst.BaseElement) else element)

@@ -313,8 +313,8 @@ def _products(expr: cst.BaseExpression) -> list[cst.BinaryOperation]:
     found, stack = [], [expr]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.BinaryOperation):
-            if isinstance(node.operator, cst.Multiply):
+        if type(node) is cst.BinaryOperation:
+            if type(node.operator) is cst.Multiply:
                 found.append(node)
             elif isinstance(node.operator, _SUM):
                 stack += [node.right, node.left]
@@ -326,7 +326,7 @@ def _factors(product: cst.BaseExpression) -> list[cst.BaseExpression]:
     found, stack = [], [product]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+        if type(node) is cst.BinaryOperation and type(node.operator) is cst.Multiply:
             stack += [node.right, node.left]
         else:
             found.append(node)
@@ -357,7 +357,7 @@ def _widening_targets(analysis, product: cst.BinaryOperation) -> list[cst.BaseEx
     """The factor to cast in ``product``: its first runtime factor, or, when that factor is itself a sum that can
     wrap in int32, the first runtime factors of the products inside it."""
     first = _runtime_factor(analysis, product)
-    if isinstance(first, cst.BinaryOperation) and analysis.can_wrap(first):
+    if type(first) is cst.BinaryOperation and analysis.can_wrap(first):
         inner = [p for p in _products(first) if _runtime_factor(analysis, p) is not None]
         if inner:
             return [target for p in inner for target in _widening_targets(analysis, p)]
@@ -371,9 +371,8 @@ def _widened(module, analysis, value, products, tl: str, dtype, parent) -> str:
         inner = module.code_for_node(first.with_changes(lpar=[], rpar=[]) if getattr(first, "lpar", None) else first)
         replacements[id(first)] = cst.parse_expression(f"{tl}.cast({inner}, {dtype_code})")
     new_value = value.visit(_Replace(replacements))
-    keep_parens = isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.Attribute, cst.Subscript,
-                                      cst.Await, cst.Call))
-    if isinstance(new_value, cst.BinaryOperation):
+    keep_parens = type(parent) in (cst.BinaryOperation, cst.UnaryOperation, cst.Attribute, cst.Subscript, cst.Await, cst.Call)
+    if type(new_value) is cst.BinaryOperation:
         if keep_parens and not new_value.lpar:
             new_value = new_value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         elif not keep_parens:

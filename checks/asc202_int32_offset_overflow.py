@@ -377,7 +377,7 @@ class Int32OffsetOverflow(Rule):
             wrapping = [n for n in nodes if _is_product(n) and self._wraps(analysis, n, everything)]
             if not wrapping:
                 continue
-            local = set(map(id, analysis.offset_nodes(offsets, stop=lambda n: isinstance(n, cst.Name))))
+            local = set(map(id, analysis.offset_nodes(offsets, stop=lambda n: type(n) is cst.Name)))
             wrapping.sort(key=lambda product: id(product) not in local)  # show a product written here first
             key = _index_key(analysis, _first_index_leaf(analysis, wrapping[0]))
             groups.setdefault(key, []).append((pointer_expression, wrapping))
@@ -426,9 +426,9 @@ class Int32OffsetOverflow(Rule):
 def _index_key(analysis, leaf) -> object:
     """What identifies an unwidened index: the definitions that reach a name (through `rows[:, None]`), or the
     node itself."""
-    while isinstance(leaf, cst.Subscript):
+    while type(leaf) is cst.Subscript:
         leaf = leaf.value
-    if isinstance(leaf, cst.Name):
+    if type(leaf) is cst.Name:
         return (leaf.value, frozenset(id(d) for d in analysis.definitions(leaf)))
     return id(leaf)
 
@@ -441,14 +441,14 @@ def _per_row_scalars(analysis, offsets) -> bool:
 
 
 def _pointer_name(expression) -> str | None:
-    node = expression.target if isinstance(expression, cst.AugAssign) else expression
-    while isinstance(node, cst.BinaryOperation):
+    node = expression.target if type(expression) is cst.AugAssign else expression
+    while type(node) is cst.BinaryOperation:
         node = node.left
-    return node.value if isinstance(node, cst.Name) else None
+    return node.value if type(node) is cst.Name else None
 
 
 def _is_product(node) -> bool:
-    return isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply)
+    return type(node) is cst.BinaryOperation and type(node.operator) is cst.Multiply
 
 
 def _factors(product: cst.BaseExpression) -> list[cst.BaseExpression]:
@@ -459,7 +459,7 @@ def _factors(product: cst.BaseExpression) -> list[cst.BaseExpression]:
 
 def _widened_where_defined(analysis, leaf, wrapping_ids: set[int], memo: dict[int, bool]) -> bool:
     """A name whose every definition computes a wrapping product: the fix there widens the name too."""
-    if not isinstance(leaf, cst.Name):
+    if type(leaf) is not cst.Name:
         return False
     definitions = analysis.definitions(leaf)
     for definition in definitions:
@@ -478,18 +478,18 @@ def _arithmetic(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
     while stack:
         node = stack.pop()
         found.append(node)
-        if isinstance(node, cst.BinaryOperation):
+        if type(node) is cst.BinaryOperation:
             stack += [node.left, node.right]
-        elif isinstance(node, cst.UnaryOperation):
+        elif type(node) is cst.UnaryOperation:
             stack.append(node.expression)
     return found
 
 
 def _first_index_leaf(analysis, expr: cst.BaseExpression) -> cst.BaseExpression:
     """The first operand, in evaluation order, that carries the runtime index (through parentheses and sums)."""
-    while isinstance(expr, cst.BinaryOperation):
+    while type(expr) is cst.BinaryOperation:
         expr = expr.left if analysis.is_runtime_index(expr.left) else expr.right
-    if isinstance(expr, cst.UnaryOperation) and analysis.is_runtime_index(expr.expression):
+    if type(expr) is cst.UnaryOperation and analysis.is_runtime_index(expr.expression):
         return _first_index_leaf(analysis, expr.expression)
     return expr
 

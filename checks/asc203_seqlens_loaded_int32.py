@@ -294,14 +294,14 @@ class SeqlensLoadedInt32(Rule):
 
 
 def _is_product(node) -> bool:
-    return isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply)
+    return type(node) is cst.BinaryOperation and type(node.operator) is cst.Multiply
 
 
 def _pointer_name(expression) -> str | None:
-    node = expression.target if isinstance(expression, cst.AugAssign) else expression
-    while isinstance(node, cst.BinaryOperation):
+    node = expression.target if type(expression) is cst.AugAssign else expression
+    while type(node) is cst.BinaryOperation:
         node = node.left
-    return node.value if isinstance(node, cst.Name) else None
+    return node.value if type(node) is cst.Name else None
 
 
 def _bound_names(analysis, call: cst.Call) -> list[str]:
@@ -342,13 +342,13 @@ def _is_token_offset(analysis, call: cst.Call) -> bool:
     reads = [read for name in names for read in analysis.reads.get(name, ()) if _reads_binding(analysis, read, call)]
     for read in reads:
         parent = analysis.index.parent(read)
-        while isinstance(parent, cst.Subscript):
+        while type(parent) is cst.Subscript:
             parent = analysis.index.parent(parent)
-        if isinstance(parent, cst.BinaryOperation):
+        if type(parent) is cst.BinaryOperation:
             other = parent.right if parent.left is read else parent.left
-            if isinstance(parent.operator, cst.Subtract) and analysis.is_loaded(other):
+            if type(parent.operator) is cst.Subtract and analysis.is_loaded(other):
                 return True
-            if isinstance(parent.operator, cst.Multiply) and not analysis.is_compile_time(other):
+            if type(parent.operator) is cst.Multiply and not analysis.is_compile_time(other):
                 return True
     return table is not None and bool(_OFFSET_TABLE.search(table))
 
@@ -358,10 +358,10 @@ def _loaded_table(analysis, call: cst.Call) -> str | None:
     for _ in range(4):
         if analysis.facts.is_call_to(operand, "tl.load") and operand.args:
             return _pointer_name(operand.args[0].value)
-        cast = analysis.cast_target(operand) if isinstance(operand, cst.Call) else None
+        cast = analysis.cast_target(operand) if type(operand) is cst.Call else None
         if cast is not None:
             operand = cast[0]
-        elif isinstance(operand, cst.Name):
+        elif type(operand) is cst.Name:
             values = [d.value for d in analysis.definitions(operand) if d.kind == "assign"]
             if len(values) != 1 or values[0] is None:
                 return None
@@ -384,9 +384,9 @@ def _reads_in_pointers(analysis, call: cst.Call, pointers) -> list[cst.Name]:
         stack = [pointer]
         while stack:
             node = stack.pop()
-            if isinstance(node, cst.Name) and node.value in names and _reads_binding(analysis, node, call):
+            if type(node) is cst.Name and node.value in names and _reads_binding(analysis, node, call):
                 found[id(node)] = node
-            elif not isinstance(node, cst.Call):
+            elif type(node) is not cst.Call:
                 stack.extend(node.children)
     return list(found.values())
 
@@ -396,7 +396,7 @@ def _lengths_computed_from(analysis, call: cst.Call) -> list[cst.BinaryOperation
     int64 too, and a length belongs in int32 (it sizes tiles, loops and block pointer shapes)."""
     found = []
     for node in analysis.nodes:
-        named = isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name)
+        named = type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name
         if not named:
             continue
         value = node.value
@@ -423,19 +423,19 @@ def _block_offset_sources(analysis) -> set[int]:
         seen.add(id(node))
         if _is_length(analysis, node):
             continue
-        if isinstance(node, (cst.Tuple, cst.List)):
+        if type(node) in (cst.Tuple, cst.List):
             stack += [element.value for element in node.elements]
-        elif isinstance(node, cst.BinaryOperation):
+        elif type(node) is cst.BinaryOperation:
             stack += [node.left, node.right]
-        elif isinstance(node, cst.UnaryOperation):
+        elif type(node) is cst.UnaryOperation:
             stack.append(node.expression)
-        elif isinstance(node, cst.Subscript):
+        elif type(node) is cst.Subscript:
             stack.append(node.value)
-        elif isinstance(node, cst.IfExp):
+        elif type(node) is cst.IfExp:
             stack += [node.body, node.orelse]
-        elif isinstance(node, cst.Call) and analysis.cast_target(node) is None:
+        elif type(node) is cst.Call and analysis.cast_target(node) is None:
             stack += [a.value for a in node.args]
-        elif isinstance(node, cst.Name):
+        elif type(node) is cst.Name:
             for definition in analysis.definitions(node):
                 if definition.kind in ("assign", "augmented", "loop"):
                     stack.append(definition.value)
@@ -447,8 +447,8 @@ def _block_offset_sources(analysis) -> set[int]:
 def _is_length(analysis, node) -> bool:
     """`eos - bos` of two loaded positions is a length: it fits 32 bits whatever the positions are."""
     return (
-        isinstance(node, cst.BinaryOperation)
-        and isinstance(node.operator, cst.Subtract)
+        type(node) is cst.BinaryOperation
+        and type(node.operator) is cst.Subtract
         and analysis.is_loaded(node.left)
         and analysis.is_loaded(node.right)
     )
@@ -456,7 +456,7 @@ def _is_length(analysis, node) -> bool:
 
 def _narrowed_load(analysis, node) -> bool:
     """A narrowing cast of a value that is itself loaded (not of arithmetic such as `eos - bos`)."""
-    if not isinstance(node, cst.Call) or not analysis.is_narrowing_cast(node):
+    if type(node) is not cst.Call or not analysis.is_narrowing_cast(node):
         return False
     return _loaded(analysis, analysis.cast_target(node)[0], 0)
 
@@ -464,9 +464,9 @@ def _narrowed_load(analysis, node) -> bool:
 def _loaded(analysis, value: cst.BaseExpression, depth: int) -> bool:
     if analysis.facts.is_call_to(value, "tl.load"):
         return True
-    if isinstance(value, cst.Call) and analysis.cast_target(value) is not None and depth < 4:
+    if type(value) is cst.Call and analysis.cast_target(value) is not None and depth < 4:
         return _loaded(analysis, analysis.cast_target(value)[0], depth + 1)
-    if isinstance(value, cst.Name) and depth < 4:
+    if type(value) is cst.Name and depth < 4:
         definitions = analysis.definitions(value)
         return bool(definitions) and all(
             d.kind == "assign" and d.value is not None and _loaded(analysis, d.value, depth + 1) for d in definitions

@@ -139,24 +139,24 @@ class TaskLoopPointerAccumulation(Rule):
 
     def _is_task_loop(self, analysis, loop: cst.For) -> bool:
         call = loop.iter
-        if not isinstance(call, cst.Call):
+        if type(call) is not cst.Call:
             return False
-        name = self.facts.qualname(call.func) or (call.func.value if isinstance(call.func, cst.Name) else "")
+        name = self.facts.qualname(call.func) or (call.func.value if type(call.func) is cst.Name else "")
         positional = [a.value for a in call.args if a.keyword is None]
         if name not in _TASK_LOOPS or len(positional) != 3:
             return False
         start, _, step = positional
-        return analysis.derives_from_program_id(start) and not (isinstance(step, cst.Integer) and step.value == "1")
+        return analysis.derives_from_program_id(start) and not (type(step) is cst.Integer and step.value == "1")
 
 
 def _advanced_pointer(node) -> cst.Name | None:
     """The pointer name of `p += off` / `p -= off` / `p = p + off`, as the read that sees its earlier value."""
-    if isinstance(node, cst.AugAssign) and isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
-        return node.target if isinstance(node.target, cst.Name) else None
-    if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+    if type(node) is cst.AugAssign and type(node.operator) in (cst.AddAssign, cst.SubtractAssign):
+        return node.target if type(node.target) is cst.Name else None
+    if type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
         value = node.value
-        while isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Add, cst.Subtract)):
+        while type(value) is cst.BinaryOperation and type(value.operator) in (cst.Add, cst.Subtract):
             value = value.left
-        if isinstance(value, cst.Name) and value.value == node.targets[0].target.value and value is not node.value:
+        if type(value) is cst.Name and value.value == node.targets[0].target.value and value is not node.value:
             return value
     return None

@@ -281,7 +281,7 @@ class DotLhsReuse(Rule):
         for call in analysis.nodes:
             if self.facts.is_call_to(call, "tl.dot"):
                 lhs = argument(call, 0, "input")
-                if isinstance(lhs, cst.Name):
+                if type(lhs) is cst.Name:
                     dots.append((call, lhs))
         if not dots:
             return
@@ -298,7 +298,7 @@ class DotLhsReuse(Rule):
         """A read that sees the clobbered tile: not metadata, not another operand of the same dot (the dot's own
         left operand read again on the next loop iteration does count)."""
         parent = analysis.index.parent(read)
-        if isinstance(parent, cst.Attribute) and parent.value is read and parent.attr.value in _METADATA_ATTRIBUTES:
+        if type(parent) is cst.Attribute and parent.value is read and parent.attr.value in _METADATA_ATTRIBUTES:
             return False
         return not any(a is dot for a in analysis.index.ancestors(read))
 
@@ -317,7 +317,7 @@ class DotLhsReuse(Rule):
         first = min(reads, key=analysis.index.order)
         line = self.context.locator.span(first)[0].row
         message = self.message.format(name=lhs.value, line=line)
-        line_node = next((a for a in analysis.index.ancestors(call) if isinstance(a, cst.SimpleStatementLine)), None)
+        line_node = next((a for a in analysis.index.ancestors(call) if type(a) is cst.SimpleStatementLine), None)
         statement = analysis.statement_of(call)
         if line_node is None or not isinstance(statement, cst.BaseSmallStatement):
             self.report(call, message)
@@ -394,11 +394,11 @@ def _volatile_reload(analysis, lhs: cst.Name) -> str | None:
     if len(loads) != 1 or any(a.star for a in loads[0].args):
         return None
     for node in nodes:
-        if isinstance(node, cst.Call) and node is not loads[0] and not _repeatable(analysis, node):
+        if type(node) is cst.Call and node is not loads[0] and not _repeatable(analysis, node):
             return None
     load_loops = analysis.enclosing_loops(definitions[0].statement)
     for node in nodes:
-        if isinstance(node, cst.Name) and analysis.is_read(node) and not _unchanged_after(analysis, node, load_loops):
+        if type(node) is cst.Name and analysis.is_read(node) and not _unchanged_after(analysis, node, load_loops):
             return None
     load = loads[0]
     if not all(_plain(analysis, arg.value) for arg in load.args):
@@ -419,18 +419,18 @@ def _plain(analysis, expr: cst.BaseExpression) -> bool:
     of compile-time constants (`p_q`, `q + offs`, `mask=offs < BT * BT`, `boundary_check=(0, 1)`). Runtime
     products are left alone: repeating offset arithmetic would repeat whatever is wrong with it (an int32
     product that can wrap, say) in a second place."""
-    if isinstance(expr, (cst.Name, cst.Integer, cst.Float, cst.SimpleString)):
+    if type(expr) in (cst.Name, cst.Integer, cst.Float, cst.SimpleString):
         return True
-    if isinstance(expr, cst.Attribute):
+    if type(expr) is cst.Attribute:
         return _plain(analysis, expr.value)
-    if isinstance(expr, cst.UnaryOperation):
-        return isinstance(expr.operator, (cst.Minus, cst.Not, cst.BitInvert)) and _plain(analysis, expr.expression)
-    if isinstance(expr, (cst.Tuple, cst.List)):
+    if type(expr) is cst.UnaryOperation:
+        return type(expr.operator) in (cst.Minus, cst.Not, cst.BitInvert) and _plain(analysis, expr.expression)
+    if type(expr) in (cst.Tuple, cst.List):
         return all(_plain(analysis, e.value) for e in expr.elements)
-    if isinstance(expr, cst.Comparison):
+    if type(expr) is cst.Comparison:
         return _plain(analysis, expr.left) and all(_plain(analysis, c.comparator) for c in expr.comparisons)
-    if isinstance(expr, cst.BinaryOperation):
-        if isinstance(expr.operator, (cst.Add, cst.Subtract, cst.BitAnd, cst.BitOr)):
+    if type(expr) is cst.BinaryOperation:
+        if type(expr.operator) in (cst.Add, cst.Subtract, cst.BitAnd, cst.BitOr):
             return _plain(analysis, expr.left) and _plain(analysis, expr.right)
         return analysis.is_constexpr(expr)
     return False

@@ -341,7 +341,7 @@ class RuntimeDualDmaPath(Rule):
         the compile-time choices (``if TAIL_MODE == 0``, ``if is_tail_chunk`` set per mode) that select it."""
         paths: dict[str, list[tuple[str, dict]]] = {}
         for node in nodes:
-            if not isinstance(node, cst.Call):
+            if type(node) is not cst.Call:
                 continue
             op = self.facts.qualname(node.func)
             if op not in _MASK_POSITION:
@@ -369,7 +369,7 @@ class RuntimeDualDmaPath(Rule):
         for ancestor in self.context.index.ancestors(node):
             if ancestor is outer:
                 break
-            if isinstance(ancestor, cst.If) and child is not ancestor.test and _folds_per_mode(analysis, ancestor.test):
+            if type(ancestor) is cst.If and child is not ancestor.test and _folds_per_mode(analysis, ancestor.test):
                 key = " ".join(self.context.module.code_for_node(ancestor.test).split())
                 modes[key] = "body" if child is ancestor.body else "orelse"
             child = ancestor
@@ -402,13 +402,13 @@ def _folds_per_mode(analysis: KernelAnalysis, test: cst.BaseExpression) -> bool:
     (``if TAIL_MODE == 0: is_tail = False`` ... ``else: is_tail = t0 + BT > T``)."""
     if analysis.is_compile_time(test):
         return True
-    if isinstance(test, cst.Name):
+    if type(test) is cst.Name:
         return _set_per_mode(analysis, test)
-    if isinstance(test, cst.UnaryOperation):
+    if type(test) is cst.UnaryOperation:
         return _folds_per_mode(analysis, test.expression)
-    if isinstance(test, cst.BooleanOperation):
+    if type(test) is cst.BooleanOperation:
         return _folds_per_mode(analysis, test.left) and _folds_per_mode(analysis, test.right)
-    if isinstance(test, cst.Comparison):
+    if type(test) is cst.Comparison:
         return all(_folds_per_mode(analysis, part) for part in (test.left, *(c.comparator for c in test.comparisons)))
     return False
 
@@ -428,7 +428,7 @@ def _in_compile_time_branch(analysis: KernelAnalysis, statement: cst.CSTNode) ->
     for ancestor in analysis.index.ancestors(statement):
         if ancestor is analysis.kernel.node:
             return False
-        if isinstance(ancestor, cst.If) and child is not ancestor.test and analysis.is_compile_time(ancestor.test):
+        if type(ancestor) is cst.If and child is not ancestor.test and analysis.is_compile_time(ancestor.test):
             return True
         child = ancestor
     return False
@@ -438,7 +438,7 @@ def _roots(analysis: KernelAnalysis, expr, depth: int = 0) -> set[str]:
     """Pointer parameters an address expression is built from (through local names and arithmetic)."""
     if expr is None or depth > _DEPTH:
         return set()
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         if analysis.is_param(expr.value):
             return {expr.value} if expr.value in analysis.pointer_params else set()
         found: set[str] = set()
@@ -446,9 +446,9 @@ def _roots(analysis: KernelAnalysis, expr, depth: int = 0) -> set[str]:
             if isinstance(value, cst.BaseExpression):
                 found |= _roots(analysis, value, depth + 1)
         return found
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
+    if type(expr) is cst.BinaryOperation and type(expr.operator) in (cst.Add, cst.Subtract):
         return _roots(analysis, expr.left, depth + 1) | _roots(analysis, expr.right, depth + 1)
-    if isinstance(expr, cst.Call) and expr.args and _passes_pointer_through(analysis, expr):
+    if type(expr) is cst.Call and expr.args and _passes_pointer_through(analysis, expr):
         return _roots(analysis, expr.args[0].value, depth + 1)
     return set()
 
@@ -457,6 +457,6 @@ def _passes_pointer_through(analysis: KernelAnalysis, call: cst.Call) -> bool:
     """A jit helper taking the base pointer first (``tile_ptr(x_base, ...)``) or a hint such as ``tl.multiple_of``;
     a loaded index (``tl.load(idx_ptr + i)``) is data, not the address's base."""
     func = call.func
-    if isinstance(func, cst.Name) and func.value in analysis.facts.kernels:
+    if type(func) is cst.Name and func.value in analysis.facts.kernels:
         return True
     return analysis.facts.qualname(func) in _POINTER_HINTS

@@ -499,7 +499,7 @@ class BlockPtrNoBoundaryCheck(Rule):
         for ancestor in index.ancestors(node):
             if ancestor is kernel.node:
                 return False
-            if isinstance(ancestor, cst.If) and child is not ancestor.test and ancestor.orelse is not None:
+            if type(ancestor) is cst.If and child is not ancestor.test and ancestor.orelse is not None:
                 if analysis.is_compile_time(ancestor.test):
                     nodes = index.subtree(ancestor)
                     split = index.order(ancestor.orelse) - index.order(ancestor)
@@ -511,7 +511,7 @@ class BlockPtrNoBoundaryCheck(Rule):
 
     def _checked_access(self, branch: list, resolver, origins: list[cst.Call]) -> bool:
         for candidate in branch:
-            if not isinstance(candidate, cst.Call) or self.facts.qualname(candidate.func) not in _MASK_POSITION:
+            if type(candidate) is not cst.Call or self.facts.qualname(candidate.func) not in _MASK_POSITION:
                 continue
             if argument(candidate, 3, "boundary_check") is None:
                 continue
@@ -528,7 +528,7 @@ class BlockPtrNoBoundaryCheck(Rule):
         ``check-model-dimensions`` option: model sizes are multiples of the usual power-of-two blocks."""
         shape, offsets, block_shape = (argument(block, 1, "shape"), argument(block, 3, "offsets"),
                                        argument(block, 4, "block_shape"))
-        parts = [p for p in (shape, offsets, block_shape) if isinstance(p, (cst.Tuple, cst.List))]
+        parts = [p for p in (shape, offsets, block_shape) if type(p) in (cst.Tuple, cst.List)]
         if len(parts) != 3 or len({len(p.elements) for p in parts}) != 1:
             return True
         owner = self.facts.enclosing_kernel(block) or kernel
@@ -547,7 +547,7 @@ class BlockPtrNoBoundaryCheck(Rule):
                 continue
             if _names_divide(guards, extent, size) and all(_is_multiple(analysis, step, size, 0) for step in steps):
                 continue
-            if not model_dimensions and isinstance(extent, cst.Name) and is_model_dimension_name(extent.value):
+            if not model_dimensions and type(extent) is cst.Name and is_model_dimension_name(extent.value):
                 continue
             return True
         return False
@@ -557,39 +557,39 @@ class BlockPtrNoBoundaryCheck(Rule):
         resolver = block_pointer_origins(self.context, kernel)
         moves = []
         for node in self.context.index.subtree(kernel.node):
-            if not isinstance(node, cst.Call) or self.facts.qualname(node.func) != "tl.advance":
+            if type(node) is not cst.Call or self.facts.qualname(node.func) != "tl.advance":
                 continue
             if not any(origin is block for origin in resolver.of(argument(node, 0, "base"))):
                 continue
             offsets = argument(node, 1, "offsets")
-            if not isinstance(offsets, (cst.Tuple, cst.List)):
+            if type(offsets) not in (cst.Tuple, cst.List):
                 return None
             moves.append([element.value for element in offsets.elements])
         return moves
 
 
 def _is_zero(expr) -> bool:
-    return isinstance(expr, cst.Integer) and expr.evaluated_value == 0
+    return type(expr) is cst.Integer and expr.evaluated_value == 0
 
 
 def _names_equal(guards, extent, size) -> bool:
-    return isinstance(extent, cst.Name) and isinstance(size, cst.Name) and guards.is_equal(extent.value, size.value)
+    return type(extent) is cst.Name and type(size) is cst.Name and guards.is_equal(extent.value, size.value)
 
 
 def _names_divide(guards, extent, size) -> bool:
-    return isinstance(extent, cst.Name) and isinstance(size, cst.Name) and guards.is_multiple(extent.value, size.value)
+    return type(extent) is cst.Name and type(size) is cst.Name and guards.is_multiple(extent.value, size.value)
 
 
 def _is_multiple(analysis, expr, size: cst.Name, depth: int) -> bool:
     """``expr`` is a multiple of the block extent ``size``: 0, a product with ``size`` as a factor (``i_t * BT``), or
     a name whose every reaching definition is one (``v_start = i_v * BV``)."""
-    if _is_zero(expr) or (isinstance(expr, cst.Name) and expr.value == size.value):
+    if _is_zero(expr) or (type(expr) is cst.Name and expr.value == size.value):
         return True
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+    if type(expr) is cst.BinaryOperation and type(expr.operator) is cst.Multiply:
         return _is_multiple(analysis, expr.left, size, depth) or _is_multiple(analysis, expr.right, size, depth)
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
+    if type(expr) is cst.BinaryOperation and type(expr.operator) in (cst.Add, cst.Subtract):
         return _is_multiple(analysis, expr.left, size, depth) and _is_multiple(analysis, expr.right, size, depth)
-    if isinstance(expr, cst.Name) and depth < 4:
+    if type(expr) is cst.Name and depth < 4:
         definitions = analysis.definitions(expr)
         return bool(definitions) and all(
             d.kind == "assign" and d.value is not None and _is_multiple(analysis, d.value, size, depth + 1)

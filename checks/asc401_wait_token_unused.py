@@ -207,9 +207,9 @@ def _kept_definitions(dist: DistAnalysis) -> set[int]:
         if token is not None:
             roots.append(token)
     for node in dist.nodes:
-        if isinstance(node, cst.Return) and node.value is not None:
+        if type(node) is cst.Return and node.value is not None:
             roots.append(node.value)
-        elif isinstance(node, cst.Call) and _is_helper_call(dist, node):
+        elif type(node) is cst.Call and _is_helper_call(dist, node):
             roots.extend(arg.value for arg in node.args)
     return {id(d.statement) for root in roots for d in dist.definitions_reaching(root) if d.statement is not None}
 
@@ -229,14 +229,14 @@ def _token_kept(dist: DistAnalysis, wait: cst.Call, kept: set[int]) -> bool:
         if isinstance(parent, _TRANSPARENT):
             child = parent
             continue
-        if isinstance(parent, cst.Call):
+        if type(parent) is cst.Call:
             if dist.qualname_of(parent) == CONSUME_TOKEN:
                 return child is not parent.args[0]
             if _is_helper_call(dist, parent):
                 return True
             child = parent
             continue
-        if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+        if type(parent) in (cst.Assign, cst.AnnAssign, cst.AugAssign):
             return id(parent) in kept
-        return isinstance(parent, (cst.Return, cst.NamedExpr, cst.Lambda))
+        return type(parent) in (cst.Return, cst.NamedExpr, cst.Lambda)
     return False

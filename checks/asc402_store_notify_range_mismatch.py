@@ -277,7 +277,7 @@ class StoreNotifyRangeMismatch(Rule):
             if not dist.has_call(NOTIFY):
                 continue
             for loop in dist.nodes:
-                if not (isinstance(loop, cst.For) and _is_notify_loop(dist, loop)):
+                if not (type(loop) is cst.For and _is_notify_loop(dist, loop)):
                     continue
                 if _is_credit_loop(dist, loop):
                     wait_loop = _wait_loop_before(dist, loop)
@@ -317,7 +317,7 @@ def _is_credit_loop(dist: DistAnalysis, loop: cst.For) -> bool:
 def _wait_loop_before(dist: DistAnalysis, credit_loop: cst.For) -> cst.For | None:
     """The closest earlier sibling loop that waits on the slots this loop hands back (a barrier ends the search)."""
     block = dist.index.parent(credit_loop)
-    if not isinstance(block, cst.IndentedBlock):
+    if type(block) is not cst.IndentedBlock:
         return None
     roots = {dist.pointer_root(call_argument(n, 0, "ptr")) for n in dist.calls_in(credit_loop, {NOTIFY})}
     statements = list(block.body)
@@ -325,7 +325,7 @@ def _wait_loop_before(dist: DistAnalysis, credit_loop: cst.For) -> cst.For | Non
         if any(dist.calls_in(statement, BARRIERS)):
             return None
         waits = [w for w in dist.calls_in(statement, {WAIT}) if not dist_analysis.waits_for_zero(w)]
-        if waits and isinstance(statement, cst.For) and any(
+        if waits and type(statement) is cst.For and any(
             dist.pointer_root(dist_analysis.wait_slot(w)) in roots for w in waits
         ):
             return statement
@@ -341,14 +341,14 @@ def _wait_roles(dist: DistAnalysis, call: cst.Call):
 def _store_loop_before(dist: DistAnalysis, notify_loop: cst.For) -> cst.For | None:
     """The closest earlier sibling loop that stores, unless a barrier, a notify or a bare store comes first."""
     block = dist.index.parent(notify_loop)
-    if not isinstance(block, cst.IndentedBlock):
+    if type(block) is not cst.IndentedBlock:
         return None
     statements = list(block.body)
     for statement in reversed(statements[: statements.index(notify_loop)]):
         if any(dist.calls_in(statement, BARRIERS | {NOTIFY})):
             return None
         if any(dist.calls_in(statement, _STORES)):
-            return statement if isinstance(statement, cst.For) else None
+            return statement if type(statement) is cst.For else None
     return None
 
 
@@ -368,7 +368,7 @@ def _space(dist: DistAnalysis, iterable: cst.BaseExpression) -> tuple[str, str, 
 
 def _roles(dist: DistAnalysis, loop: cst.For, roles_of_call) -> set[str]:
     """What the loop variable selects in the loop's communication calls: the peer ("rank") or the slot ("slot")."""
-    if not isinstance(loop.target, cst.Name):
+    if type(loop.target) is not cst.Name:
         return set()
     variable = {loop.target.value}
     found: set[str] = set()

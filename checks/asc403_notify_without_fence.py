@@ -432,7 +432,7 @@ class _FenceOrder:
         self.recording = True
 
     def run(self, block: cst.BaseSuite, state: bool) -> bool:
-        if isinstance(block, cst.SimpleStatementSuite):
+        if type(block) is cst.SimpleStatementSuite:
             for small in block.body:
                 state = self._expression_effects(small, state)
             return state
@@ -441,11 +441,11 @@ class _FenceOrder:
         return state
 
     def _statement(self, statement: cst.CSTNode, state: bool) -> bool:
-        if isinstance(statement, cst.SimpleStatementLine):
+        if type(statement) is cst.SimpleStatementLine:
             for small in statement.body:
                 state = self._expression_effects(small, state)
             return state
-        if isinstance(statement, cst.If):
+        if type(statement) is cst.If:
             state = self._expression_effects(statement.test, state)
             chosen = _chosen_branch(self.dist, statement.test, self.choices)
             if chosen is True:
@@ -455,8 +455,8 @@ class _FenceOrder:
             taken = self.run(statement.body, state)
             other = self._else(statement.orelse, state)
             return taken or other
-        if isinstance(statement, (cst.For, cst.While)):
-            head = statement.iter if isinstance(statement, cst.For) else statement.test
+        if type(statement) in (cst.For, cst.While):
+            head = statement.iter if type(statement) is cst.For else statement.test
             state = self._expression_effects(head, state)
             entry = state
             for _ in range(2):  # two rounds reach the fixed point of a two-value lattice
@@ -466,21 +466,21 @@ class _FenceOrder:
             if statement.orelse is not None:
                 after = self.run(statement.orelse.body, after)
             return after
-        if isinstance(statement, (cst.With, cst.Try)):
+        if type(statement) in (cst.With, cst.Try):
             return self.run(statement.body, state)
         return state  # nested definitions run elsewhere
 
     def _else(self, orelse, state: bool) -> bool:
         if orelse is None:
             return state
-        if isinstance(orelse, cst.If):
+        if type(orelse) is cst.If:
             return self._statement(orelse, state)
         return self.run(orelse.body, state)
 
     def _expression_effects(self, node: cst.CSTNode, state: bool) -> bool:
         dist = self.dist
         for child in (node, *dist.below(node)):
-            if not isinstance(child, cst.Call):
+            if type(child) is not cst.Call:
                 continue
             name = dist.qualname_of(child) or ""
             if name in _STORES:
@@ -519,7 +519,7 @@ def _constexpr_choices(values, dist: DistAnalysis) -> list[dict[str, bool]]:
     """
     conditions: list[str] = []
     for node in dist.nodes:
-        if isinstance(node, cst.If) and values.is_constexpr(node.test):
+        if type(node) is cst.If and values.is_constexpr(node.test):
             key = _condition_key(dist, node.test)[0]
             if key not in conditions:
                 conditions.append(key)
@@ -533,7 +533,7 @@ def _constexpr_choices(values, dist: DistAnalysis) -> list[dict[str, bool]]:
 def _condition_key(dist: DistAnalysis, test: cst.BaseExpression) -> tuple[str, bool]:
     """The condition's source text without leading `not`s, and whether an odd number of them was stripped."""
     negated = False
-    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         test, negated = test.expression, not negated
     return " ".join(dist.facts.module.code_for_node(test).split()), negated
 
@@ -550,13 +550,13 @@ def _chosen_branch(dist: DistAnalysis, test: cst.BaseExpression, choices: dict[s
 
 def _insertion_statement(dist: DistAnalysis, notify: cst.Call) -> cst.CSTNode | None:
     """The statement to put the fence before: the notify's own line, or the loop(s) that only notify."""
-    statement = next((a for a in dist.index.ancestors(notify) if isinstance(a, cst.SimpleStatementLine)), None)
+    statement = next((a for a in dist.index.ancestors(notify) if type(a) is cst.SimpleStatementLine), None)
     if statement is None or len(statement.body) != 1:
         return None  # a line holding several statements is left to the user
     parent = dist.index.parent(statement)
-    while isinstance(parent, cst.IndentedBlock):
+    while type(parent) is cst.IndentedBlock:
         owner = dist.index.parent(parent)
-        if not isinstance(owner, (cst.For, cst.While)) or owner.orelse is not None:
+        if type(owner) not in (cst.For, cst.While) or owner.orelse is not None:
             break
         if any(dist.calls_in(owner, _STORES | {"shmem.putmem"})) or _calls_helper(dist, owner.body):
             break
@@ -567,7 +567,7 @@ def _insertion_statement(dist: DistAnalysis, notify: cst.Call) -> cst.CSTNode | 
 
 def _calls_helper(dist: DistAnalysis, node: cst.CSTNode) -> bool:
     return any(
-        isinstance(c, cst.Call) and (dist.qualname_of(c) or "").startswith("local.")
+        type(c) is cst.Call and (dist.qualname_of(c) or "").startswith("local.")
         for c in dist.below(node)
     )
 
@@ -594,8 +594,8 @@ def _import_edit(loc, module: cst.Module):
     """Add `from triton_dist.language.extra import libshmem_device` after the module's last top-level import."""
     last = None
     for statement in module.body:
-        if isinstance(statement, cst.SimpleStatementLine) and any(
-            isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body
+        if type(statement) is cst.SimpleStatementLine and any(
+            type(s) in (cst.Import, cst.ImportFrom) for s in statement.body
         ):
             last = statement
     line = f"from triton_dist.language.extra import {_DEVICE_MODULE}{loc.newline}"

@@ -170,7 +170,7 @@ def _tile_loop_of(dist: DistAnalysis, call: cst.Call, is_constexpr) -> cst.For |
     pe = udma_argument(call, name, "pe")
     moved = [udma_argument(call, name, role) for role in ("dest", "source", "bytes")]
     for loop in dist.enclosing_loops(call):
-        if not isinstance(loop, cst.For) or not isinstance(loop.target, cst.Name):
+        if type(loop) is not cst.For or type(loop.target) is not cst.Name:
             continue
         if any(dist.calls_in(loop, PIPELINE_SYNC)):
             return None  # this loop and every loop around it synchronise per iteration
@@ -202,7 +202,7 @@ def _gathers(dist: DistAnalysis, loop: cst.For, addresses: list) -> bool:
 
 
 def _calls(dist: DistAnalysis, expr: cst.BaseExpression) -> list[cst.Call]:
-    return [node for node in (expr, *dist.below(expr)) if isinstance(node, cst.Call)]
+    return [node for node in (expr, *dist.below(expr)) if type(node) is cst.Call]
 
 
 def _steps_over_tiles(dist: DistAnalysis, iterable: cst.BaseExpression, is_constexpr) -> bool:

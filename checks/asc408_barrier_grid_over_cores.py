@@ -250,10 +250,10 @@ def _unknown(factor: Factor) -> bool:
     counts cores (`n_cores`, `num_sms`), or a `min(...)` capped by such a value."""
     if factor.kind in (Kind.UNKNOWN, Kind.CONSTANT):
         return True
-    if factor.kind is Kind.EXTENT and isinstance(factor.expr, cst.Name) and _counts_cores(factor.expr.value):
+    if factor.kind is Kind.EXTENT and type(factor.expr) is cst.Name and _counts_cores(factor.expr.value):
         return True
-    return factor.capped and isinstance(factor.expr, cst.Call) and any(
-        isinstance(arg.value, cst.Name) and _counts_cores(arg.value.value) for arg in factor.expr.args
+    return factor.capped and type(factor.expr) is cst.Call and any(
+        type(arg.value) is cst.Name and _counts_cores(arg.value.value) for arg in factor.expr.args
     )
 
 
@@ -288,15 +288,15 @@ def _waiting_kernels(context) -> set[str]:
 def _spins(dist: DistAnalysis) -> bool:
     """A `while` loop that polls memory other programs write (volatile load or atomic in its test or body)."""
     for loop in dist.nodes:
-        if not isinstance(loop, cst.While):
+        if type(loop) is not cst.While:
             continue
         for node in dist.below(loop):
-            if not isinstance(node, cst.Call):
+            if type(node) is not cst.Call:
                 continue
             name = dist.qualname_of(node)
             if name in _SPIN_CALLS:
                 return True
             volatile = call_argument(node, 99, "volatile")
-            if name == "tl.load" and isinstance(volatile, cst.Name) and volatile.value == "True":
+            if name == "tl.load" and type(volatile) is cst.Name and volatile.value == "True":
                 return True
     return False

@@ -212,12 +212,12 @@ def _first_later_publish(dist: DistAnalysis, notify: cst.Call, symmetric: set[st
     """The first store/putmem/storing helper call after ``notify`` in its loop body that writes symmetric data."""
     statement = dist_analysis.statement_of(dist, notify)
     block = dist.index.parent(statement)
-    owner = dist.index.parent(block) if isinstance(block, cst.IndentedBlock) else None
+    owner = dist.index.parent(block) if type(block) is cst.IndentedBlock else None
     # a loop that only notifies: look at what follows the loop
-    if isinstance(owner, cst.For) and not _publishes_in(dist, owner, symmetric, helpers):
+    if type(owner) is cst.For and not _publishes_in(dist, owner, symmetric, helpers):
         statement = owner
         block = dist.index.parent(owner)
-    if not isinstance(block, cst.IndentedBlock):
+    if type(block) is not cst.IndentedBlock:
         return None
     statements = list(block.body)
     for following in statements[statements.index(statement) + 1:]:
@@ -245,7 +245,7 @@ def _publishes_in(dist: DistAnalysis, node: cst.CSTNode, symmetric: set[str], he
 
 def _publishing_calls(dist: DistAnalysis, node: cst.CSTNode, helpers: set[str]):
     names = _PUBLISHING | {f"local.{h}" for h in helpers}
-    nodes = (node, *dist.below(node)) if isinstance(node, cst.Call) else dist.below(node)
+    nodes = (node, *dist.below(node)) if type(node) is cst.Call else dist.below(node)
     for child in nodes:
         if type(child) is cst.Call and dist.qualname_of(child) in names:
             yield child
@@ -260,7 +260,7 @@ def _writes_symmetric(dist: DistAnalysis, call: cst.Call, symmetric: set[str]) -
         if pointer is None:
             continue
         if dist.is_mapped_pointer(pointer) or any(
-            isinstance(n, cst.Call) and dist.qualname_of(n) in MAPPING_CALLS for n in (pointer, *dist.below(pointer))
+            type(n) is cst.Call and dist.qualname_of(n) in MAPPING_CALLS for n in (pointer, *dist.below(pointer))
         ):
             return True
         if dist.pointer_root(pointer) in symmetric and name == "tl.store":

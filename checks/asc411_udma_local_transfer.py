@@ -141,9 +141,9 @@ class UdmaLocalTransfer(Rule):
 def _can_be_own_rank(dist: DistAnalysis, call: cst.Call, pe: cst.BaseExpression) -> bool:
     if dist_analysis.is_rank_identity(dist, pe):
         return True
-    if not isinstance(pe, cst.Name):
+    if type(pe) is not cst.Name:
         return False
-    loop = next((l for l in dist.enclosing_loops(call) if isinstance(l, cst.For) and isinstance(l.target, cst.Name)
+    loop = next((l for l in dist.enclosing_loops(call) if type(l) is cst.For and type(l.target) is cst.Name
                  and l.target.value == pe.value), None)
     if loop is None or not _over_every_rank(dist, loop.iter):
         return False
@@ -173,17 +173,17 @@ def _guarded(dist: DistAnalysis, call: cst.Call, loop: cst.For, pe_name: str) ->
     for ancestor in dist.index.ancestors(call):
         if ancestor is loop:
             break
-        if isinstance(ancestor, cst.If) and child is not ancestor.test:
+        if type(ancestor) is cst.If and child is not ancestor.test:
             comparison = _rank_comparison(dist, ancestor.test, pe_name)
             in_body = child is ancestor.body
             if comparison == "ne" and in_body or comparison == "eq" and not in_body:
                 return True
         child = ancestor
-    for statement in loop.body.body if isinstance(loop.body, cst.IndentedBlock) else ():
+    for statement in loop.body.body if type(loop.body) is cst.IndentedBlock else ():
         if dist.index.order(statement) > dist.index.order(call):
             break
-        if isinstance(statement, cst.If) and _rank_comparison(dist, statement.test, pe_name) == "eq" and any(
-            isinstance(n, cst.Continue) for n in dist.below(statement.body)
+        if type(statement) is cst.If and _rank_comparison(dist, statement.test, pe_name) == "eq" and any(
+            type(n) is cst.Continue for n in dist.below(statement.body)
         ):
             return True
     return False
@@ -191,16 +191,16 @@ def _guarded(dist: DistAnalysis, call: cst.Call, loop: cst.For, pe_name: str) ->
 
 def _rank_comparison(dist: DistAnalysis, test: cst.BaseExpression, pe_name: str) -> str | None:
     """"eq" / "ne" when ``test`` compares the pe variable with the calling rank."""
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
         return None
     target = test.comparisons[0]
     sides = (test.left, target.comparator)
-    names = [s for s in sides if isinstance(s, cst.Name) and s.value == pe_name]
-    others = [s for s in sides if not (isinstance(s, cst.Name) and s.value == pe_name)]
+    names = [s for s in sides if type(s) is cst.Name and s.value == pe_name]
+    others = [s for s in sides if not (type(s) is cst.Name and s.value == pe_name)]
     if len(names) != 1 or len(others) != 1 or not dist_analysis.is_rank_identity(dist, others[0]):
         return None
-    if isinstance(target.operator, cst.NotEqual):
+    if type(target.operator) is cst.NotEqual:
         return "ne"
-    if isinstance(target.operator, cst.Equal):
+    if type(target.operator) is cst.Equal:
         return "eq"
     return None

@@ -260,29 +260,29 @@ def _terms(dist: DistAnalysis, expr: cst.BaseExpression, root: str, coefficient,
     """(known integer factor or None, term) of every non-constant additive term of a slot pointer's offset."""
     if depth > _MAX_DEPTH:
         return [(None, expr)]
-    if isinstance(expr, cst.Integer):
+    if type(expr) is cst.Integer:
         return []
-    if isinstance(expr, cst.BinaryOperation):
-        if isinstance(expr.operator, (cst.Add, cst.Subtract)):
+    if type(expr) is cst.BinaryOperation:
+        if type(expr.operator) in (cst.Add, cst.Subtract):
             left = _terms(dist, expr.left, root, coefficient, depth + 1)
             return left + _terms(dist, expr.right, root, coefficient, depth + 1)
-        if isinstance(expr.operator, cst.Multiply):
+        if type(expr.operator) is cst.Multiply:
             for factor, other in ((expr.left, expr.right), (expr.right, expr.left)):
-                if isinstance(factor, cst.Integer):
+                if type(factor) is cst.Integer:
                     scaled = None if coefficient is None else coefficient * factor.evaluated_value
                     return _terms(dist, other, root, scaled, depth + 1)
             # a runtime factor: the terms inside keep their variables but lose a known stride
             return [(None, t) for _, t in _terms(dist, expr.left, root, None, depth + 1)] + [
                 (None, t) for _, t in _terms(dist, expr.right, root, None, depth + 1)]
         return [(coefficient, expr)]  # `i % n`, `i // n`: a value of its own
-    if isinstance(expr, cst.Call):
+    if type(expr) is cst.Call:
         name = dist.qualname_of(expr)
         if name in _PASS_THROUGH and expr.args:
             return _terms(dist, expr.args[0].value, root, coefficient, depth + 1)
-        if isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "to":
+        if type(expr.func) is cst.Attribute and expr.func.attr.value == "to":
             return _terms(dist, expr.func.value, root, coefficient, depth + 1)
         return [(coefficient, expr)]
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         values = dist.assigned_values(expr)
         if values is None:  # a kernel argument: the base pointer, or a runtime value
             return [] if expr.value == root else [(coefficient, expr)]

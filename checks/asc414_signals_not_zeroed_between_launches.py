@@ -220,14 +220,14 @@ class SignalsNotZeroedBetweenLaunches(Rule):
 
     def _enclosing_loop(self, node: cst.CSTNode):
         for ancestor in self.context.index.ancestors(node):
-            if isinstance(ancestor, cst.FunctionDef):
+            if type(ancestor) is cst.FunctionDef:
                 return None
             if isinstance(ancestor, _LOOPS):
                 return ancestor
         return None
 
     def _host_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
-        return next((a for a in self.context.index.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
+        return next((a for a in self.context.index.ancestors(node) if type(a) is cst.FunctionDef), None)
 
     def _called_in_loop(self, function: cst.FunctionDef | None) -> bool:
         if function is None:
@@ -303,16 +303,16 @@ def _argument_for(kernel: Kernel, call: cst.Call, param: str) -> cst.BaseExpress
 
 
 def _calls_in(context, scope: cst.CSTNode):
-    nodes = context.index.subtree(scope) if isinstance(scope, (cst.FunctionDef, cst.For, cst.While)) else \
+    nodes = context.index.subtree(scope) if type(scope) in (cst.FunctionDef, cst.For, cst.While) else \
         context.index.nodes
-    return [n for n in nodes if isinstance(n, cst.Call)]
+    return [n for n in nodes if type(n) is cst.Call]
 
 
 def _zeroes(call: cst.Call, argument: cst.BaseExpression | None) -> bool:
     """``x.zero_()`` / ``x.fill_(0)`` on the launch's argument or on the object it is taken from (on anything
     when the argument is unknown)."""
     func = call.func
-    if not isinstance(func, cst.Attribute) or func.attr.value not in _ZEROING_METHODS:
+    if type(func) is not cst.Attribute or func.attr.value not in _ZEROING_METHODS:
         return False
     if func.attr.value == "fill_" and not (call.args and dist_analysis.is_integer(call.args[0].value, 0)
                                           or call.args and _is_zero_float(call.args[0].value)):
@@ -324,13 +324,13 @@ def _zeroes(call: cst.Call, argument: cst.BaseExpression | None) -> bool:
 
 
 def _is_zero_float(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Float) and float(expr.value) == 0.0
+    return type(expr) is cst.Float and float(expr.value) == 0.0
 
 
 def _root_name(expr: cst.BaseExpression) -> str | None:
-    while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
-        expr = expr.value if not isinstance(expr, cst.Call) else expr.func
-    return expr.value if isinstance(expr, cst.Name) else None
+    while type(expr) in (cst.Attribute, cst.Subscript, cst.Call):
+        expr = expr.value if type(expr) is not cst.Call else expr.func
+    return expr.value if type(expr) is cst.Name else None
 
 
 def _is_barrier(call: cst.Call) -> bool:

@@ -184,13 +184,13 @@ class VectorKernelOnCubeCores(Rule):
             return False
         answer: bool | None = False
         for node in self.context.index.subtree(kernel.node):
-            if not isinstance(node, cst.Call):
+            if type(node) is not cst.Call:
                 continue
             name = self.facts.qualname(node.func)
             if name in _CUBE_OPS:
                 answer = True
                 break
-            helper = self.facts.kernels.get(node.func.value) if isinstance(node.func, cst.Name) else None
+            helper = self.facts.kernels.get(node.func.value) if type(node.func) is cst.Name else None
             if helper is not None:
                 inner = self._cube_use(helper, visiting | {key})
                 if inner is not False:

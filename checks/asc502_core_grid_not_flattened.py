@@ -263,7 +263,7 @@ class CoreGridNotFlattened(Rule):
         for ancestor in self.context.index.ancestors(node):
             if ancestor is kernel.node:
                 return
-            if isinstance(ancestor, cst.For) and self._is_sequential_block_loop(analysis, ancestor):
+            if type(ancestor) is cst.For and self._is_sequential_block_loop(analysis, ancestor):
                 if not self._rotates(analysis, node, ancestor):
                     self.report(node)
                 return
@@ -292,10 +292,10 @@ class CoreGridNotFlattened(Rule):
         if bounds is None or self._is_task_loop(analysis, loop) or self._is_core_split(analysis, loop):
             return False
         stop = bounds[0] if len(bounds) == 1 else bounds[1]
-        if isinstance(stop, cst.Integer) or analysis.is_compile_time(stop):
+        if type(stop) is cst.Integer or analysis.is_compile_time(stop):
             return False
         return not any(_RANKS.fullmatch(n.value) for n in (stop, *self.context.index.descendants(stop))
-                       if isinstance(n, cst.Name))
+                       if type(n) is cst.Name)
 
     def _rotates(self, analysis: KernelAnalysis, task_loop: cst.For, outer: cst.For) -> bool:
         """The task loop's start (or stop) follows a count carried across the outer loop's iterations
@@ -303,7 +303,7 @@ class CoreGridNotFlattened(Rule):
         from round to round, a global round-robin that leaves no core idle."""
         bounds = self._range_bounds(task_loop) or []
         for node in analysis.offset_nodes(bounds[:2]):
-            if isinstance(node, cst.Name) and self._carried(analysis, node, outer):
+            if type(node) is cst.Name and self._carried(analysis, node, outer):
                 return True
         return False
 
@@ -316,13 +316,13 @@ class CoreGridNotFlattened(Rule):
 
     def _range_bounds(self, loop: cst.For) -> list[cst.BaseExpression] | None:
         iterator = loop.iter
-        if not isinstance(iterator, cst.Call):
+        if type(iterator) is not cst.Call:
             return None
-        name = iterator.func.value if isinstance(iterator.func, cst.Name) else self.facts.qualname(iterator.func)
+        name = iterator.func.value if type(iterator.func) is cst.Name else self.facts.qualname(iterator.func)
         if name not in _RANGES:
             return None
         return [a.value for a in iterator.args if a.keyword is None and not a.star]
 
 
 def _is_one(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Integer) and expr.evaluated_value == 1
+    return type(expr) is cst.Integer and expr.evaluated_value == 1

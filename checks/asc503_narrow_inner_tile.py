@@ -357,10 +357,10 @@ class NarrowInnerTile(Rule):
         if id(block) in self._reported_blocks:
             return
         shape, order = argument(block, 4, "block_shape"), argument(block, 5, "order")
-        if not isinstance(shape, (cst.Tuple, cst.List)) or not isinstance(order, (cst.Tuple, cst.List)):
+        if type(shape) not in (cst.Tuple, cst.List) or type(order) not in (cst.Tuple, cst.List):
             return
         first = order.elements[0].value if order.elements else None
-        if not isinstance(first, cst.Integer) or int(first.value) >= len(shape.elements):
+        if type(first) is not cst.Integer or int(first.value) >= len(shape.elements):
             return
         owner = self.facts.enclosing_kernel(block)
         if owner is None:
@@ -379,15 +379,15 @@ class NarrowInnerTile(Rule):
         """The block already covers the whole innermost dimension (``block_shape`` equal to ``shape`` there, or a
         tensor extent whose known values are not larger): the data forces the width."""
         tensor = argument(block, 1, "shape")
-        if not isinstance(tensor, (cst.Tuple, cst.List)) or axis >= len(tensor.elements):
+        if type(tensor) not in (cst.Tuple, cst.List) or axis >= len(tensor.elements):
             return False
         size = tensor.elements[axis].value
         code = self.context.module.code_for_node
         if code(size) == code(inner):
             return True
-        if isinstance(size, cst.Integer):
+        if type(size) is cst.Integer:
             return size.evaluated_value <= extent
-        known = analysis.constexpr_values.get(size.value) if isinstance(size, cst.Name) else None
+        known = analysis.constexpr_values.get(size.value) if type(size) is cst.Name else None
         return bool(known) and max(known) <= extent
 
     def _report_if_narrow(self, node: cst.CSTNode, extent: int | None, element_bytes: int | None) -> bool:
@@ -424,9 +424,9 @@ class NarrowInnerTile(Rule):
         configs (the largest: the author already offers that width). With ``tunable``, only a tile size the author
         can widen: a constexpr spelled like one (``BLOCK_*``, ``BT``), not a tile over a small axis (``BLK_HEADS``)
         and not a literal written in the kernel (``tl.arange(0, 16)`` of a 16x16 solve is the algorithm's)."""
-        if isinstance(expr, cst.Integer):
+        if type(expr) is cst.Integer:
             return None if tunable else int(expr.value, 0)
-        if not isinstance(expr, cst.Name) or depth > _DEPTH:
+        if type(expr) is not cst.Name or depth > _DEPTH:
             return None
         kernel = analysis.kernel
         name = expr.value
@@ -454,13 +454,13 @@ class NarrowInnerTile(Rule):
             return None
         value = argument(call, _VALUE_POSITION[op], "value")
         for _ in range(_DEPTH):
-            if isinstance(value, cst.Name):
+            if type(value) is cst.Name:
                 assigned = _reaching_values(analysis, value)
                 if len(assigned) != 1 or assigned[0] is None:
                     return None
                 value = assigned[0]
                 continue
-            if not isinstance(value, cst.Call):
+            if type(value) is not cst.Call:
                 return None
             cast = analysis.cast_target(value)
             dtype = cast[1] if cast is not None else _keyword(value, "dtype")
@@ -488,17 +488,17 @@ def _innermost_aranges(facts, analysis: KernelAnalysis, pointer) -> list[tuple[c
 def _row_extents(facts, analysis: KernelAnalysis) -> set[str]:
     found: set[str] = set()
     for node in analysis.nodes:
-        if isinstance(node, cst.Call) and facts.qualname(node.func) == "tl.make_block_ptr":
+        if type(node) is cst.Call and facts.qualname(node.func) == "tl.make_block_ptr":
             shape, order = argument(node, 4, "block_shape"), argument(node, 5, "order")
-            if isinstance(shape, (cst.Tuple, cst.List)) and isinstance(order, (cst.Tuple, cst.List)) and order.elements:
+            if type(shape) in (cst.Tuple, cst.List) and type(order) in (cst.Tuple, cst.List) and order.elements:
                 inner = order.elements[0].value
                 for position, element in enumerate(shape.elements):
-                    if len(shape.elements) > 1 and not (isinstance(inner, cst.Integer) and inner.evaluated_value ==
+                    if len(shape.elements) > 1 and not (type(inner) is cst.Integer and inner.evaluated_value ==
                                                         position):
                         found.add(_spelled_extent(element.value))
-        elif isinstance(node, cst.Subscript) and _is_row_broadcast(node):
+        elif type(node) is cst.Subscript and _is_row_broadcast(node):
             for part in analysis.offset_nodes([node.value]):
-                if isinstance(part, cst.Call) and facts.qualname(part.func) == "tl.arange":
+                if type(part) is cst.Call and facts.qualname(part.func) == "tl.arange":
                     found.add(_spelled_extent(argument(part, 1, "end")))
     found.discard(None)
     return found
@@ -509,17 +509,17 @@ def _is_row_broadcast(node: cst.Subscript) -> bool:
     slots = [element.slice for element in node.slice]
     return (
         len(slots) == 2
-        and isinstance(slots[0], cst.Slice)
-        and isinstance(slots[1], cst.Index)
-        and isinstance(slots[1].value, cst.Name)
+        and type(slots[0]) is cst.Slice
+        and type(slots[1]) is cst.Index
+        and type(slots[1].value) is cst.Name
         and slots[1].value.value == "None"
     )
 
 
 def _spelled_extent(expr) -> str | None:
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         return expr.value
-    if isinstance(expr, cst.Integer):
+    if type(expr) is cst.Integer:
         return str(expr.evaluated_value)
     return None
 
@@ -531,30 +531,30 @@ def _collect_aranges(facts, analysis, expr, axis, scaled, depth, seen, found) ->
     def recurse(inner, inner_axis=axis, inner_scaled=scaled):
         _collect_aranges(facts, analysis, inner, inner_axis, inner_scaled, depth + 1, seen, found)
 
-    if isinstance(expr, cst.Call):
+    if type(expr) is cst.Call:
         name = facts.qualname(expr.func)
         if name == "tl.arange":
             found.append((expr, axis, scaled))
         elif name in _PASS_THROUGH and expr.args:
             recurse(expr.args[0].value)
-        elif isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "to":
+        elif type(expr.func) is cst.Attribute and expr.func.attr.value == "to":
             recurse(expr.func.value)
         return
-    if isinstance(expr, cst.Subscript):
+    if type(expr) is cst.Subscript:
         slots = [element.slice for element in expr.slice]
-        full = [i for i, s in enumerate(slots) if isinstance(s, cst.Slice)]
+        full = [i for i, s in enumerate(slots) if type(s) is cst.Slice]
         if axis == _FLAT and len(full) == 1 and len(slots) > 1:
             recurse(expr.value, _LAST if full[0] == len(slots) - 1 else _OTHER)
         return
-    if isinstance(expr, cst.BinaryOperation):
-        if isinstance(expr.operator, (cst.Add, cst.Subtract)):
+    if type(expr) is cst.BinaryOperation:
+        if type(expr.operator) in (cst.Add, cst.Subtract):
             recurse(expr.left)
             recurse(expr.right)
-        elif isinstance(expr.operator, cst.Multiply):
+        elif type(expr.operator) is cst.Multiply:
             recurse(expr.left, axis, scaled or not _is_one(expr.right))
             recurse(expr.right, axis, scaled or not _is_one(expr.left))
         return
-    if isinstance(expr, cst.Name) and expr.value not in seen and not analysis.is_param(expr.value):
+    if type(expr) is cst.Name and expr.value not in seen and not analysis.is_param(expr.value):
         seen = seen | {expr.value}
         for value in _reaching_values(analysis, expr):
             if value is not None:
@@ -572,4 +572,4 @@ def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
 
 
 def _is_one(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Integer) and int(expr.value, 0) == 1
+    return type(expr) is cst.Integer and int(expr.value, 0) == 1

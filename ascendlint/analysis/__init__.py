@@ -9,4 +9,10 @@
 - ``distributed``: Triton-distributed facts (waits, notifies, fences, UDMA calls, ranks).
 
 Rules import from here; nothing here imports a rule, an output format or the CLI.
+
+Node classes are tested with ``type(node) is cst.Name`` (or ``in`` a tuple of classes) rather than ``isinstance``
+wherever the class is a concrete libcst node: libcst's node classes are abstract base classes, so every
+``isinstance`` that answers no runs ``ABCMeta.__instancecheck__``, a Python call, and on real kernels those calls
+were a sixth of the analysis. A concrete node class has no subclasses, so both tests agree
+(``tests/analysis/test_node_type_tests.py`` keeps it so).
 """

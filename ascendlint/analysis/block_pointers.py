@@ -33,14 +33,14 @@ class BlockPointerOrigins:
         """Origins, ``[]`` when some path gives something else, None for a definition reached through itself."""
         if expr is None or depth > _DEPTH:
             return []
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             name = self.facts.qualname(expr.func)
             if name == "tl.make_block_ptr":
                 return [expr]
             if name == "tl.advance":
                 return self._must(argument(expr, 0, "base"), depth + 1, seen)
             return self._returned_by(expr, None, depth)
-        if not isinstance(expr, cst.Name):
+        if type(expr) is not cst.Name:
             return []
         sources: list[list[cst.Call] | None] = []
         for definition in self.analysis.definitions(expr):
@@ -87,18 +87,18 @@ class BlockPointerOrigins:
         origins = block_pointer_origins(self.context, helper)
         sources: list[list[cst.Call] | None] = []
         for node in origins.analysis.nodes:
-            if not isinstance(node, cst.Return) or node.value is None:
+            if type(node) is not cst.Return or node.value is None:
                 continue
             value = node.value
             if position is not None:
-                if not isinstance(value, cst.Tuple) or position >= len(value.elements):
+                if type(value) is not cst.Tuple or position >= len(value.elements):
                     return []
                 value = value.elements[position].value
             sources.append(origins._must(value, depth + 1, frozenset()))
         return _all_paths(sources) or []
 
     def _helper(self, call: cst.Call) -> Kernel | None:
-        if isinstance(call.func, cst.Name):
+        if type(call.func) is cst.Name:
             return self.facts.kernels.get(call.func.value)
         return None
 
@@ -115,12 +115,12 @@ def _all_paths(sources: list) -> list[cst.Call] | None:
 
 def _unpacked_position(statement, name: str, value) -> int | None:
     """``i`` when ``statement`` is ``a, b = helper(...)`` and ``name`` is its i-th target."""
-    if not isinstance(statement, cst.Assign) or not isinstance(value, cst.Call):
+    if type(statement) is not cst.Assign or type(value) is not cst.Call:
         return None
     for target in statement.targets:
-        if isinstance(target.target, (cst.Tuple, cst.List)):
+        if type(target.target) in (cst.Tuple, cst.List):
             for position, element in enumerate(target.target.elements):
-                if isinstance(element.value, cst.Name) and element.value.value == name:
+                if type(element.value) is cst.Name and element.value.value == name:
                     return position
     return None
 
@@ -129,7 +129,7 @@ def block_rank(call: cst.Call) -> int | None:
     """Rank of a ``tl.make_block_ptr``: the length of its block_shape (or shape/order) tuple."""
     for position, keyword in ((4, "block_shape"), (1, "shape"), (5, "order")):
         value = argument(call, position, keyword)
-        if isinstance(value, (cst.Tuple, cst.List)):
+        if type(value) in (cst.Tuple, cst.List):
             return len(value.elements)
     return None
 
@@ -147,7 +147,7 @@ def _jit_calls_by_name(facts, index) -> dict[str, list[tuple[Kernel, cst.Call]]]
         found = {}
         for caller in facts.kernels.values():
             for node in index.subtree(caller.node):
-                if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+                if type(node) is cst.Call and type(node.func) is cst.Name:
                     found.setdefault(node.func.value, []).append((caller, node))
         facts.__dict__["_jit_calls_by_name"] = found
     return found

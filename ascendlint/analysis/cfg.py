@@ -78,7 +78,7 @@ class Graph:
             source.successors.append(target)
 
     def _suite(self, suite: cst.BaseSuite, incoming: list[Point]) -> list[Point]:
-        if isinstance(suite, cst.SimpleStatementSuite):
+        if type(suite) is cst.SimpleStatementSuite:
             return self._small_statements(suite.body, incoming)
         for statement in suite.body:
             incoming = self._statement(statement, incoming)
@@ -89,34 +89,34 @@ class Graph:
             point = self._new(STATEMENT, small)
             self._link(incoming, point)
             incoming = [point]
-            if isinstance(small, (cst.Return, cst.Raise)):
+            if type(small) in (cst.Return, cst.Raise):
                 incoming = []
-            elif isinstance(small, cst.Break):
+            elif type(small) is cst.Break:
                 if self._loops:
                     self._loops[-1].breaks.append(point)
                 incoming = []
-            elif isinstance(small, cst.Continue):
+            elif type(small) is cst.Continue:
                 if self._loops:
                     self._link([point], self._loops[-1].head)
                 incoming = []
         return incoming
 
     def _statement(self, statement: cst.BaseStatement, incoming: list[Point]) -> list[Point]:
-        if isinstance(statement, cst.SimpleStatementLine):
+        if type(statement) is cst.SimpleStatementLine:
             return self._small_statements(statement.body, incoming)
-        if isinstance(statement, cst.If):
+        if type(statement) is cst.If:
             return self._if(statement, incoming)
-        if isinstance(statement, cst.For):
+        if type(statement) is cst.For:
             return self._for(statement, incoming)
-        if isinstance(statement, cst.While):
+        if type(statement) is cst.While:
             return self._while(statement, incoming)
-        if isinstance(statement, cst.With):
+        if type(statement) is cst.With:
             point = self._new(WITH, statement)
             self._link(incoming, point)
             return self._suite(statement.body, [point])
-        if isinstance(statement, cst.Try):
+        if type(statement) is cst.Try:
             return self._try(statement, incoming)
-        if isinstance(statement, cst.Match):
+        if type(statement) is cst.Match:
             exits: list[Point] = list(incoming)
             for case in statement.cases:
                 exits += self._suite(case.body, incoming)
@@ -130,7 +130,7 @@ class Graph:
             self._link(incoming, test)
             exits += self._suite(node.body, [test])
             orelse = node.orelse
-            if isinstance(orelse, cst.If):
+            if type(orelse) is cst.If:
                 node, incoming = orelse, [test]
                 continue
             if orelse is None:

@@ -73,14 +73,14 @@ def udma_remote_operand(call: cst.Call, qualname: str) -> cst.BaseExpression | N
 
 
 def is_integer(expr: cst.BaseExpression | None, value: int) -> bool:
-    return isinstance(expr, cst.Integer) and expr.evaluated_value == value
+    return type(expr) is cst.Integer and expr.evaluated_value == value
 
 
 def signal_is_zero_set(call: cst.Call) -> bool:
     """``dl.notify(slot, rank, 0)`` with the default ``sig_op="set"``: a credit return."""
     signal = call_argument(call, 2, "signal")
     sig_op = call_argument(call, 3, "sig_op")
-    plain_set = sig_op is None or (isinstance(sig_op, cst.SimpleString) and sig_op.evaluated_value == "set")
+    plain_set = sig_op is None or (type(sig_op) is cst.SimpleString and sig_op.evaluated_value == "set")
     return is_integer(signal, 0) and plain_set
 
 
@@ -100,7 +100,7 @@ class DistAnalysis:
         self._below: dict[int, list[cst.CSTNode]] = {}
         self._reads: dict[int, list[cst.Name]] = {}
         for node in self.nodes:
-            if isinstance(node, cst.Call):
+            if type(node) is cst.Call:
                 name = facts.qualname(node.func) or _local_call_name(node)
                 if name:
                     self.qualnames[id(node)] = name
@@ -116,7 +116,7 @@ class DistAnalysis:
 
     def is_range(self, expr: cst.BaseExpression) -> bool:
         """``range(...)``, ``tl.range(...)`` or ``tl.static_range(...)``."""
-        return isinstance(expr, cst.Call) and self.qualnames.get(id(expr)) in _RANGES
+        return type(expr) is cst.Call and self.qualnames.get(id(expr)) in _RANGES
 
     def has_call(self, *qualnames: str) -> bool:
         return any(name in self.calls for name in qualnames)
@@ -143,7 +143,7 @@ class DistAnalysis:
         """Name nodes of ``expr`` that read a variable (not attribute names or keywords)."""
         found = self._reads.get(id(expr))
         if found is None:
-            found = [n for n in (expr, *self.below(expr)) if isinstance(n, cst.Name) and _is_read(self.index, n)]
+            found = [n for n in (expr, *self.below(expr)) if type(n) is cst.Name and _is_read(self.index, n)]
             self._reads[id(expr)] = found
         return found
 
@@ -189,7 +189,7 @@ class DistAnalysis:
     ) -> bool:
         for source in self._expressions_reaching(expr, through_loops):
             for node in (source, *self.below(source)):
-                if isinstance(node, cst.Call) and self.qualnames.get(id(node)) in qualnames:
+                if type(node) is cst.Call and self.qualnames.get(id(node)) in qualnames:
                     return True
         return False
 
@@ -207,18 +207,18 @@ class DistAnalysis:
             if id(node) in seen:
                 continue
             seen.add(id(node))
-            if isinstance(node, cst.BinaryOperation):
-                if isinstance(node.operator, cst.Modulo):
+            if type(node) is cst.BinaryOperation:
+                if type(node.operator) is cst.Modulo:
                     found.append((node.left, node.right))
                 elif isinstance(node.operator, _INDEXING_OPERATORS):
                     pending.extend((node.left, node.right))
-            elif isinstance(node, cst.UnaryOperation):
+            elif type(node) is cst.UnaryOperation:
                 pending.append(node.expression)
-            elif isinstance(node, cst.Subscript):
+            elif type(node) is cst.Subscript:
                 pending.append(node.value)
-            elif isinstance(node, cst.Call):
+            elif type(node) is cst.Call:
                 pending.extend(self._cast_operands(node))
-            elif isinstance(node, cst.Name):
+            elif type(node) is cst.Name:
                 pending.extend(self.assigned_values(node) or ())
         return found
 
@@ -229,7 +229,7 @@ class DistAnalysis:
         if name in _PASS_THROUGH_CALLS or name in MAPPING_CALLS:
             return [call.args[0].value] if call.args else []
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "to":
+        if type(func) is cst.Attribute and func.attr.value == "to":
             return [func.value]
         return []
 
@@ -269,7 +269,7 @@ class DistAnalysis:
         if self.depends_on_program_id(key):
             return True
         for loop in self.enclosing_loops(node):
-            if isinstance(loop, cst.For) and self.depends_on_program_id(loop.iter):
+            if type(loop) is cst.For and self.depends_on_program_id(loop.iter):
                 return True
         key_names = self.names_feeding(key) - set(self.kernel.params)  # the key's own variables
         for guard in self.guards(node):
@@ -285,18 +285,18 @@ class DistAnalysis:
 
     def mapping_call(self, expr: cst.BaseExpression, _seen: frozenset = frozenset()) -> cst.Call | None:
         """The ``dl.symm_at`` / ``remote_ptr`` call a pointer was mapped by, following offsets and definitions."""
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             name = self.qualnames.get(id(expr))
             if name in MAPPING_CALLS:
                 return expr
             if name == CONSUME_TOKEN and expr.args:
                 return self.mapping_call(expr.args[0].value, _seen)
             return None
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
+        if type(expr) is cst.BinaryOperation and type(expr.operator) in (cst.Add, cst.Subtract):
             return self.mapping_call(expr.left, _seen) or self.mapping_call(expr.right, _seen)
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             return self.mapping_call(expr.value, _seen)
-        if isinstance(expr, cst.Name) and id(expr) not in _seen:
+        if type(expr) is cst.Name and id(expr) not in _seen:
             seen = _seen | {id(expr)}
             for value in self.assigned_values(expr) or ():
                 found = self.mapping_call(value, seen)
@@ -314,16 +314,16 @@ class DistAnalysis:
 
     def pointer_root(self, expr: cst.BaseExpression, _seen: frozenset = frozenset()) -> str | None:
         """The kernel argument a pointer is offset from (through definitions, mappings and token consumption)."""
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             name = self.qualnames.get(id(expr))
             if (name in MAPPING_CALLS or name == CONSUME_TOKEN) and expr.args:
                 return self.pointer_root(expr.args[0].value, _seen)
             return None
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
+        if type(expr) is cst.BinaryOperation and type(expr.operator) in (cst.Add, cst.Subtract):
             return self.pointer_root(expr.left, _seen) or self.pointer_root(expr.right, _seen)
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             return self.pointer_root(expr.value, _seen)
-        if isinstance(expr, cst.Name) and id(expr) not in _seen:
+        if type(expr) is cst.Name and id(expr) not in _seen:
             values = self.assigned_values(expr)
             if values is None:
                 return expr.value if expr.value in self.kernel.params else None
@@ -351,7 +351,7 @@ class DistAnalysis:
         for ancestor in self.index.ancestors(node):
             if ancestor is self.kernel.node:
                 break
-            if isinstance(ancestor, cst.If) and child is not ancestor.test:
+            if type(ancestor) is cst.If and child is not ancestor.test:
                 found.append(ancestor)
             child = ancestor
         return found
@@ -367,24 +367,24 @@ class _Unmapper:
         dist = self.dist
         if not dist.is_mapped_pointer(expr):
             return expr
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             if dist.qualname_of(expr) in MAPPING_CALLS:
                 return _parenthesised(expr.args[0].value) if expr.args else None
             inner = self.rewrite(expr.args[0].value, seen)  # consume_token(mapped, token)
             if inner is None:
                 return None
             return expr.with_changes(args=[expr.args[0].with_changes(value=_bare(inner)), *expr.args[1:]])
-        if isinstance(expr, cst.BinaryOperation):
+        if type(expr) is cst.BinaryOperation:
             left, right = self.rewrite(expr.left, seen), self.rewrite(expr.right, seen)
             if left is None or right is None:
                 return None
             return expr.with_changes(left=left, right=right)
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             value = self.rewrite(expr.value, seen)
             return None if value is None else expr.with_changes(value=value)
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             values = dist.assigned_values(expr) or []
-            if len(values) != 1 or id(expr) in seen or not isinstance(values[0], cst.Call):
+            if len(values) != 1 or id(expr) in seen or type(values[0]) is not cst.Call:
                 return None  # several reaching values or an in-place update: left to the user
             value = self.rewrite(values[0], seen | {id(expr)})
             return None if value is None else _parenthesised(value)
@@ -392,7 +392,7 @@ class _Unmapper:
 
 
 def _parenthesised(expr: cst.BaseExpression) -> cst.BaseExpression:
-    if isinstance(expr, (cst.BinaryOperation, cst.BooleanOperation, cst.Comparison, cst.IfExp)) and not expr.lpar:
+    if type(expr) in (cst.BinaryOperation, cst.BooleanOperation, cst.Comparison, cst.IfExp) and not expr.lpar:
         return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     return expr
 
@@ -405,22 +405,22 @@ def _bare(expr: cst.BaseExpression) -> cst.BaseExpression:
 
 def _local_call_name(call: cst.Call) -> str | None:
     """A call of a function by plain name (``helper(...)``), recorded so helpers can be looked up."""
-    return f"local.{call.func.value}" if isinstance(call.func, cst.Name) else None
+    return f"local.{call.func.value}" if type(call.func) is cst.Name else None
 
 
 def _selects_single_programs(test: cst.BaseExpression) -> bool:
-    if isinstance(test, cst.Comparison):
-        return any(isinstance(t.operator, cst.Equal) for t in test.comparisons)
-    if isinstance(test, cst.BooleanOperation):
+    if type(test) is cst.Comparison:
+        return any(type(t.operator) is cst.Equal for t in test.comparisons)
+    if type(test) is cst.BooleanOperation:
         return _selects_single_programs(test.left) or _selects_single_programs(test.right)
     return False
 
 
 def _is_read(index: NodeIndex, name: cst.Name) -> bool:
     parent = index.parent(name)
-    if isinstance(parent, cst.Attribute) and parent.attr is name:
+    if type(parent) is cst.Attribute and parent.attr is name:
         return False
-    return not (isinstance(parent, cst.Arg) and parent.keyword is name)
+    return not (type(parent) is cst.Arg and parent.keyword is name)
 
 
 def for_kernel(context: FileContext, kernel: Kernel) -> DistAnalysis:
@@ -503,7 +503,7 @@ def kernels_launched_on_one_program(facts: ModuleFacts) -> set[str]:
 
 
 def _one_program(grid: cst.BaseExpression) -> bool:
-    if isinstance(grid, (cst.Tuple, cst.List)):
+    if type(grid) in (cst.Tuple, cst.List):
         return all(is_integer(element.value, 1) for element in grid.elements)
     return is_integer(grid, 1)
 
@@ -522,7 +522,7 @@ def statement_of(dist: DistAnalysis, node: cst.CSTNode) -> cst.CSTNode:
     """The statement (simple line or compound statement) that holds ``node`` directly in a block."""
     child = node
     for ancestor in dist.index.ancestors(node):
-        if isinstance(ancestor, (cst.IndentedBlock, cst.Module)):
+        if type(ancestor) in (cst.IndentedBlock, cst.Module):
             return child
         child = ancestor
     return child
@@ -563,13 +563,13 @@ def iteration_names(dist: DistAnalysis, loops: list) -> set[str]:
     """Names that change from one iteration to the next: `for` targets and names assigned in `while` bodies."""
     names: set[str] = set()
     for loop in loops:
-        if isinstance(loop, cst.For):
-            names.update(n.value for n in (loop.target, *dist.below(loop.target)) if isinstance(n, cst.Name))
+        if type(loop) is cst.For:
+            names.update(n.value for n in (loop.target, *dist.below(loop.target)) if type(n) is cst.Name)
         else:
             for node in dist.below(loop.body):
-                if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
-                    targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-                    names.update(t.value for t in targets if isinstance(t, cst.Name))
+                if type(node) in (cst.Assign, cst.AugAssign, cst.AnnAssign):
+                    targets = [t.target for t in node.targets] if type(node) is cst.Assign else [node.target]
+                    names.update(t.value for t in targets if type(t) is cst.Name)
     return names
 
 
@@ -591,9 +591,9 @@ def ring_loop(dist: DistAnalysis, node: cst.CSTNode, slot: cst.BaseExpression) -
 def is_rank_identity(dist: DistAnalysis, expr: cst.BaseExpression) -> bool:
     """``expr`` is the calling rank: ``dl.rank()``, ``my_pe()``, a name bound only to those, or a kernel
     parameter named like ``rank``/``my_pe``."""
-    if isinstance(expr, cst.Call):
+    if type(expr) is cst.Call:
         return dist.qualname_of(expr) in RANK_IDS
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         values = dist.assigned_values(expr)
         if values is None:
             return bool(_RANK_PARAM.match(expr.value)) and expr.value in dist.kernel.params
@@ -608,7 +608,7 @@ def counts_ranks(dist: DistAnalysis, expr: cst.BaseExpression) -> bool:
     return any(
         d.kind == "param" and _RANK_COUNT_PARAM.match(d.name)
         for d in dist.definitions_reaching(expr)
-    ) or (isinstance(expr, cst.Name) and bool(_RANK_COUNT_PARAM.match(expr.value)))
+    ) or (type(expr) is cst.Name and bool(_RANK_COUNT_PARAM.match(expr.value)))
 
 
 def depends_on_rank(dist: DistAnalysis, expr: cst.BaseExpression) -> bool:
@@ -616,7 +616,7 @@ def depends_on_rank(dist: DistAnalysis, expr: cst.BaseExpression) -> bool:
     if dist.derives_from_call(expr, RANK_IDS):
         return True
     return any(d.kind == "param" and _RANK_PARAM.match(d.name) for d in dist.definitions_reaching(expr)) or (
-        isinstance(expr, cst.Name) and expr.value in dist.kernel.params and bool(_RANK_PARAM.match(expr.value)))
+        type(expr) is cst.Name and expr.value in dist.kernel.params and bool(_RANK_PARAM.match(expr.value)))
 
 
 def varies_per_program(dist: DistAnalysis, expr: cst.BaseExpression) -> bool:
@@ -678,10 +678,10 @@ def reads_through(dist: DistAnalysis, scope: cst.CSTNode, consumed: list[cst.Cal
     targets: set[str] = set()
     for call in consumed:
         statement = statement_of(dist, call)
-        if isinstance(statement, cst.SimpleStatementLine):
+        if type(statement) is cst.SimpleStatementLine:
             for small in statement.body:
-                if isinstance(small, cst.Assign):
-                    targets.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+                if type(small) is cst.Assign:
+                    targets.update(t.target.value for t in small.targets if type(t.target) is cst.Name)
     helpers = {n for n in dist.calls if not n.startswith(("tl.", "dl.", "shmem.", "local.range"))}
     found = []
     for call in dist.calls_in(scope, {LOAD} | helpers):

@@ -48,23 +48,23 @@ class _Prover:
         self.open: set[int] = set()  # definitions being proven: a cycle back to one proves nothing against it
 
     def expression(self, expr: cst.BaseExpression) -> bool:
-        if isinstance(expr, cst.Float):
+        if type(expr) is cst.Float:
             return True
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             return self.name(expr)
-        if isinstance(expr, cst.BinaryOperation):
-            if isinstance(expr.operator, cst.Divide):
+        if type(expr) is cst.BinaryOperation:
+            if type(expr.operator) is cst.Divide:
                 return True
             return self.expression(expr.left) or self.expression(expr.right)
-        if isinstance(expr, cst.UnaryOperation):
-            return not isinstance(expr.operator, cst.Not) and self.expression(expr.expression)
-        if isinstance(expr, cst.IfExp):
+        if type(expr) is cst.UnaryOperation:
+            return type(expr.operator) is not cst.Not and self.expression(expr.expression)
+        if type(expr) is cst.IfExp:
             return self.expression(expr.body) and self.expression(expr.orelse)
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             return self.expression(expr.value)
-        if isinstance(expr, cst.Attribute) and expr.attr.value == "T":
+        if type(expr) is cst.Attribute and expr.attr.value == "T":
             return self.expression(expr.value)
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             return self.call(expr)
         return False
 
@@ -81,10 +81,10 @@ class _Prover:
             if definition.kind == "assign":
                 return definition.value is not None and self.expression(definition.value)
             if definition.kind == "augmented":
-                if isinstance(definition.operator, cst.DivideAssign) or self.expression(definition.value):
+                if type(definition.operator) is cst.DivideAssign or self.expression(definition.value):
                     return True
                 target = definition.statement.target
-                return isinstance(target, cst.Name) and self.name(target)
+                return type(target) is cst.Name and self.name(target)
             return False  # parameters and loop variables: whatever the caller passes
         finally:
             self.open.discard(key)
@@ -114,7 +114,7 @@ class _Prover:
             return any(self.expression(p) for p in positional)
         if name in _SAME_TYPE_CALLS and positional:
             return self.expression(positional[0])
-        if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("trans", "reshape", "sum", "max"):
+        if type(call.func) is cst.Attribute and call.func.attr.value in ("trans", "reshape", "sum", "max"):
             return self.expression(call.func.value)  # method forms: `b_k.trans()`, `b_s.sum(1)`
         return False
 
@@ -123,7 +123,7 @@ class _Prover:
         name = self.facts.qualname(dtype) or ""
         if name.startswith(_FLOAT_DTYPES):
             return "float8" not in name  # fp8 arithmetic promotes: `x + 0.0` would not keep the type
-        if isinstance(dtype, cst.Attribute) and dtype.attr.value == "dtype":
+        if type(dtype) is cst.Attribute and dtype.attr.value == "dtype":
             return self.expression(dtype.value)
         return False
 

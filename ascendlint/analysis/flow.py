@@ -90,7 +90,7 @@ def solve(graph: Graph, entry: State, transfer: Transfer, join: Join, widen: Wid
                 new = _join_states(old, after, join)
                 if successor.is_loop_head and widen is not None and entered[target] > 2:
                     new = _join_states(old, new, widen)
-                if new == old:
+                if new is old:  # the join added nothing
                     continue
             before[target] = new
             entered[target] += 1
@@ -101,14 +101,25 @@ def solve(graph: Graph, entry: State, transfer: Transfer, join: Join, widen: Wid
 
 
 def _join_states(old: State, new: State, join: Join) -> State:
-    merged = dict(old)
+    """``old`` itself when joining ``new`` into it changes no name (most joins, once a loop has settled), so that
+    the solver tells "nothing new" by identity; otherwise a new state. Only changed names are compared."""
+    merged = None
     for name, value in new.items():
-        present = merged.get(name)
+        present = old.get(name)
+        if present is value:
+            continue
         if present is None:
-            merged[name] = value
-        elif present is not value and present != value:
-            merged[name] = join(present, value)
-    return merged
+            combined = value
+        elif present == value:
+            continue
+        else:
+            combined = join(present, value)
+            if combined is present or combined == present:
+                continue
+        if merged is None:
+            merged = dict(old)
+        merged[name] = combined
+    return old if merged is None else merged
 
 
 def union(first: frozenset, second: frozenset) -> frozenset:
@@ -119,14 +130,14 @@ def union(first: frozenset, second: frozenset) -> frozenset:
 def bound_names(statement: cst.CSTNode) -> list[tuple[cst.Name, cst.BaseExpression | None]]:
     """(target name, the expression bound to it when known) for an assignment statement, pairing tuple elements."""
     pairs: list[tuple[cst.Name, cst.BaseExpression | None]] = []
-    if isinstance(statement, cst.Assign):
+    if type(statement) is cst.Assign:
         for target in statement.targets:
             _pair(target.target, statement.value, pairs)
-    elif isinstance(statement, cst.AnnAssign) and statement.value is not None:
+    elif type(statement) is cst.AnnAssign and statement.value is not None:
         _pair(statement.target, statement.value, pairs)
-    elif isinstance(statement, cst.AugAssign) and isinstance(statement.target, cst.Name):
+    elif type(statement) is cst.AugAssign and type(statement.target) is cst.Name:
         pairs.append((statement.target, statement.value))
-    elif isinstance(statement, cst.Del):
+    elif type(statement) is cst.Del:
         _pair(statement.target, None, pairs)
     return pairs
 
@@ -149,14 +160,14 @@ def _pair(target, value, pairs) -> None:
     stack = [(target, value)]
     while stack:
         target, value = stack.pop()
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             pairs.append((target, value))
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            values = value.elements if isinstance(value, (cst.Tuple, cst.List)) else None
+        elif type(target) in (cst.Tuple, cst.List):
+            values = value.elements if type(value) in (cst.Tuple, cst.List) else None
             for i, element in reversed(list(enumerate(target.elements))):
                 sub = values[i].value if values is not None and i < len(values) else value
                 stack.append((element.value, sub))
-        elif isinstance(target, cst.StarredElement):
+        elif type(target) is cst.StarredElement:
             stack.append((target.value, None))
 
 
@@ -184,9 +195,9 @@ def _binding_key(point: Point) -> int | None:
     """Bindings are recorded per statement; a ``for`` loop binds at its BIND point, not at its iterable."""
     if point.node is None:
         return None
-    if isinstance(point.node, cst.For):
+    if type(point.node) is cst.For:
         return id(point.node) if point.kind == BIND else None
-    if isinstance(point.node, (cst.If, cst.While)):
+    if type(point.node) in (cst.If, cst.While):
         return None
     return id(point.node)
 

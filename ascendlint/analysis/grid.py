@@ -194,14 +194,14 @@ def may_pass_one(facts: ModuleFacts, launch: Launch, param: str) -> bool:
     expr = launch_argument(launch, param)
     if expr is None:
         default = launch.kernel.defaults.get(param) if launch.kernel is not None else None
-        return isinstance(default, cst.Integer) and default.evaluated_value == 1
+        return type(default) is cst.Integer and default.evaluated_value == 1
     resolver = _analysis(facts)
     for _ in range(_MAX_DEPTH):
         if resolver.literal_value(expr, launch.call) == 1:
             return True
         if _is_size_or_stride(expr):
             return True
-        if not isinstance(expr, cst.Name):
+        if type(expr) is not cst.Name:
             return False
         status, value = resolver.lookup(expr.value, launch.call)
         if status != "value" or not isinstance(value, cst.BaseExpression):
@@ -227,11 +227,11 @@ def _nullable(resolver: "_GridAnalysis", expr: cst.BaseExpression, site: cst.CST
         return True
     if _is_none(expr):
         return True
-    if isinstance(expr, cst.IfExp):
+    if type(expr) is cst.IfExp:
         return _nullable(resolver, expr.body, site, depth + 1) or _nullable(resolver, expr.orelse, site, depth + 1)
-    if isinstance(expr, cst.BooleanOperation):
+    if type(expr) is cst.BooleanOperation:
         return _nullable(resolver, expr.right, site, depth + 1)
-    if not isinstance(expr, cst.Name):
+    if type(expr) is not cst.Name:
         return False  # a call, an attribute, a subscript or arithmetic yields a tensor (or fails on the host)
     if resolver.used_as_tensor_before(expr.value, site):
         return False
@@ -244,22 +244,22 @@ def _nullable(resolver: "_GridAnalysis", expr: cst.BaseExpression, site: cst.CST
 
 
 def _is_none(expr) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "None"
+    return type(expr) is cst.Name and expr.value == "None"
 
 
 def _is_size_or_stride(expr: cst.BaseExpression) -> bool:
-    if isinstance(expr, cst.Subscript):
+    if type(expr) is cst.Subscript:
         base = expr.value
-        return isinstance(base, cst.Attribute) and base.attr.value == "shape"
-    if isinstance(expr, cst.Call):
+        return type(base) is cst.Attribute and base.attr.value == "shape"
+    if type(expr) is cst.Call:
         func = expr.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "size":
+        if type(func) is cst.Attribute and func.attr.value == "size":
             return True
-        if isinstance(func, cst.Attribute) and func.attr.value == "stride" and expr.args:
+        if type(func) is cst.Attribute and func.attr.value == "stride" and expr.args:
             last = expr.args[0].value
-            return isinstance(last, cst.UnaryOperation) and isinstance(last.operator, cst.Minus) and isinstance(
+            return type(last) is cst.UnaryOperation and type(last.operator) is cst.Minus and isinstance(
                 last.expression, cst.Integer) and last.expression.evaluated_value == 1
-        return isinstance(func, cst.Name) and func.value == "len"
+        return type(func) is cst.Name and func.value == "len"
     return False
 
 
@@ -287,7 +287,7 @@ def constexpr_values(facts: ModuleFacts, kernel: Kernel) -> dict[str, list[int]]
         if name in constexprs:
             found.setdefault(name, []).append(value)
     for name, default in kernel.defaults.items():
-        if name in constexprs and isinstance(default, cst.Integer):
+        if name in constexprs and type(default) is cst.Integer:
             found.setdefault(name, []).append(default.evaluated_value)
     return found
 
@@ -321,28 +321,28 @@ def _autotune_values(facts: ModuleFacts, kernel: Kernel) -> list[tuple[str, int]
     if configs is None and autotune.args and autotune.args[0].keyword is None:
         configs = autotune.args[0].value
     resolver = _analysis(facts)
-    if isinstance(configs, cst.Name):
+    if type(configs) is cst.Name:
         status, value = resolver.lookup(configs.value, autotune)
         configs = value if status == "value" else None
     found: list[tuple[str, int]] = []
-    if isinstance(configs, (cst.List, cst.Tuple)):
+    if type(configs) in (cst.List, cst.Tuple):
         calls = [element.value for element in configs.elements]
         loops: dict[str, list[int]] = {}
-    elif isinstance(configs, cst.ListComp):
+    elif type(configs) is cst.ListComp:
         calls = [configs.elt]
         loops = _comprehension_values(configs)
     else:
         return found
     for call in calls:
-        if not isinstance(call, cst.Call) or not call.args or not isinstance(call.args[0].value, cst.Dict):
+        if type(call) is not cst.Call or not call.args or type(call.args[0].value) is not cst.Dict:
             continue
         for element in call.args[0].value.elements:
-            if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
+            if type(element) is not cst.DictElement or type(element.key) is not cst.SimpleString:
                 continue
             key = element.key.evaluated_value
-            if isinstance(element.value, cst.Integer):
+            if type(element.value) is cst.Integer:
                 found.append((key, element.value.evaluated_value))
-            elif isinstance(element.value, cst.Name):
+            elif type(element.value) is cst.Name:
                 found += [(key, value) for value in loops.get(element.value.value, ())]
     return found
 
@@ -352,8 +352,8 @@ def _comprehension_values(comprehension: cst.ListComp) -> dict[str, list[int]]:
     found: dict[str, list[int]] = {}
     clause = comprehension.for_in
     while clause is not None:
-        if isinstance(clause.target, cst.Name) and isinstance(clause.iter, (cst.List, cst.Tuple, cst.Set)):
-            values = [e.value.evaluated_value for e in clause.iter.elements if isinstance(e.value, cst.Integer)]
+        if type(clause.target) is cst.Name and type(clause.iter) in (cst.List, cst.Tuple, cst.Set):
+            values = [e.value.evaluated_value for e in clause.iter.elements if type(e.value) is cst.Integer]
             found[clause.target.value] = values
         clause = clause.inner_for_in
     return found
@@ -405,7 +405,7 @@ def token_axes(facts: ModuleFacts, kernel: Kernel) -> set[int]:
             for factor in factors:
                 numerator = _division_parts(factor.expr)
                 spelled = numerator[0] if numerator is not None else factor.expr
-                names = [spelled.value] if isinstance(spelled, cst.Name) else sorted(factor.names)
+                names = [spelled.value] if type(spelled) is cst.Name else sorted(factor.names)
                 if factor.rows or factor.kind in (Kind.EXTENT, Kind.TILE_COUNT) and any(
                         mag.counts_tokens(n) for n in names):
                     axes.add(axis)
@@ -438,19 +438,19 @@ def host_argument_bits(facts: ModuleFacts, kernel: Kernel, param: str) -> tuple[
 def _host_argument(resolver, expr, site, depth) -> tuple[int, bool] | None:
     from . import magnitudes as mag
 
-    if isinstance(expr, cst.Integer):
+    if type(expr) is cst.Integer:
         return mag.of_int(expr.evaluated_value), False
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+    if type(expr) is cst.Call and type(expr.func) is cst.Attribute:
         method = expr.func.attr.value
         if method == "stride" and expr.args:
             last = expr.args[0].value
-            is_last = isinstance(last, cst.UnaryOperation) and isinstance(last.expression, cst.Integer) and (
+            is_last = type(last) is cst.UnaryOperation and type(last.expression) is cst.Integer and (
                 last.expression.evaluated_value == 1)
             return (1, False) if is_last else (mag.FEATURE_BITS, False)
         if method == "numel":
             return mag.SIZE_BITS, False
         return None
-    if isinstance(expr, cst.Name) and depth < _MAX_DEPTH:
+    if type(expr) is cst.Name and depth < _MAX_DEPTH:
         bits = mag.name_bits(expr.value)
         if bits != mag.EXTENT_BITS:
             return bits, mag.counts_tokens(expr.value)
@@ -516,8 +516,8 @@ def _inside(facts: ModuleFacts, node: cst.CSTNode, functions: set[int]) -> bool:
 
 def _is_definition(facts: ModuleFacts, node: cst.Name) -> bool:
     parent = facts.index.parent(node)
-    return isinstance(parent, (cst.FunctionDef, cst.ImportAlias, cst.AsName)) or (
-        isinstance(parent, cst.Attribute) and parent.attr is node
+    return type(parent) in (cst.FunctionDef, cst.ImportAlias, cst.AsName) or (
+        type(parent) is cst.Attribute and parent.attr is node
     )
 
 
@@ -529,11 +529,11 @@ def _guarding_conditions(facts: ModuleFacts, use: cst.CSTNode) -> list[cst.BaseE
     child: cst.CSTNode = use
     function = None
     for ancestor in facts.index.ancestors(use):
-        if isinstance(ancestor, cst.If) and child is ancestor.body:
+        if type(ancestor) is cst.If and child is ancestor.body:
             found.append(ancestor.test)
-        elif isinstance(ancestor, cst.IfExp) and child is ancestor.body:
+        elif type(ancestor) is cst.IfExp and child is ancestor.body:
             found.append(ancestor.test)
-        elif isinstance(ancestor, cst.FunctionDef):
+        elif type(ancestor) is cst.FunctionDef:
             function = ancestor
             break
         child = ancestor
@@ -542,9 +542,9 @@ def _guarding_conditions(facts: ModuleFacts, use: cst.CSTNode) -> list[cst.BaseE
         for node in facts.index.subtree(function):
             if facts.index.order(node) >= position:
                 break
-            if isinstance(node, cst.Assert) and not _conditional_in(facts, node, function):
+            if type(node) is cst.Assert and not _conditional_in(facts, node, function):
                 found.append(node.test)
-            elif isinstance(node, cst.If) and _exits(node) and not _conditional_in(facts, node, function):
+            elif type(node) is cst.If and _exits(node) and not _conditional_in(facts, node, function):
                 negated = _negated(node.test)
                 if negated is not None:
                     found.append(negated)
@@ -553,22 +553,22 @@ def _guarding_conditions(facts: ModuleFacts, use: cst.CSTNode) -> list[cst.BaseE
 
 def _exits(branch: cst.If) -> bool:
     """An ``if`` without ``else`` whose body always raises or returns."""
-    if branch.orelse is not None or not isinstance(branch.body, cst.IndentedBlock) or not branch.body.body:
+    if branch.orelse is not None or type(branch.body) is not cst.IndentedBlock or not branch.body.body:
         return False
     last = branch.body.body[-1]
-    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], (cst.Raise, cst.Return))
+    return type(last) is cst.SimpleStatementLine and type(last.body[-1]) in (cst.Raise, cst.Return)
 
 
 def _negated(test: cst.BaseExpression) -> cst.BaseExpression | None:
     """``not test`` as a conjunction of the forms ``_collect_facts`` reads, or None when it is not one."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         return test.expression
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+    if type(test) is cst.BooleanOperation and type(test.operator) is cst.Or:
         left, right = _negated(test.left), _negated(test.right)
         if left is None or right is None:
             return left or right  # not (a or b) holds both; keeping the one understood is still true
         return cst.BooleanOperation(left, cst.And(), right)
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+    if type(test) is cst.Comparison and len(test.comparisons) == 1:
         target = test.comparisons[0]
         opposite = _OPPOSITE.get(type(target.operator))
         if opposite is not None:  # if n > 65535: raise  holds  n <= 65535  afterwards
@@ -584,7 +584,7 @@ def _conditional_in(facts: ModuleFacts, node: cst.CSTNode, function: cst.Functio
     for ancestor in facts.index.ancestors(node):
         if ancestor is function:
             return False
-        if isinstance(ancestor, (cst.If, cst.For, cst.While, cst.Try, cst.FunctionDef)):
+        if type(ancestor) in (cst.If, cst.For, cst.While, cst.Try, cst.FunctionDef):
             return True
     return False
 
@@ -592,20 +592,20 @@ def _conditional_in(facts: ModuleFacts, node: cst.CSTNode, function: cst.Functio
 def _collect_facts(resolver, test, site, divides: set, equal: set, depth: int) -> None:
     if depth > _MAX_DEPTH:
         return
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+    if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
         _collect_facts(resolver, test.left, site, divides, equal, depth + 1)
         _collect_facts(resolver, test.right, site, divides, equal, depth + 1)
-    elif isinstance(test, cst.Name):
+    elif type(test) is cst.Name:
         status, value = resolver.lookup(test.value, site)
         if status == "value" and isinstance(value, cst.BaseExpression):
             _collect_facts(resolver, value, site, divides, equal, depth + 1)
-    elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+    elif type(test) is cst.Comparison and len(test.comparisons) == 1:
         operator = test.comparisons[0].operator
         left, right = test.left, test.comparisons[0].comparator
-        if not isinstance(operator, cst.Equal):
+        if type(operator) is not cst.Equal:
             return
         for one, other in ((left, right), (right, left)):
-            if (isinstance(one, cst.BinaryOperation) and isinstance(one.operator, cst.Modulo)
+            if (type(one) is cst.BinaryOperation and type(one.operator) is cst.Modulo
                     and _is_integer(other, 0)):
                 pair = (_spelled(one.left), _spelled(one.right))
                 if None not in pair:
@@ -636,14 +636,14 @@ def _site_facts(resolver, facts: ModuleFacts, site: cst.CSTNode) -> _SiteFacts:
 def _collect_bounds(resolver, test, site, found: _SiteFacts, depth: int) -> None:
     if depth > _MAX_DEPTH:
         return
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+    if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
         _collect_bounds(resolver, test.left, site, found, depth + 1)
         _collect_bounds(resolver, test.right, site, found, depth + 1)
-    elif isinstance(test, cst.Name):
+    elif type(test) is cst.Name:
         status, value = resolver.lookup(test.value, site)
         if status == "value" and isinstance(value, cst.BaseExpression):
             _collect_bounds(resolver, value, site, found, depth + 1)
-    elif isinstance(test, cst.Comparison):
+    elif type(test) is cst.Comparison:
         left = test.left
         for target in test.comparisons:  # 0 < n <= 128 reads as 0 < n and n <= 128
             _compared(resolver, left, target.operator, target.comparator, site, found)
@@ -651,17 +651,17 @@ def _collect_bounds(resolver, test, site, found: _SiteFacts, depth: int) -> None
 
 
 def _compared(resolver, left, operator, right, site, found: _SiteFacts) -> None:
-    if isinstance(left, cst.Name) and _is_none(right) and isinstance(operator, cst.IsNot):
+    if type(left) is cst.Name and _is_none(right) and type(operator) is cst.IsNot:
         if _same_binding(resolver, left, site):
             found.not_none.add(left.value)
         return
     # name < 128, name <= 128, name == 128, 128 > name, 128 >= name
-    if isinstance(left, cst.Name):
-        name, literal, strict = left, right, isinstance(operator, cst.LessThan)
-        upper = isinstance(operator, (cst.LessThan, cst.LessThanEqual, cst.Equal))
-    elif isinstance(right, cst.Name):
-        name, literal, strict = right, left, isinstance(operator, cst.GreaterThan)
-        upper = isinstance(operator, (cst.GreaterThan, cst.GreaterThanEqual, cst.Equal))
+    if type(left) is cst.Name:
+        name, literal, strict = left, right, type(operator) is cst.LessThan
+        upper = type(operator) in (cst.LessThan, cst.LessThanEqual, cst.Equal)
+    elif type(right) is cst.Name:
+        name, literal, strict = right, left, type(operator) is cst.GreaterThan
+        upper = type(operator) in (cst.GreaterThan, cst.GreaterThanEqual, cst.Equal)
     else:
         return
     value = resolver.literal_value(literal, site) if upper else None
@@ -680,9 +680,9 @@ def _same_binding(resolver, name: cst.Name, site: cst.CSTNode) -> bool:
 
 
 def _spelled(expr: cst.BaseExpression) -> str | None:
-    if isinstance(expr, cst.Integer):
+    if type(expr) is cst.Integer:
         return str(expr.evaluated_value)
-    return expr.value if isinstance(expr, cst.Name) else None
+    return expr.value if type(expr) is cst.Name else None
 
 
 def _launch_renames(facts: ModuleFacts, use: cst.Name, kernel: Kernel) -> dict[str, str]:
@@ -716,7 +716,7 @@ def _factor_magnitude(factor: Factor, kernel: Kernel) -> tuple[int, frozenset[st
             symbol = _constexpr_symbol(denominator, kernel)
             if symbol is not None:
                 return top, frozenset((symbol,))
-            if isinstance(denominator, cst.Integer):
+            if type(denominator) is cst.Integer:
                 return mag.quotient(top, denominator.evaluated_value), frozenset()
         return mag.GRID_AXIS_BITS, frozenset()
     if kind is Kind.EXTENT:
@@ -726,13 +726,13 @@ def _factor_magnitude(factor: Factor, kernel: Kernel) -> tuple[int, frozenset[st
 
 def _division_parts(expr: cst.BaseExpression) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
     """(numerator, denominator) of ``cdiv(a, b)``, ``a // b`` or ``(a + b - 1) // b``."""
-    if isinstance(expr, cst.Call) and len(expr.args) == 2:
+    if type(expr) is cst.Call and len(expr.args) == 2:
         return expr.args[0].value, expr.args[1].value
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.FloorDivide, cst.Divide)):
+    if type(expr) is cst.BinaryOperation and type(expr.operator) in (cst.FloorDivide, cst.Divide):
         numerator = expr.left
-        if isinstance(numerator, cst.BinaryOperation) and isinstance(numerator.operator, cst.Subtract):
+        if type(numerator) is cst.BinaryOperation and type(numerator.operator) is cst.Subtract:
             numerator = numerator.left
-        if isinstance(numerator, cst.BinaryOperation) and isinstance(numerator.operator, cst.Add):
+        if type(numerator) is cst.BinaryOperation and type(numerator.operator) is cst.Add:
             numerator = numerator.left
         return numerator, expr.right
     return None
@@ -742,25 +742,25 @@ def _host_bits(expr: cst.BaseExpression) -> int:
     """The magnitude of a host-side size: by the name it is spelled with, products adding up."""
     from . import magnitudes as mag
 
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+    if type(expr) is cst.BinaryOperation and type(expr.operator) is cst.Multiply:
         return mag.product(_host_bits(expr.left), _host_bits(expr.right))
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         return mag.name_bits(expr.value)
-    if isinstance(expr, cst.Integer):
+    if type(expr) is cst.Integer:
         return mag.of_int(expr.evaluated_value)
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "numel":
+    if type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value == "numel":
         return mag.SIZE_BITS
     return mag.EXTENT_BITS
 
 
 def _constexpr_symbol(expr: cst.BaseExpression, kernel: Kernel) -> str | None:
     """``meta["BT"]`` or a host name ``BT`` spelled like a constexpr parameter of the launched kernel."""
-    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
+    if type(expr) is cst.Subscript and len(expr.slice) == 1:
         key = expr.slice[0].slice
-        if isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString):
+        if type(key) is cst.Index and type(key.value) is cst.SimpleString:
             name = key.value.evaluated_value
             return name if name in kernel.constexpr else None
-    if isinstance(expr, cst.Name) and expr.value in kernel.constexpr:
+    if type(expr) is cst.Name and expr.value in kernel.constexpr:
         return expr.value
     return None
 
@@ -795,7 +795,7 @@ class _GridAnalysis:
     # -- scopes ---------------------------------------------------------------------------------------------------
     def _scope_node(self, node: cst.CSTNode) -> cst.CSTNode:
         for ancestor in self.index.ancestors(node):
-            if isinstance(ancestor, cst.FunctionDef):
+            if type(ancestor) is cst.FunctionDef:
                 return ancestor
         return self.facts.module
 
@@ -807,7 +807,7 @@ class _GridAnalysis:
 
     def _build_scope(self, scope_node: cst.CSTNode) -> _Scope:
         scope = _Scope(scope_node)
-        if isinstance(scope_node, cst.FunctionDef):
+        if type(scope_node) is cst.FunctionDef:
             params = scope_node.params
             for param in (*params.posonly_params, *params.params, *params.kwonly_params):
                 scope.params.add(param.name.value)
@@ -819,14 +819,14 @@ class _GridAnalysis:
             if self._is_loop_product(node, scope_node):  # M = 1; for i in range(dim): M *= x.shape[i]
                 scope.bindings.setdefault(node.target.value, []).append((order(node), node))
                 continue
-            if not isinstance(node, (cst.Assign, cst.AnnAssign, cst.FunctionDef)):
+            if type(node) not in (cst.Assign, cst.AnnAssign, cst.FunctionDef):
                 continue
             if self._scope_node(node) is not scope_node:
                 continue
-            if isinstance(node, cst.Assign):
+            if type(node) is cst.Assign:
                 for target in node.targets:
                     self._bind(scope, target.target, node.value, order(node))
-            elif isinstance(node, cst.AnnAssign):
+            elif type(node) is cst.AnnAssign:
                 if node.value is not None:
                     self._bind(scope, node.target, node.value, order(node))
             else:
@@ -834,43 +834,43 @@ class _GridAnalysis:
         return scope
 
     def _bind(self, scope: _Scope, target: cst.BaseExpression, value: cst.BaseExpression, position: int) -> None:
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             scope.bindings.setdefault(target.value, []).append((position, value))
         elif (
-            isinstance(target, (cst.Tuple, cst.List))
-            and isinstance(value, (cst.Tuple, cst.List))
+            type(target) in (cst.Tuple, cst.List)
+            and type(value) in (cst.Tuple, cst.List)
             and len(target.elements) == len(value.elements)
         ):
             for element, item in zip(target.elements, value.elements):
                 self._bind(scope, element.value, item.value, position)
-        elif isinstance(target, (cst.Tuple, cst.List)) and _starred_shape(value, len(target.elements)) is not None:
+        elif type(target) in (cst.Tuple, cst.List) and _starred_shape(value, len(target.elements)) is not None:
             shape, rest = _starred_shape(value, len(target.elements))  # B, T, H, K, V = *k.shape, v.shape[-1]
             rank = len(target.elements) - len(rest)
             for i, element in enumerate(target.elements[:rank]):
                 self._bind(scope, element.value, self._shape_item(shape, i, rank), position)
             for element, item in zip(target.elements[rank:], rest):
                 self._bind(scope, element.value, item, position)
-        elif isinstance(target, (cst.Tuple, cst.List)):  # rows, cols = x.shape: each name is one item of the value
-            rank = len(target.elements) if not any(isinstance(e, cst.StarredElement) for e in target.elements) else 0
+        elif type(target) in (cst.Tuple, cst.List):  # rows, cols = x.shape: each name is one item of the value
+            rank = len(target.elements) if not any(type(e) is cst.StarredElement for e in target.elements) else 0
             for i, element in enumerate(target.elements):
                 self._bind(scope, element.value, self._shape_item(value, i, rank), position)
 
     def _is_loop_product(self, node: cst.CSTNode, scope_node: cst.CSTNode) -> bool:
         """``M *= x.shape[i]`` (or ``x.size(i)``, ``shape[i]``) in a ``for`` loop of this host function: ``M`` is the
         product of several dimensions of a tensor, a total size."""
-        if not (isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.MultiplyAssign)
-                and isinstance(node.target, cst.Name) and _is_shape_entry(node.value)):
+        if not (type(node) is cst.AugAssign and type(node.operator) is cst.MultiplyAssign
+                and type(node.target) is cst.Name and _is_shape_entry(node.value)):
             return False
         for ancestor in self.index.ancestors(node):
-            if ancestor is scope_node or isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+            if ancestor is scope_node or type(ancestor) in (cst.FunctionDef, cst.Lambda):
                 return False
-            if isinstance(ancestor, cst.For):
+            if type(ancestor) is cst.For:
                 return self._scope_node(node) is scope_node
         return False
 
     def _shape_item(self, value: cst.BaseExpression, i: int, rank: int) -> cst.Subscript:
         item = cst.Subscript(value, [cst.SubscriptElement(cst.Index(cst.Integer(str(i))))])
-        if rank and isinstance(value, cst.Attribute) and value.attr.value == "shape" and isinstance(value.value, cst.Name):
+        if rank and type(value) is cst.Attribute and value.attr.value == "shape" and type(value.value) is cst.Name:
             self.shape_items[id(item)] = (value.value.value, i, rank)
         return item
 
@@ -896,14 +896,14 @@ class _GridAnalysis:
         """``name.attr`` (``g.transpose``, ``w.shape``) or ``name[...]`` in the host function before ``site``,
         outside any ``if``: the name is not None by then (the host would have failed)."""
         scope_node = self._scope_node(site)
-        if not isinstance(scope_node, cst.FunctionDef):
+        if type(scope_node) is not cst.FunctionDef:
             return False
         position = self.index.order(site)
         for node in self.index.subtree(scope_node):
             if self.index.order(node) >= position:
                 break
-            base = node.value if isinstance(node, (cst.Attribute, cst.Subscript)) else None
-            if isinstance(base, cst.Name) and base.value == name and not self._conditional(node, scope_node):
+            base = node.value if type(node) in (cst.Attribute, cst.Subscript) else None
+            if type(base) is cst.Name and base.value == name and not self._conditional(node, scope_node):
                 return True
         return False
 
@@ -911,14 +911,14 @@ class _GridAnalysis:
         for ancestor in self.index.ancestors(node):
             if ancestor is scope_node:
                 return False
-            if isinstance(ancestor, (cst.If, cst.IfExp, cst.BooleanOperation, cst.While, cst.For, cst.Try)):
+            if type(ancestor) in (cst.If, cst.IfExp, cst.BooleanOperation, cst.While, cst.For, cst.Try):
                 return True
         return False
 
     def optional_param(self, name: str, site: cst.CSTNode) -> bool:
         """A parameter of the host function around ``site`` that defaults to None or is annotated Optional."""
         scope_node = self._scope_node(site)
-        while isinstance(scope_node, cst.FunctionDef):
+        while type(scope_node) is cst.FunctionDef:
             params = scope_node.params
             for param in (*params.posonly_params, *params.params, *params.kwonly_params):
                 if param.name.value != name:
@@ -935,15 +935,15 @@ class _GridAnalysis:
         """Every literal ``expr`` can be at ``site``: each host assignment of a name before it (``BD = 128`` in one
         branch, ``BD = 16`` in the other), both sides of a conditional expression; empty when one of them is not
         a literal."""
-        if isinstance(expr, cst.Integer):
+        if type(expr) is cst.Integer:
             return [int(expr.value, 0)]
         if depth >= _MAX_DEPTH:
             return []
-        if isinstance(expr, cst.IfExp):
+        if type(expr) is cst.IfExp:
             body, orelse = self.literal_choices(expr.body, site, depth + 1), self.literal_choices(expr.orelse, site,
                                                                                                  depth + 1)
             return body + orelse if body and orelse else []
-        if not isinstance(expr, cst.Name):
+        if type(expr) is not cst.Name:
             return []
         scope = self._scope(self._scope_node(site))
         position = self.index.order(site)
@@ -960,9 +960,9 @@ class _GridAnalysis:
         return found
 
     def literal_value(self, expr: cst.BaseExpression, site: cst.CSTNode, depth: int = 0) -> int | None:
-        if isinstance(expr, cst.Integer):
+        if type(expr) is cst.Integer:
             return int(expr.value, 0)
-        if isinstance(expr, cst.Name) and depth < _MAX_DEPTH:
+        if type(expr) is cst.Name and depth < _MAX_DEPTH:
             status, value = self.lookup(expr.value, site)
             if status == "value" and isinstance(value, cst.BaseExpression):
                 return self.literal_value(value, site, depth + 1)
@@ -992,21 +992,21 @@ class _GridAnalysis:
     def _grid_shape(self, expr: cst.BaseExpression, site: cst.CSTNode, depth: int) -> cst.BaseExpression | None:
         if depth > _MAX_DEPTH:
             return None
-        if isinstance(expr, cst.Lambda):
+        if type(expr) is cst.Lambda:
             return self._grid_shape(expr.body, site, depth + 1)
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             status, value = self.lookup(expr.value, site)
             if status != "value":
                 return None
-            if isinstance(value, cst.FunctionDef):
+            if type(value) is cst.FunctionDef:
                 returned = _single_return(value)
                 return None if returned is None else self._grid_shape(returned, site, depth + 1)
             return self._grid_shape(value, site, depth + 1)
-        if isinstance(expr, (cst.Tuple, cst.List)):
-            if any(element.value is None or isinstance(element, cst.StarredElement) for element in expr.elements):
+        if type(expr) in (cst.Tuple, cst.List):
+            if any(element.value is None or type(element) is cst.StarredElement for element in expr.elements):
                 return None
             return expr
-        if isinstance(expr, (cst.Integer, cst.Call, cst.BinaryOperation, cst.Subscript, cst.Attribute)):
+        if type(expr) in (cst.Integer, cst.Call, cst.BinaryOperation, cst.Subscript, cst.Attribute):
             return expr
         return None
 
@@ -1014,19 +1014,19 @@ class _GridAnalysis:
         """Names bound by host loops around ``site`` that walk the data in chunks (``range(a, b, step)``, while)."""
         names: set[str] = set()
         for ancestor in self.index.ancestors(site):
-            if isinstance(ancestor, cst.FunctionDef):
+            if type(ancestor) is cst.FunctionDef:
                 break
-            if isinstance(ancestor, cst.For) and _is_stepped_range(ancestor.iter):
+            if type(ancestor) is cst.For and _is_stepped_range(ancestor.iter):
                 names.update(_target_names(ancestor.target))
                 step = ancestor.iter.args[2].value  # a grid sized by the step is sized per chunk
-                names.update(n.value for n in (step, *self.index.descendants(step)) if isinstance(n, cst.Name))
-            elif not isinstance(ancestor, cst.While):
+                names.update(n.value for n in (step, *self.index.descendants(step)) if type(n) is cst.Name)
+            elif type(ancestor) is not cst.While:
                 continue
             for node in self.index.subtree(ancestor):
-                if isinstance(node, cst.Assign):
+                if type(node) is cst.Assign:
                     for target in node.targets:
                         names.update(_target_names(target.target))
-                elif isinstance(node, cst.AugAssign):
+                elif type(node) is cst.AugAssign:
                     names.update(_target_names(node.target))
         return frozenset(names)
 
@@ -1048,10 +1048,10 @@ class _Classifier:
         return self._guards
 
     def factors(self, expr: cst.BaseExpression, depth: int, names: frozenset[str]) -> list[Factor]:
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+        if type(expr) is cst.BinaryOperation and type(expr.operator) is cst.Multiply:
             found = self.factors(expr.left, depth, names) + self.factors(expr.right, depth, names)
             return self._flattened_rows(found, expr)
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             return self._name(expr, depth, names)
         return [self._single(expr, depth, names)]
 
@@ -1083,7 +1083,7 @@ class _Classifier:
         status, value = self.grids.lookup(name, self.site)
         if status == "value" and isinstance(value, cst.BaseExpression):
             found = [replace(f, names=f.names | names) for f in self.factors(value, depth + 1, names)]
-        elif status == "value" and isinstance(value, cst.AugAssign):  # a product of dimensions built in a loop
+        elif status == "value" and type(value) is cst.AugAssign:  # a product of dimensions built in a loop
             found = [Factor(Kind.TOTAL_SIZE, expr, names=names | _receiver_names(value.value))]
         elif status == "param":
             found = [Factor(Kind.EXTENT, expr, names=names)]
@@ -1110,24 +1110,24 @@ class _Classifier:
         return _fold(self.factors(expr, depth, names), expr)
 
     def _single(self, expr: cst.BaseExpression, depth: int, names: frozenset[str]) -> Factor:
-        if isinstance(expr, cst.Integer):
+        if type(expr) is cst.Integer:
             return Factor(Kind.LITERAL, expr, value=int(expr.value, 0))
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             return self._call(expr, depth, names)
-        if isinstance(expr, cst.Attribute):
+        if type(expr) is cst.Attribute:
             kind = _CORE_PROPERTIES.get(expr.attr.value)
             return Factor(kind or Kind.UNKNOWN, expr, names=names)
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             return self._subscript(expr, depth, names)
-        if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):
+        if type(expr) is cst.BooleanOperation and type(expr.operator) is cst.Or:
             return self._override_or_default(expr, depth, names)
-        if isinstance(expr, cst.IfExp):  # NT = cdiv(T, BT) if cu_seqlens is None else len(chunk_indices)
+        if type(expr) is cst.IfExp:  # NT = cdiv(T, BT) if cu_seqlens is None else len(chunk_indices)
             return self._conditional(expr, depth, names)
-        if isinstance(expr, cst.BinaryOperation):
-            if isinstance(expr.operator, (cst.FloorDivide, cst.Divide)):
+        if type(expr) is cst.BinaryOperation:
+            if type(expr.operator) in (cst.FloorDivide, cst.Divide):
                 numerator, denominator = _division_parts(expr) if _rounds_up(expr) else (expr.left, expr.right)
                 return self._divide(expr, numerator, denominator, depth, names)
-            if isinstance(expr.operator, (cst.Add, cst.Subtract)):
+            if type(expr.operator) in (cst.Add, cst.Subtract):
                 left = self._one(expr.left, depth, names)
                 if _is_segment_count(expr, left):
                     return replace(left, kind=Kind.EXTENT, expr=expr)
@@ -1158,16 +1158,16 @@ class _Classifier:
 
     def _decided(self, test: cst.BaseExpression) -> bool | None:
         """The value of ``x is None`` / ``x is not None`` where the launch is guarded by ``x is not None``."""
-        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        if not (type(test) is cst.Comparison and len(test.comparisons) == 1):
             return None
         target = test.comparisons[0]
-        if not (isinstance(test.left, cst.Name) and _is_none(target.comparator)):
+        if not (type(test.left) is cst.Name and _is_none(target.comparator)):
             return None
         if test.left.value not in self.guards.not_none:
             return None
-        if isinstance(target.operator, cst.Is):
+        if type(target.operator) is cst.Is:
             return False
-        return True if isinstance(target.operator, cst.IsNot) else None
+        return True if type(target.operator) is cst.IsNot else None
 
     def _override_or_default(self, expr: cst.BooleanOperation, depth: int, names: frozenset[str]) -> Factor:
         """``n_cores or vector_core_count(dev)``: an optional caller override in front of a computed default.
@@ -1181,14 +1181,14 @@ class _Classifier:
 
     def _call(self, call: cst.Call, depth: int, names: frozenset[str]) -> Factor:
         func = call.func
-        short = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        short = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
         args = [a.value for a in call.args if a.keyword is None and not a.star]
         qualified = self.facts.qualname(func) or dotted_name(func) or ""
         if short in _DIVIDE_UP and len(args) == 2:
             return self._divide(call, args[0], args[1], depth, names, rounds_up=True)
-        if short == "min" and isinstance(func, cst.Name) and len(args) >= 2:
+        if short == "min" and type(func) is cst.Name and len(args) >= 2:
             return _minimum([self._one(a, depth, names) for a in args], call)
-        if short == "max" and isinstance(func, cst.Name) and args:
+        if short == "max" and type(func) is cst.Name and args:
             return _fold_max([self._one(a, depth, names) for a in args], call)
         if (short in _TRANSPARENT_CALLS or qualified in _TRANSPARENT_CALLS) and len(args) == 1:
             return replace(self._one(args[0], depth, names), expr=call)
@@ -1210,8 +1210,8 @@ class _Classifier:
 
     def _subscript(self, expr: cst.Subscript, depth: int, names: frozenset[str]) -> Factor:
         key = expr.slice[0].slice if len(expr.slice) == 1 else None
-        index = key.value if isinstance(key, cst.Index) else None
-        if isinstance(index, cst.SimpleString):
+        index = key.value if type(key) is cst.Index else None
+        if type(index) is cst.SimpleString:
             text = index.evaluated_value
             if text in _CORE_PROPERTIES:
                 return Factor(_CORE_PROPERTIES[text], expr, names=names)
@@ -1235,17 +1235,17 @@ class _Classifier:
     def _is_flattened(self, shape: cst.BaseExpression) -> bool:
         """``x.view(-1, D).shape``, or ``g.shape`` after ``g = g.reshape(-1, D)``: its first dimension is every row
         of the tensor folded into one."""
-        if not (isinstance(shape, cst.Attribute) and shape.attr.value == "shape"):
+        if not (type(shape) is cst.Attribute and shape.attr.value == "shape"):
             return False
         tensor = shape.value
         for _ in range(_MAX_DEPTH):
-            if isinstance(tensor, cst.Name):
+            if type(tensor) is cst.Name:
                 status, value = self.grids.lookup(tensor.value, self.site)
                 if status != "value" or not isinstance(value, cst.BaseExpression) or value is tensor:
                     return False
                 tensor = value
                 continue
-            if not (isinstance(tensor, cst.Call) and isinstance(tensor.func, cst.Attribute)):
+            if not (type(tensor) is cst.Call and type(tensor.func) is cst.Attribute):
                 return False
             method = tensor.func.attr.value
             if method in _RESHAPES:
@@ -1259,7 +1259,7 @@ class _Classifier:
     def _is_model_dimension(self, numerator: cst.BaseExpression, folded: Factor) -> bool:
         """A head dim or hidden size, as spelled at the division (``cdiv(V, BV)``, ``cdiv(head_dim, BD)``,
         ``cdiv(meta["D"], meta["BD"])``) or as resolved (the last dimension of a tensor of rank 3 or more)."""
-        spelled = numerator.value if isinstance(numerator, cst.Name) else _string_key(numerator)
+        spelled = numerator.value if type(numerator) is cst.Name else _string_key(numerator)
         if spelled is not None and _MODEL_DIM.fullmatch(spelled):
             return True
         item = self.grids.shape_items.get(id(folded.expr))  # [B, T, H, D]: not a matrix's columns (GEMM N)
@@ -1267,10 +1267,10 @@ class _Classifier:
 
     def _is_lambda_param(self, expr: cst.BaseExpression) -> bool:
         """``meta`` in ``lambda meta: ...`` or ``def grid(meta)``: the launch's compile-time meta-parameters."""
-        if not isinstance(expr, cst.Name):
+        if type(expr) is not cst.Name:
             return False
         for ancestor in self.grids.index.ancestors(expr):
-            if isinstance(ancestor, (cst.Lambda, cst.FunctionDef)):
+            if type(ancestor) in (cst.Lambda, cst.FunctionDef):
                 params = ancestor.params
                 return expr.value in {p.name.value for p in (*params.posonly_params, *params.params)}
         return False
@@ -1340,7 +1340,7 @@ def _fold(factors: list[Factor], expr: cst.BaseExpression) -> Factor:
 def _side_limit(test: cst.BaseExpression, side: cst.BaseExpression, taken: bool):
     """(bound, strict) when ``test`` bounds ``side`` on the branch where it is ``taken``: ``g`` in
     ``g if g < 65536 else ...`` is below 65536, ``t`` in ``... if t > cap else t`` is at most ``cap``."""
-    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+    if not (type(test) is cst.Comparison and len(test.comparisons) == 1):
         return None
     operator, left, right = test.comparisons[0].operator, test.left, test.comparisons[0].comparator
     below = {cst.LessThan: True, cst.LessThanEqual: False}  # left below right when true
@@ -1361,25 +1361,25 @@ def _side_limit(test: cst.BaseExpression, side: cst.BaseExpression, taken: bool)
 
 def _is_shape_entry(expr: cst.BaseExpression) -> bool:
     """``x.shape[i]``, ``x.size(i)`` or ``shape[i]`` / ``sizes[i]``: one dimension of a tensor."""
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+    if type(expr) is cst.Call and type(expr.func) is cst.Attribute:
         return expr.func.attr.value == "size" and len(expr.args) == 1
-    if not isinstance(expr, cst.Subscript):
+    if type(expr) is not cst.Subscript:
         return False
     base = expr.value
-    if isinstance(base, cst.Attribute):
+    if type(base) is cst.Attribute:
         return base.attr.value == "shape"
-    return isinstance(base, cst.Name) and ("shape" in base.value.lower() or "size" in base.value.lower())
+    return type(base) is cst.Name and ("shape" in base.value.lower() or "size" in base.value.lower())
 
 
 def _is_shape_slice(expr: cst.BaseExpression) -> bool:
     """``x.shape``, ``x.shape[:dim]`` or ``shape[1:]``: several dimensions of a tensor."""
-    if isinstance(expr, cst.Subscript):
-        if not (len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Slice)):
+    if type(expr) is cst.Subscript:
+        if not (len(expr.slice) == 1 and type(expr.slice[0].slice) is cst.Slice):
             return False
         expr = expr.value
-    if isinstance(expr, cst.Attribute):
+    if type(expr) is cst.Attribute:
         return expr.attr.value == "shape"
-    return isinstance(expr, cst.Name) and "shape" in expr.value.lower()
+    return type(expr) is cst.Name and "shape" in expr.value.lower()
 
 
 def _root_split_bounded(divisor: Factor) -> bool:
@@ -1393,8 +1393,8 @@ def _root_split_bounded(divisor: Factor) -> bool:
 
 def _sum(left: Factor, right: Factor, expr: cst.BaseExpression) -> Factor:
     if left.kind is Kind.LITERAL and right.kind is Kind.LITERAL and None not in (left.value, right.value):
-        op = expr.operator if isinstance(expr, cst.BinaryOperation) else None
-        value = left.value - right.value if isinstance(op, cst.Subtract) else left.value + right.value
+        op = expr.operator if type(expr) is cst.BinaryOperation else None
+        value = left.value - right.value if type(op) is cst.Subtract else left.value + right.value
         return Factor(Kind.LITERAL, expr, value=value)
     return _fold_max([left, right], expr)
 
@@ -1445,9 +1445,9 @@ def _receiver_names(*exprs: cst.BaseExpression) -> frozenset[str]:
     """The variable a method or attribute chain starts from: ``part`` in ``part.numel`` or ``part.shape[0]``."""
     found = set()
     for expr in exprs:
-        while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
-            expr = expr.func if isinstance(expr, cst.Call) else expr.value
-        if isinstance(expr, cst.Name):
+        while type(expr) in (cst.Attribute, cst.Subscript, cst.Call):
+            expr = expr.func if type(expr) is cst.Call else expr.value
+        if type(expr) is cst.Name:
             found.add(expr.value)
     return frozenset(found)
 
@@ -1476,102 +1476,102 @@ def _is_token_name(name: str) -> bool:
 
 def _string_key(expr: cst.BaseExpression) -> str | None:
     """``"D"`` of ``meta["D"]``."""
-    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
+    if type(expr) is cst.Subscript and len(expr.slice) == 1:
         key = expr.slice[0].slice
-        if isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString):
+        if type(key) is cst.Index and type(key.value) is cst.SimpleString:
             return key.value.evaluated_value
     return None
 
 
 def _spells_tile(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and _TILE_NAME.search(expr.value) is not None
+    return type(expr) is cst.Name and _TILE_NAME.search(expr.value) is not None
 
 
 def _is_tile_size(bottom: Factor, denominator: cst.BaseExpression) -> bool:
     """A divisor that is a tile: a literal, a compile-time constant, or a name spelled like a block size."""
     if bottom.kind in (Kind.LITERAL, Kind.CONSTANT):
         return True
-    spelled = {denominator.value} if isinstance(denominator, cst.Name) else set()
+    spelled = {denominator.value} if type(denominator) is cst.Name else set()
     return any(_TILE_NAME.search(name) for name in spelled | bottom.names)
 
 
 def _rounds_up(expr: cst.BaseExpression) -> bool:
     """``(n + B - 1) // B``: a division rounded up by hand."""
     return (
-        isinstance(expr, cst.BinaryOperation)
-        and isinstance(expr.operator, cst.FloorDivide)
-        and isinstance(expr.left, cst.BinaryOperation)
-        and isinstance(expr.left.operator, (cst.Add, cst.Subtract))
+        type(expr) is cst.BinaryOperation
+        and type(expr.operator) is cst.FloorDivide
+        and type(expr.left) is cst.BinaryOperation
+        and type(expr.left.operator) in (cst.Add, cst.Subtract)
     )
 
 
 def _is_segment_count(expr: cst.BinaryOperation, left: Factor) -> bool:
     """``offsets.numel() - 1``: the number of segments an offsets array delimits, not a total size."""
     return (
-        isinstance(expr.operator, cst.Subtract)
+        type(expr.operator) is cst.Subtract
         and _is_integer(expr.right, 1)
         and left.kind is Kind.TOTAL_SIZE
-        and isinstance(expr.left, cst.Call)
-        and isinstance(expr.left.func, cst.Attribute)
+        and type(expr.left) is cst.Call
+        and type(expr.left.func) is cst.Attribute
         and expr.left.func.attr.value == "numel"
     )
 
 
 def _is_integer(node, value: int) -> bool:
-    return isinstance(node, cst.Integer) and node.evaluated_value == value
+    return type(node) is cst.Integer and node.evaluated_value == value
 
 
 def _is_minus_one(node) -> bool:
     return (
-        isinstance(node, cst.UnaryOperation)
-        and isinstance(node.operator, cst.Minus)
+        type(node) is cst.UnaryOperation
+        and type(node.operator) is cst.Minus
         and _is_integer(node.expression, 1)
     )
 
 
 def _starred_shape(value, targets: int) -> tuple[cst.Attribute, list[cst.BaseExpression]] | None:
     """``(*k.shape, v.shape[-1])``: the unpacked ``k.shape`` and the items after it."""
-    if not isinstance(value, (cst.Tuple, cst.List)) or not value.elements:
+    if type(value) not in (cst.Tuple, cst.List) or not value.elements:
         return None
     first, rest = value.elements[0], value.elements[1:]
-    if not isinstance(first, cst.StarredElement) or any(isinstance(e, cst.StarredElement) for e in rest):
+    if type(first) is not cst.StarredElement or any(type(e) is cst.StarredElement for e in rest):
         return None
     shape = first.value
-    if not (isinstance(shape, cst.Attribute) and shape.attr.value == "shape") or targets <= len(rest):
+    if not (type(shape) is cst.Attribute and shape.attr.value == "shape") or targets <= len(rest):
         return None
     return shape, [e.value for e in rest]
 
 
 def _elements(shape: cst.BaseExpression) -> list[cst.BaseExpression]:
-    if isinstance(shape, (cst.Tuple, cst.List)):
+    if type(shape) in (cst.Tuple, cst.List):
         return [element.value for element in shape.elements]
     return [shape]
 
 
 def _single_return(function: cst.FunctionDef) -> cst.BaseExpression | None:
-    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+    body = function.body.body if type(function.body) is cst.IndentedBlock else ()
     returns = [
         small.value
         for statement in body
-        if isinstance(statement, cst.SimpleStatementLine)
+        if type(statement) is cst.SimpleStatementLine
         for small in statement.body
-        if isinstance(small, cst.Return) and small.value is not None
+        if type(small) is cst.Return and small.value is not None
     ]
     return returns[-1] if len(returns) == 1 else None
 
 
 def _is_stepped_range(expr: cst.BaseExpression) -> bool:
     return (
-        isinstance(expr, cst.Call)
-        and isinstance(expr.func, cst.Name)
+        type(expr) is cst.Call
+        and type(expr.func) is cst.Name
         and expr.func.value == "range"
         and len(expr.args) == 3
     )
 
 
 def _target_names(target: cst.BaseExpression) -> list[str]:
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) in (cst.Tuple, cst.List):
         return [name for element in target.elements for name in _target_names(element.value)]
     return []

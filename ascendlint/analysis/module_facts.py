@@ -52,10 +52,10 @@ def integer_value(node: cst.Integer) -> int:
 def dotted_name(node: cst.BaseExpression) -> str | None:
     """``a.b.c`` for a Name/Attribute chain, else None."""
     parts = []
-    while isinstance(node, cst.Attribute):
+    while type(node) is cst.Attribute:
         parts.append(node.attr.value)
         node = node.value
-    if not isinstance(node, cst.Name):
+    if type(node) is not cst.Name:
         return None
     parts.append(node.value)
     return ".".join(reversed(parts))
@@ -67,29 +67,29 @@ def _compile_time_names(kernel: "Kernel", facts: "ModuleFacts") -> set[str]:
     plain: set[str] = set()
     special: set[str] = set()
     for node in facts.index.subtree(kernel.node):
-        if isinstance(node, cst.Assign):
+        if type(node) is cst.Assign:
             for target in node.targets:
                 plain.update(_names_in(target.target))
-        elif isinstance(node, cst.AugAssign):
+        elif type(node) is cst.AugAssign:
             plain.update(_names_in(node.target))
-        elif isinstance(node, cst.AnnAssign):
+        elif type(node) is cst.AnnAssign:
             annotation = node.annotation.annotation
             if facts.qualname(annotation) == "tl.constexpr":
                 special.update(_names_in(node.target))
             else:
                 plain.update(_names_in(node.target))
-        elif isinstance(node, cst.For):
+        elif type(node) is cst.For:
             iterable = node.iter
-            is_static = isinstance(iterable, cst.Call) and facts.qualname(iterable.func) == "tl.static_range"
+            is_static = type(iterable) is cst.Call and facts.qualname(iterable.func) == "tl.static_range"
             (special if is_static else plain).update(_names_in(node.target))
     names = {name for name in kernel.constexpr if name not in kernel.do_not_specialize} | special
     return names - plain
 
 
 def _names_in(target: cst.BaseExpression) -> list[str]:
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) in (cst.Tuple, cst.List):
         return [name for element in target.elements for name in _names_in(element.value)]
     return []
 
@@ -99,23 +99,23 @@ def _is_compile_time_expression(expr: cst.BaseExpression, names: set[str], facts
     stack = [expr]
     while stack:
         node = stack.pop()
-        if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
+        if type(node) in (cst.Integer, cst.Float, cst.SimpleString):
             continue
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             if node.value in names or node.value in ("True", "False", "None") or node.value in facts.module_constants:
                 continue
             return False
-        if isinstance(node, cst.BinaryOperation):
+        if type(node) is cst.BinaryOperation:
             stack += [node.left, node.right]
-        elif isinstance(node, cst.UnaryOperation):
+        elif type(node) is cst.UnaryOperation:
             stack.append(node.expression)
-        elif isinstance(node, cst.Comparison):
+        elif type(node) is cst.Comparison:
             stack += [node.left, *(c.comparator for c in node.comparisons)]
-        elif isinstance(node, cst.BooleanOperation):
+        elif type(node) is cst.BooleanOperation:
             stack += [node.left, node.right]
-        elif isinstance(node, cst.Attribute) and facts.qualname(node) is not None:
+        elif type(node) is cst.Attribute and facts.qualname(node) is not None:
             continue  # tl.float32 and the like
-        elif isinstance(node, cst.Call) and facts.qualname(node.func) == "tl.constexpr":
+        elif type(node) is cst.Call and facts.qualname(node.func) == "tl.constexpr":
             continue
         else:
             return False
@@ -176,10 +176,10 @@ class ModuleFacts:
 
     # -- names -------------------------------------------------------------------------------------------------
     def _record_import(self, node: cst.Import | cst.ImportFrom) -> None:
-        if isinstance(node, cst.Import):
+        if type(node) is cst.Import:
             for alias in node.names:
                 full = _module_name(alias.name)
-                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                if alias.asname is not None and type(alias.asname.name) is cst.Name:
                     local = alias.asname.name.value
                     self.aliases[local] = full
                 else:
@@ -187,14 +187,14 @@ class ModuleFacts:
                     self.aliases.setdefault(local, local)
                 self.imported_names.add(local)
             return
-        if isinstance(node.names, cst.ImportStar):
+        if type(node.names) is cst.ImportStar:
             return
         base = _module_name(node.module) if node.module is not None else ""
         from_triton = not node.relative and (base == "triton" or base.startswith("triton."))
         for alias in node.names:
             name = _module_name(alias.name)
             local = name
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            if alias.asname is not None and type(alias.asname.name) is cst.Name:
                 local = alias.asname.name.value
             reexported = None if from_triton else _REEXPORTED.get(name)
             if reexported is not None:
@@ -296,18 +296,18 @@ class ModuleFacts:
         """Module-level integer constants (``BLOCK = 128``, ``X: tl.constexpr = 4``, ``X = tl.constexpr(4)``)."""
         found: dict[str, int] = {}
         for statement in self.module.body:
-            if not isinstance(statement, cst.SimpleStatementLine):
+            if type(statement) is not cst.SimpleStatementLine:
                 continue
             for small in statement.body:
-                if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                if type(small) is cst.Assign and len(small.targets) == 1:
                     target, value = small.targets[0].target, small.value
-                elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                elif type(small) is cst.AnnAssign and small.value is not None:
                     target, value = small.target, small.value
                 else:
                     continue
-                if isinstance(value, cst.Call) and self.qualname(value.func) == "tl.constexpr" and value.args:
+                if type(value) is cst.Call and self.qualname(value.func) == "tl.constexpr" and value.args:
                     value = value.args[0].value
-                if isinstance(target, cst.Name) and isinstance(value, cst.Integer):
+                if type(target) is cst.Name and type(value) is cst.Integer:
                     found[target.value] = integer_value(value)
         return found
 
@@ -353,7 +353,7 @@ class ModuleFacts:
     def enclosing_kernel(self, node: cst.CSTNode) -> Kernel | None:
         by_node = self._kernel_by_node
         for ancestor in self.index.ancestors(node):
-            if isinstance(ancestor, cst.FunctionDef):
+            if type(ancestor) is cst.FunctionDef:
                 return by_node.get(id(ancestor))
         return None
 
@@ -365,7 +365,7 @@ class ModuleFacts:
         jit = jit_call = autotune = heuristics = None
         for decorator in node.decorators:
             expr = decorator.decorator
-            call = expr if isinstance(expr, cst.Call) else None
+            call = expr if type(expr) is cst.Call else None
             name = self.qualname(call.func if call else expr)
             if name in _JIT_DECORATORS:
                 jit = decorator
@@ -387,7 +387,7 @@ class ModuleFacts:
                 annotation = p.annotation.annotation
                 annotations[p.name.value] = annotation
                 if self.qualname(annotation) == "tl.constexpr" or (
-                    isinstance(annotation, cst.SimpleString) and "constexpr" in annotation.value
+                    type(annotation) is cst.SimpleString and "constexpr" in annotation.value
                 ):
                     constexpr.add(p.name.value)
         return Kernel(
@@ -411,13 +411,13 @@ class ModuleFacts:
         for arg in call.args:
             if arg.keyword is None or arg.keyword.value != "do_not_specialize":
                 continue
-            if not isinstance(arg.value, (cst.List, cst.Tuple)):
+            if type(arg.value) not in (cst.List, cst.Tuple):
                 continue
             for element in arg.value.elements:
                 value = element.value
-                if isinstance(value, cst.SimpleString):
+                if type(value) is cst.SimpleString:
                     names.add(value.evaluated_value)
-                elif isinstance(value, cst.Integer) and int(value.value) < len(params):
+                elif type(value) is cst.Integer and int(value.value) < len(params):
                     names.add(params[int(value.value)])
         return names
 
@@ -428,10 +428,10 @@ class ModuleFacts:
         kernels = self.kernels
         for call in self.index.of_type(cst.Call):
             func = call.func
-            if not isinstance(func, cst.Subscript) or len(func.slice) != 1:
+            if type(func) is not cst.Subscript or len(func.slice) != 1:
                 continue
             element = func.slice[0].slice
-            if not isinstance(element, cst.Index):
+            if type(element) is not cst.Index:
                 continue
             target = func.value
             dotted = dotted_name(target)

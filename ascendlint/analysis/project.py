@@ -106,7 +106,7 @@ def summarise(facts: "ModuleFacts") -> dict[str, HelperSummary]:
 def _returns_value(analysis) -> bool:
     import libcst as cst
 
-    return any(isinstance(node, cst.Return) and node.value is not None for node in analysis.nodes)
+    return any(type(node) is cst.Return and node.value is not None for node in analysis.nodes)
 
 
 def _kept_bits() -> int:

@@ -148,7 +148,7 @@ class KernelAnalysis:
                 self._record_loop(node)
             elif kind is cst.With:
                 self._record_with(node)
-            elif kind is cst.NamedExpr and isinstance(node.target, cst.Name):
+            elif kind is cst.NamedExpr and type(node.target) is cst.Name:
                 self.assignments.setdefault(node.target.value, []).append(node.value)
         self._params = {name: Definition(name, "param") for name in kernel.params}
         self._statement_cache: dict[int, cst.CSTNode | None] = {}
@@ -166,12 +166,12 @@ class KernelAnalysis:
     # -- building ----------------------------------------------------------------------------------------------
     def _record(self, statement) -> None:
         found = []
-        if isinstance(statement, cst.AnnAssign) and self._is_constexpr_annotation(statement.annotation.annotation):
+        if type(statement) is cst.AnnAssign and self._is_constexpr_annotation(statement.annotation.annotation):
             self._annotated_constexpr.add(id(statement))
         for target, value in bound_names(statement):
             self._targets.add(id(target))
             name = target.value
-            if isinstance(statement, cst.AugAssign):
+            if type(statement) is cst.AugAssign:
                 definition = Definition(name, "augmented", statement, value, statement.operator)
                 combined = cst.BinaryOperation(left=target, operator=_binary_of(statement.operator), right=value)
                 self.assignments.setdefault(name, []).append(combined)
@@ -205,7 +205,7 @@ class KernelAnalysis:
 
     def _is_constexpr_annotation(self, annotation: cst.BaseExpression) -> bool:
         return self.facts.qualname(annotation) == "tl.constexpr" or (
-            isinstance(annotation, cst.SimpleString) and "constexpr" in annotation.value
+            type(annotation) is cst.SimpleString and "constexpr" in annotation.value
         )
 
     @cached_property
@@ -234,13 +234,13 @@ class KernelAnalysis:
             if isinstance(ancestor, cst.BaseSmallStatement):
                 found = ancestor
                 break
-            if isinstance(ancestor, (cst.If, cst.While)) and child is ancestor.test:
+            if type(ancestor) in (cst.If, cst.While) and child is ancestor.test:
                 found = ancestor
                 break
-            if isinstance(ancestor, cst.For) and child is ancestor.iter:
+            if type(ancestor) is cst.For and child is ancestor.iter:
                 found = ancestor
                 break
-            if isinstance(ancestor, cst.With) and child is not ancestor.body:
+            if type(ancestor) is cst.With and child is not ancestor.body:
                 found = ancestor
                 break
             if isinstance(ancestor, (cst.BaseCompoundStatement, cst.FunctionDef)):
@@ -273,11 +273,11 @@ class KernelAnalysis:
         if id(node) in self._targets and not isinstance(self.index.parent(node), cst.AugAssign):
             return False
         parent = self.index.parent(node)
-        if isinstance(parent, cst.Attribute) and parent.attr is node:
+        if type(parent) is cst.Attribute and parent.attr is node:
             return False
-        if isinstance(parent, cst.Arg) and parent.keyword is node:
+        if type(parent) is cst.Arg and parent.keyword is node:
             return False
-        return not isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.AsName))
+        return type(parent) not in (cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.AsName)
 
     @cached_property
     def reads(self) -> dict[str, list[cst.Name]]:
@@ -285,7 +285,7 @@ class KernelAnalysis:
         found: dict[str, list[cst.Name]] = {}
         body_start = self.index.order(self.kernel.node.body)
         for node in self.nodes:
-            if isinstance(node, cst.Name) and self.index.order(node) > body_start and self.is_read(node):
+            if type(node) is cst.Name and self.index.order(node) > body_start and self.is_read(node):
                 found.setdefault(node.value, []).append(node)
         return found
 
@@ -327,7 +327,7 @@ class KernelAnalysis:
         branch_of = {}
         child = first
         for ancestor in self.index.ancestors(first):
-            if isinstance(ancestor, (cst.If, cst.IfExp)):
+            if type(ancestor) in (cst.If, cst.IfExp):
                 branch_of[id(ancestor)] = _branch(ancestor, child)
             child = ancestor
         child = second
@@ -344,7 +344,7 @@ class KernelAnalysis:
         found = []
         child = node
         for ancestor in self.index.ancestors(node):
-            if isinstance(ancestor, (cst.For, cst.While)) and child is ancestor.body:
+            if type(ancestor) in (cst.For, cst.While) and child is ancestor.body:
                 found.append(ancestor)
             if ancestor is self.kernel.node:
                 break
@@ -449,7 +449,7 @@ class KernelAnalysis:
             return state
         if kind is cst.AugAssign:
             right = self._evaluate(node.value, state)
-            if not isinstance(node.target, cst.Name):
+            if type(node.target) is not cst.Name:
                 self._evaluate(node.target, state)
                 return state
             name = node.target.value
@@ -503,7 +503,7 @@ class KernelAnalysis:
         if kind is cst.Call:
             children = [a.value for a in node.args]
             func = node.func
-            if isinstance(func, cst.Attribute) and self.facts.qualname(func) is None:
+            if type(func) is cst.Attribute and self.facts.qualname(func) is None:
                 children.insert(0, func.value)
             return children
         if kind is cst.Attribute:
@@ -516,9 +516,9 @@ class KernelAnalysis:
             children = [node.value]
             for element in node.slice:
                 inner = element.slice
-                if isinstance(inner, cst.Index):
+                if type(inner) is cst.Index:
                     children.append(inner.value)
-                elif isinstance(inner, cst.Slice):
+                elif type(inner) is cst.Slice:
                     children += [part for part in (inner.lower, inner.upper, inner.step) if part is not None]
             return children
         if kind is cst.IfExp:
@@ -564,7 +564,7 @@ class KernelAnalysis:
             return _NOTHING
         if kind is cst.UnaryOperation:
             inner = values[id(node.expression)]
-            if isinstance(node.operator, cst.Not):
+            if type(node.operator) is cst.Not:
                 return ((inner[0] & _RUNTIME) | T.INT | T.NARROW, 1, _NO_DIVISORS)
             return inner
         if kind is cst.Comparison:
@@ -590,8 +590,8 @@ class KernelAnalysis:
 
     def _comparison(self, expr: cst.Comparison, values: dict) -> Value:
         operands = [expr.left, *(c.comparator for c in expr.comparisons)]
-        if all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in expr.comparisons) and any(
-            isinstance(o, cst.Name) and o.value == "None" for o in operands
+        if all(type(c.operator) in (cst.Is, cst.IsNot) for c in expr.comparisons) and any(
+            type(o) is cst.Name and o.value == "None" for o in operands
         ):
             return (T.INT | T.NARROW, 1, _NO_DIVISORS)  # `ptr is None` is decided when the kernel is specialised
         bits = 0
@@ -603,50 +603,50 @@ class KernelAnalysis:
         lbits, rbits = left[0], right[0]
         if not isinstance(operator, _ARITHMETIC):
             return (((lbits | rbits) & _RUNTIME) | T.INT | T.NARROW, mag.UNBOUNDED, _NO_DIVISORS)
-        if isinstance(operator, (cst.FloorDivide, cst.Modulo, cst.RightShift)) and lbits & T.INDEX:
+        if type(operator) in (cst.FloorDivide, cst.Modulo, cst.RightShift) and lbits & T.INDEX:
             rbits &= ~(T.EXTENT | T.INDEX)  # an index divided or reduced by a size is still an index
-            if isinstance(operator, cst.FloorDivide):
+            if type(operator) is cst.FloorDivide:
                 rbits &= ~T.TOKENS  # `i_chk // tl.cdiv(T, BT)` counts sequences, not tokens
         bits = (lbits | rbits) & ~(_WIDTHS | T.POINTER | T.BLOCK)
         bits |= _combined_width(lbits, rbits)
-        if isinstance(operator, (cst.Add, cst.Subtract)) and (lbits | rbits) & T.POINTER:
+        if type(operator) in (cst.Add, cst.Subtract) and (lbits | rbits) & T.POINTER:
             bits |= T.POINTER
-        if isinstance(operator, cst.Divide):
+        if type(operator) is cst.Divide:
             bits |= T.FLOAT
         size, divisors = self._binary_magnitude(operator, left, right, left_node, right_node)
-        if isinstance(operator, cst.Multiply) and _sequence_times_tokens(lbits, rbits):
+        if type(operator) is cst.Multiply and _sequence_times_tokens(lbits, rbits):
             size = min(size, mag.TOKEN_BITS + 1)  # a sequence's start: the tokens of one launch bound it
         return (bits, size, divisors)
 
     def _binary_magnitude(self, operator, left: Value, right: Value, left_node, right_node) -> tuple[int, frozenset]:
-        if isinstance(operator, cst.Multiply):
+        if type(operator) is cst.Multiply:
             for one, other, other_node in ((left, right, right_node), (right, left, left_node)):
                 symbol = self._symbol(other_node)
                 if symbol is not None and symbol in one[2]:
                     return one[1], one[2] - {symbol}
             return mag.product(self._factor_bits(left, left_node), self._factor_bits(right, right_node)), (
                 left[2] | right[2])
-        if isinstance(operator, (cst.Add, cst.Subtract)):
+        if type(operator) in (cst.Add, cst.Subtract):
             divisors = left[2] & right[2] if left[2] and right[2] else _NO_DIVISORS
             return mag.total(left[1], right[1]), divisors
-        if isinstance(operator, cst.FloorDivide):
+        if type(operator) is cst.FloorDivide:
             symbol = self._symbol(right_node)
             if symbol is not None:
                 return left[1], left[2] | {symbol}
             return mag.quotient(left[1], _integer(right_node)), left[2]
-        if isinstance(operator, cst.Modulo):
+        if type(operator) is cst.Modulo:
             return min(left[1], right[1]), _NO_DIVISORS
-        if isinstance(operator, cst.LeftShift):
+        if type(operator) is cst.LeftShift:
             shift = _integer(right_node)
             return (min(left[1] + shift, mag.UNBOUNDED) if shift is not None else mag.UNBOUNDED), _NO_DIVISORS
-        if isinstance(operator, cst.RightShift):
+        if type(operator) is cst.RightShift:
             shift = _integer(right_node)
             return (max(left[1] - shift, 0) if shift is not None else left[1]), left[2]
-        if isinstance(operator, cst.BitAnd):
+        if type(operator) is cst.BitAnd:
             return min(left[1], right[1]), _NO_DIVISORS
-        if isinstance(operator, (cst.BitOr, cst.BitXor)):
+        if type(operator) in (cst.BitOr, cst.BitXor):
             return max(left[1], right[1]), _NO_DIVISORS
-        if isinstance(operator, cst.Power):
+        if type(operator) is cst.Power:
             return mag.UNBOUNDED, _NO_DIVISORS
         return max(left[1], right[1]), _NO_DIVISORS
 
@@ -654,7 +654,7 @@ class KernelAnalysis:
         """What a factor adds to a product: a constant ``c`` scales by ``c``, so it adds ``ceil(log2(c))`` bits
         (``x * 16`` needs four more bits than ``x``); anything else adds its magnitude."""
         constant = _integer(node)
-        if constant is None and isinstance(node, cst.Name) and not value[0] & T.DYNAMIC:
+        if constant is None and type(node) is cst.Name and not value[0] & T.DYNAMIC:
             known = self.constexpr_values.get(node.value) if self.kernel.is_constexpr_param(node.value) else None
             constant = max(known) if known and len(set(known)) == 1 else None
         if constant is not None and constant > 0:
@@ -663,7 +663,7 @@ class KernelAnalysis:
 
     def _symbol(self, node) -> str | None:
         """The constexpr parameter a divisor or factor names (``BT`` in ``tl.cdiv(T, BT)`` and ``i_t * BT``)."""
-        if isinstance(node, cst.Name) and self.kernel.is_constexpr_param(node.value):
+        if type(node) is cst.Name and self.kernel.is_constexpr_param(node.value):
             if node.value not in self.assignments:
                 return node.value
         return None
@@ -732,7 +732,7 @@ class KernelAnalysis:
         if name in _FLOAT_CALLS or any(a[0] & T.FLOAT for a in arguments[:1]):
             bits |= T.FLOAT
         size = max((a[1] for a in arguments), default=mag.EXTENT_BITS)
-        if isinstance(call.func, cst.Attribute) and id(call.func.value) in values and not name:
+        if type(call.func) is cst.Attribute and id(call.func.value) in values and not name:
             receiver = values[id(call.func.value)]  # a method of a tensor: x.reshape(...), x.trans()
             return (receiver[0] | T.DYNAMIC | T.TENSOR, receiver[1], receiver[2])
         return (bits, size, _NO_DIVISORS)
@@ -760,7 +760,7 @@ class KernelAnalysis:
         return (bits, largest[1], largest[2])
 
     def _loop_variable(self, iterable: cst.BaseExpression, state: dict) -> Value:
-        if isinstance(iterable, cst.Call):
+        if type(iterable) is cst.Call:
             name = self.facts.qualname(iterable.func) or _builtin(iterable.func)
             values = self._values
             bounds = [values.get(id(a.value), _UNKNOWN) for a in iterable.args if a.keyword is None][:2]
@@ -789,7 +789,7 @@ class KernelAnalysis:
         kernel = self.kernel
         if kernel.is_constexpr_param(name):
             default = kernel.defaults.get(name)
-            if isinstance(default, cst.Float):
+            if type(default) is cst.Float:
                 return (T.FLOAT, 0, _NO_DIVISORS)
             known = self.constexpr_values.get(name)
             size = mag.of_int(max(known)) if known else mag.constexpr_bits(name)
@@ -812,7 +812,7 @@ class KernelAnalysis:
             bits |= T.SEQUENCE  # ``B * T`` is the token count of the launch
         if qualified in _INT64:
             bits |= T.WIDE
-        elif isinstance(annotation, cst.Name) and annotation.value == "float" or isinstance(
+        elif type(annotation) is cst.Name and annotation.value == "float" or isinstance(
             kernel.defaults.get(name), cst.Float
         ):
             bits = (bits | T.FLOAT | T.NARROW) & ~T.INT
@@ -863,7 +863,7 @@ class KernelAnalysis:
         """Programs stride over the work (``for task in range(pid, n, step)``): one program per core."""
         for loop in self.loops:
             call = loop.iter
-            if not (isinstance(call, cst.Call) and (self.facts.qualname(call.func) or _builtin(call.func)) in
+            if not (type(call) is cst.Call and (self.facts.qualname(call.func) or _builtin(call.func)) in
                     _LOOP_CALLS):
                 continue
             args = [a.value for a in call.args if a.keyword is None]
@@ -873,7 +873,7 @@ class KernelAnalysis:
 
     def _imported_helper(self, func: cst.BaseExpression):
         """The summary of a jit helper imported from another linted module (``from .utils import pid64``)."""
-        if isinstance(func, cst.Name) and func.value not in self.assignments:
+        if type(func) is cst.Name and func.value not in self.assignments:
             return self.facts.imported_helpers.get(func.value)
         return None
 
@@ -909,7 +909,7 @@ class KernelAnalysis:
         self.__dict__["pointer_params"] = set()  # a recursive helper sees no pointers while this is computed
         pending: list[cst.BaseExpression] = []
         for node in self.nodes:
-            if not isinstance(node, cst.Call) or not node.args:
+            if type(node) is not cst.Call or not node.args:
                 continue
             name = self.facts.qualname(node.func) or _builtin(node.func)
             if name in _POINTER_SINKS or name.startswith(("tl.atomic_", "dl.", "shmem.")):
@@ -951,7 +951,7 @@ class KernelAnalysis:
         found: set[str] = set()
         facts = self.facts
         for node in self.nodes:
-            if not isinstance(node, cst.Call):
+            if type(node) is not cst.Call:
                 continue
             cast = self.cast_target(node)
             if cast is not None and (self.facts.qualname(cast[1]) or "") in _INDEX_TYPES:
@@ -1039,7 +1039,7 @@ class KernelAnalysis:
 
     def specializable_param(self, expr: cst.BaseExpression) -> str | None:
         """An unannotated scalar parameter Triton turns into a constant when its argument is 1."""
-        if not isinstance(expr, cst.Name):
+        if type(expr) is not cst.Name:
             return None
         name = expr.value
         kernel = self.kernel
@@ -1050,14 +1050,14 @@ class KernelAnalysis:
         if kernel.name in self.facts.helpers:
             return None
         annotation = kernel.annotations.get(name)
-        if annotation is not None and not (isinstance(annotation, cst.Name) and annotation.value == "int"):
+        if annotation is not None and not (type(annotation) is cst.Name and annotation.value == "int"):
             return None
         return name
 
     def cast_target(self, call: cst.Call) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
         """(value, dtype) of ``value.to(dtype)`` or ``tl.cast(value, dtype)``."""
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "to" and call.args:
+        if type(func) is cst.Attribute and func.attr.value == "to" and call.args:
             dtype = argument(call, 0, "dtype")
             return (func.value, dtype) if dtype is not None else None
         if self.facts.qualname(func) == "tl.cast" and len(call.args) >= 2:
@@ -1080,10 +1080,10 @@ class KernelAnalysis:
         """Each outermost pointer arithmetic (``q + off``, ``p += off``) with its integer offset operands."""
         found = []
         for node in self.nodes:
-            if isinstance(node, cst.AugAssign) and isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
-                if isinstance(node.target, cst.Name) and self.is_pointer(node.target):
+            if type(node) is cst.AugAssign and type(node.operator) in (cst.AddAssign, cst.SubtractAssign):
+                if type(node.target) is cst.Name and self.is_pointer(node.target):
                     found.append((node, [node.value]))
-            elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
+            elif type(node) is cst.BinaryOperation and type(node.operator) in (cst.Add, cst.Subtract):
                 parent = self.index.parent(node)
                 if _is_sum(parent) and self.is_pointer(parent):
                     continue
@@ -1117,19 +1117,19 @@ class KernelAnalysis:
             found.append(node)
             if stop is not None and stop(node):
                 continue
-            if isinstance(node, cst.BinaryOperation):
+            if type(node) is cst.BinaryOperation:
                 stack.extend((node.right, node.left))
-            elif isinstance(node, cst.UnaryOperation):
+            elif type(node) is cst.UnaryOperation:
                 stack.append(node.expression)
-            elif isinstance(node, cst.Subscript):
+            elif type(node) is cst.Subscript:
                 stack.append(node.value)
-            elif isinstance(node, cst.IfExp):
+            elif type(node) is cst.IfExp:
                 stack.extend((node.orelse, node.body))
-            elif isinstance(node, cst.Call) and (self.facts.qualname(node.func) in _TRANSPARENT_CALLS) and node.args:
+            elif type(node) is cst.Call and (self.facts.qualname(node.func) in _TRANSPARENT_CALLS) and node.args:
                 stack.append(node.args[0].value)
             elif self.facts.is_call_to(node, "tl.where") and len(node.args) == 3:
                 stack.extend((node.args[2].value, node.args[1].value))
-            elif isinstance(node, cst.Name):
+            elif type(node) is cst.Name:
                 for definition in self.definitions(node):
                     if definition.kind == "assign" and definition.value is not None:
                         stack.append(definition.value)
@@ -1191,7 +1191,7 @@ def _is_index_value(bits: Traits) -> bool:
 
 
 def _builtin(func: cst.BaseExpression) -> str:
-    return func.value if isinstance(func, cst.Name) else ""
+    return func.value if type(func) is cst.Name else ""
 
 
 def _integer(node) -> int | None:
@@ -1203,11 +1203,11 @@ def _integer(node) -> int | None:
 def _mentions_program_id(facts: ModuleFacts, expr: cst.BaseExpression) -> bool:
     if facts.is_call_to(expr, "tl.program_id"):
         return True
-    return isinstance(expr, cst.Name) and expr.value.lower() in ("pid", "core_id", "program_id", "worker_id")
+    return type(expr) is cst.Name and expr.value.lower() in ("pid", "core_id", "program_id", "worker_id")
 
 
 def _is_sum(node) -> bool:
-    return isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract))
+    return type(node) is cst.BinaryOperation and type(node.operator) in (cst.Add, cst.Subtract)
 
 
 def _combined_width(*parts: Traits) -> Traits:
@@ -1231,12 +1231,12 @@ def _branch(node: cst.CSTNode, child: cst.CSTNode) -> str:
 
 def _pointer_base(expr: cst.BaseExpression) -> str | None:
     while True:
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             return expr.value
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
+        if type(expr) is cst.BinaryOperation and type(expr.operator) in (cst.Add, cst.Subtract):
             expr = expr.left
             continue
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             expr = expr.value
             continue
         return None
