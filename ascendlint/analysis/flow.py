@@ -103,6 +103,8 @@ def solve(graph: Graph, entry: State, transfer: Transfer, join: Join, widen: Wid
 def _join_states(old: State, new: State, join: Join) -> State:
     """``old`` itself when joining ``new`` into it changes no name (most joins, once a loop has settled), so that
     the solver tells "nothing new" by identity; otherwise a new state. Only changed names are compared."""
+    if new.items() <= old.items():  # every name already bound to an equal value: one loop in C, no change
+        return old
     merged = None
     for name, value in new.items():
         present = old.get(name)

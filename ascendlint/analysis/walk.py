@@ -57,7 +57,7 @@ def _is_node_type(cls: type) -> bool:
 class NodeIndex:
     """Every syntactic node of a module in source (pre-)order, with parents and scope extents."""
 
-    __slots__ = ("nodes", "_parent", "_end", "_by_type", "_position", "_present_types", "_names")
+    __slots__ = ("nodes", "_parent", "_end", "_by_type", "_position", "_by_exact_type", "_names")
 
     def __init__(self, module: cst.Module) -> None:
         nodes: list[cst.CSTNode] = []
@@ -95,7 +95,7 @@ class NodeIndex:
         self._end = end
         self._by_type: dict[type, list] = {}
         self._position: dict[int, int] = {}
-        self._present_types: set[type] | None = None
+        self._by_exact_type: dict[type, list] | None = None  # nodes by exact class, built on first use
         self._names: dict[str, list[cst.Name]] | None = None
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
@@ -112,12 +112,28 @@ class NodeIndex:
         key = types if len(types) > 1 else types[0]
         found = self._by_type.get(key)
         if found is None:
-            if self._present_types is None:
-                self._present_types = set(map(type, self.nodes))
-            matching = {cls for cls in self._present_types if issubclass(cls, types)}
-            found = [n for n in self.nodes if type(n) in matching] if matching else []
+            grouped = self._grouped()
+            matching = [cls for cls in grouped if issubclass(cls, types)]
+            if len(matching) == 1:
+                found = grouped[matching[0]]
+            else:
+                found = [n for n in self.nodes if type(n) in set(matching)] if matching else []
             self._by_type[key] = found
         return found
+
+    def _grouped(self) -> dict[type, list]:
+        """Nodes by their exact class, each list in source order: one pass, however many classes are asked for."""
+        if self._by_exact_type is None:
+            grouped: dict[type, list] = {}
+            for node in self.nodes:
+                kind = type(node)
+                members = grouped.get(kind)
+                if members is None:
+                    grouped[kind] = [node]
+                else:
+                    members.append(node)
+            self._by_exact_type = grouped
+        return self._by_exact_type
 
     def names(self, value: str) -> list[cst.Name]:
         """Every ``Name`` node spelling ``value``, in source order (grouped once per module, so that a question
