@@ -31,7 +31,9 @@ class Point:
     index: int
     kind: str
     node: cst.CSTNode | None
-    successors: list["Point"] = field(default_factory=list)
+    successors: list[int] = field(default_factory=list)  # indices into the graph's points: a loop's back edge
+    # held as a reference would make every graph a reference cycle, and keep its function's tree alive until the
+    # cyclic collector runs
 
     @property
     def is_loop_head(self) -> bool:
@@ -75,7 +77,7 @@ class Graph:
     @staticmethod
     def _link(sources: list[Point], target: Point) -> None:
         for source in sources:
-            source.successors.append(target)
+            source.successors.append(target.index)
 
     def _suite(self, suite: cst.BaseSuite, incoming: list[Point]) -> list[Point]:
         if type(suite) is cst.SimpleStatementSuite:

@@ -79,8 +79,7 @@ def solve(graph: Graph, entry: State, transfer: Transfer, join: Join, widen: Wid
         point = points[index]
         steps_taken += 1
         after = transfer(point, before[index])
-        for successor in point.successors:
-            target = successor.index
+        for target in point.successors:
             old = before[target]
             if old is None:
                 new = after
@@ -88,7 +87,7 @@ def solve(graph: Graph, entry: State, transfer: Transfer, join: Join, widen: Wid
                 continue
             else:
                 new = _join_states(old, after, join)
-                if successor.is_loop_head and widen is not None and entered[target] > 2:
+                if widen is not None and entered[target] > 2 and points[target].is_loop_head:
                     new = _join_states(old, new, widen)
                 if new is old:  # the join added nothing
                     continue

@@ -174,6 +174,12 @@ class ModuleFacts:
         for node in index.of_type(cst.Import, cst.ImportFrom):
             self._record_import(node)
 
+    def release(self) -> None:
+        """Forget everything, once the file's findings are known. The analyses cache themselves on the facts
+        (``_grid_analysis``, ``_kernel_analyses``, ...) and refer back to them: left as they are, those reference
+        cycles keep the file's whole tree alive until the cyclic collector runs, which then walks all of it."""
+        self.__dict__.clear()
+
     # -- names -------------------------------------------------------------------------------------------------
     def _record_import(self, node: cst.Import | cst.ImportFrom) -> None:
         if type(node) is cst.Import:
