@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import memory, profile_rules, scaling  # noqa: E402
 from bench.corpus import REPO, Tree, build_kernel_tree, build_mixed_tree, build_real_tree, line_count  # noqa: E402
-from bench.measure import CODE, LONG_RUN, FileTiming, Series, lint_files_alone, series  # noqa: E402
+from bench.measure import CODE, LONG_RUN, FileTiming, Series, interleaved, lint_files_alone, series  # noqa: E402
 
 PYTHON = sys.executable
 BIN = Path(sys.executable).parent
@@ -104,6 +104,10 @@ class Bench:
     def series(self, label: str, command: list[str], lines: int, repeat: int | None = None, **kw) -> Series:
         return series(label, command, repeat or self.repeat, self.run_limit, lines, **kw)
 
+    def in_turns(self, commands: list[tuple[str, list[str], Path | None]], lines: int,
+                 repeat: int | None = None) -> list[Series]:
+        return interleaved(commands, repeat or self.repeat, self.run_limit, lines)
+
 
 def tool(name: str) -> str | None:
     found = BIN / name
@@ -125,9 +129,20 @@ def measure_tree(bench: Bench, tree: Tree, with_fixit: bool, explicit: bool = Fa
         results[found.label] = found
 
     slow_repeat = 1 if lines > 200_000 else None  # flake8 needs minutes for a whole standard library
-    add(bench.series("libcst parse-only", [PYTHON, "-c", PARSE_ONLY, str(listing)], lines))
-    add(bench.series("ascendlint cold, 1 process", bench.ascendlint(*targets, "--no-cache", "--jobs", "1"), lines))
-    add(bench.series("ascendlint cold, all cores", bench.ascendlint(*targets, "--no-cache"), lines))
+    # The two runs whose ratio is a target, in turns.
+    for found in bench.in_turns([
+        ("libcst parse-only", [PYTHON, "-c", PARSE_ONLY, str(listing)], None),
+        ("ascendlint cold, 1 process", bench.ascendlint(*targets, "--no-cache", "--jobs", "1"), None),
+    ], lines):
+        add(found)
+    all_cores = bench.ascendlint(*targets, "--no-cache")
+    flake8 = [tool("flake8"), "--isolated", "--exit-zero", *targets] if tool("flake8") else None
+    if flake8 is not None and slow_repeat is None:  # compared with each other: in turns as well
+        for found in bench.in_turns([("ascendlint cold, all cores", all_cores, None),
+                                     ("flake8 (all cores)", flake8, tree.root.parent)], lines):
+            add(found)
+    else:
+        add(bench.series("ascendlint cold, all cores", all_cores, lines))
     if with_cache:
         drop_cache = lambda: shutil.rmtree(cache, ignore_errors=True)  # noqa: E731
         add(bench.series("ascendlint cold, writing the cache", bench.ascendlint(*targets), lines, before=drop_cache))
@@ -135,8 +150,7 @@ def measure_tree(bench: Bench, tree: Tree, with_fixit: bool, explicit: bool = Fa
     if tool("ruff"):
         ruff = [tool("ruff"), "check", "--no-cache", "--isolated", "--exit-zero", "--quiet", *targets]
         add(bench.series("ruff check --no-cache", ruff, lines))
-    if tool("flake8"):
-        flake8 = [tool("flake8"), "--isolated", "--exit-zero", *targets]
+    if flake8 is not None and "flake8 (all cores)" not in results:
         add(bench.series("flake8 (all cores)", flake8, lines, slow_repeat, cwd=tree.root.parent))
     first_copy = tree.root / "copy000"
     if with_fixit and tool("fixit") and first_copy.is_dir():  # fixit manages ~1k lines/s: one copy is enough

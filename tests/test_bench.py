@@ -86,3 +86,17 @@ def test_growth_is_one_for_linear_steps_and_more_for_quadratic():
     assert scaling.growth({1: 10, 2: 40, 4: 160}) == pytest.approx(4.0)
     with pytest.raises(ValueError):
         scaling.growth({1: 0, 2: 5})
+
+
+def test_interleaved_runs_take_turns_and_stop_a_command_past_the_limit(tmp_path):
+    import sys
+
+    from bench.measure import interleaved
+
+    log = tmp_path / "order.txt"
+    note = lambda word: [sys.executable, "-c", f"open({str(log)!r}, 'a').write({word!r})"]  # noqa: E731
+    slow = [sys.executable, "-c", f"open({str(log)!r}, 'a').write('s'); import time; time.sleep(5)"]
+    found = interleaved([("a", note("a"), None), ("b", note("b"), tmp_path), ("slow", slow, None)], 3, 1.0)
+    assert [len(s.runs) for s in found] == [3, 3, 1]
+    assert found[2].runs[0].over_limit and not found[0].runs[0].over_limit
+    assert log.read_text() == "abs" + "ab" + "ab"
