@@ -3,7 +3,7 @@
 A libcst parse allocates a node object for nearly every token, and the whole tree stays alive until the file's
 findings are known. The collector, left alone, runs a full collection every time the live objects have grown by a
 quarter, and each one walks every node of the tree parsed so far: on a long module that is several walks of a
-growing tree, which made a 10,000-line module cost far more than ten 1,000-line ones. Nearly nothing a lint
+growing tree, which also made a long module cost more per line than a short one. Nearly nothing a lint
 allocates needs the collector (reference counts free the tree when the file is done), so it is paused while one
 file is linted and the young objects are collected once afterwards, which also frees any cycles the file's
 analysis made.
