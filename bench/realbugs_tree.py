@@ -152,6 +152,7 @@ at the default set, with `--select ALL`, and with each labelled rule selected al
 
 A fix counts as caught when a finding of the labelled rule lies within the tolerance (default 2 lines) of a
 labelled before range and no finding of that rule lies within the tolerance of the matching after ranges.
+The baseline figures (and what each mode means) are in `docs/precision.md`, section "Real-bug benchmark".
 """
 
 
@@ -220,10 +221,17 @@ def main(argv: list[str] | None = None) -> int:
             record["id"] = f"{base}-{counts[base]}"
     (args.out / "index.json").write_text(json.dumps({"entries": index}, indent=1) + "\n", encoding="utf-8")
     (args.out / "pyproject.toml").write_text("[tool.ascendlint]\n", encoding="utf-8")
-    (args.out / "README.md").write_text(README, encoding="utf-8")
     rules: dict[str, int] = {}
     for record in index:
         rules[record["rule"]] = rules.get(record["rule"], 0) + 1
+    listing = ["", "## Labelled fixes", "", "| id | rule | before lines | commit subject |", "|---|---|---|---|"]
+    for record in index:
+        spans = ", ".join(f"{a}-{b}" if a != b else f"{a}" for a, b in record["before_ranges"])
+        subject = record["subject"].replace("|", "/")
+        listing.append(f"| `{record['id']}` | {record['rule']} | {spans} | {subject} |")
+    counts_line = ", ".join(f"{k} {v}" for k, v in sorted(rules.items()))
+    (args.out / "README.md").write_text(README + f"\n{len(index)} labelled fixes: {counts_line}.\n"
+                                        + "\n".join(listing) + "\n", encoding="utf-8")
     print(f"{len(index)} labelled fixes from {len({(r['repo'], r['sha']) for r in index})} commits written to "
           f"{args.out}: " + ", ".join(f"{k} {v}" for k, v in sorted(rules.items())))
     for error in errors:
