@@ -46,13 +46,14 @@ class SpinWaitOnAtomic(Rule):
         atomic after the loop, and threads the polled value into the protected addresses, so the loads cannot move
         above the wait.
 
-        triton-ascend 3.2.0's frontend accepts both forms and lowers them to Linalg (checked offline). What it
-        makes of them shows why the atomic poll is fragile: the `tl.atomic_add` in the condition becomes a plain
-        read and a `linalg.generic` write-back inside the `scf.while`, with no ordering of its own. A loop that
-        only polls `tl.load(..., volatile=True)` is present in the TTIR (`scf.while`) and gone from the Linalg
-        altogether, with or without the acquire atomic after it, so on 3.2.0 no spin-wait written in kernel code
-        should be relied on without testing on the device; the Triton-distributed `dl.wait` is the supported
-        way to wait for a signal.
+        triton-ascend 3.2.0's frontend accepts both forms and lowers them to Linalg (checked offline), and what
+        it makes of them shows how fragile they are. In the atomic poll, the `tl.atomic_add` becomes a
+        `linalg.generic` tagged `GenericAtomicRMW = "add"`, `MemSemantic = "acquire"` inside the `scf.while`,
+        but the loop condition compares a separate plain copy of the counter taken before it. A loop that only
+        polls `tl.load(..., volatile=True)` is in the TTIR (`scf.while`) and gone from the Linalg altogether,
+        with or without the acquire atomic after it. No spin-wait written in kernel code should be relied on
+        without testing it on the device; Triton-distributed's `dl.wait` is the supported way to wait for a
+        signal.
     """
     fix_notes = """
         Poll with a volatile load, order once after the loop, and make the protected addresses depend on what was

@@ -210,11 +210,22 @@ def _pins_one(test: cst.BaseExpression, sub_names: set[str], negated: bool = Fal
         return _pins_one(test.expression, sub_names, not negated)
     if type(test) is cst.Name:
         return test.value in sub_names
+    if _is_sub_vec_id_call(test):
+        return True
     if type(test) is cst.Comparison and len(test.comparisons) == 1:
         operator = type(test.comparisons[0].operator)
         if operator not in (cst.Equal, cst.NotEqual):
             return False
         sides = (test.left, test.comparisons[0].comparator)
-        return any(type(s) is cst.Name and s.value in sub_names for s in sides) and any(
+        return any((type(s) is cst.Name and s.value in sub_names) or _is_sub_vec_id_call(s) for s in sides) and any(
             type(s) is cst.Integer for s in sides)
     return False
+
+
+def _is_sub_vec_id_call(expr: cst.BaseExpression) -> bool:
+    """``sub_vec_id()`` written in the condition itself (under any module path)."""
+    if type(expr) is not cst.Call:
+        return False
+    func = expr.func
+    name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
+    return name == "sub_vec_id"

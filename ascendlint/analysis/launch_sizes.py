@@ -95,7 +95,7 @@ def _evidence(grids, param: str, factor: grid.Factor, argument: cst.BaseExpressi
     if factor.rows:
         return "the rows of a flattened tensor"
     data_names = sorted(n for n in factor.names if _is_data_name(n) and not _fixed_by_name(n))
-    if data_names and not any(_fixed_by_name(n) for n in factor.names if n not in data_names and n != param):
+    if data_names:
         return f"it comes from `{data_names[0]}`"
     if mag.name_bits(param) == mag.EXTENT_BITS and _leading_dimension(grids, factor.expr):
         return "the first dimension of a tensor"
