@@ -32,6 +32,10 @@ _COUNT_NAME = re.compile(
 # Flags and modes: IS_VARLEN, USE_G, HAS_BIAS, STORE_FINAL_STATE, EVEN_K, ACTIVATION.
 _FLAG_NAME = re.compile(r"^(is|use|has|store|save|output|return|even|enable|apply|do|with|need)_|_(mode|type|flag)$",
                         re.IGNORECASE)
+# Fixed per model or device whatever the name's magnitude class: core counts, conv widths and states, heads,
+# experts, windows (``BIG_CORE_NUM``, ``KERNEL_WIDTH``, ``state_len``, ``index_head_count``, ``EXPERT_NUM``).
+_FIXED_PART = re.compile(r"(^|_)(core|cores|width|heads?|head_?count|experts?|window|state_?len|kernel_?size)(_|$)"
+                         r"|^(head|expert|core)_?(num|count|cnt)$", re.IGNORECASE)
 _BUCKETING = {"next_power_of_2", "next_pow2", "next_power_of_two", "round_up_pow2", "bucket", "pad_to_bucket"}
 _MAX_DEPTH = 8
 
@@ -82,7 +86,8 @@ def _compute(facts: ModuleFacts) -> list[ConstexprSize]:
 
 def _fixed_by_name(param: str) -> bool:
     """Names of values fixed per model or configuration: tile sizes, flags, heads, head dims, hidden sizes."""
-    return grid.is_tile_size_name(param) or bool(_FLAG_NAME.search(param)) or mag.name_bits(param) in _FIXED_BITS
+    return (grid.is_tile_size_name(param) or bool(_FLAG_NAME.search(param)) or bool(_FIXED_PART.search(param))
+            or mag.name_bits(param) in _FIXED_BITS)
 
 
 def _is_data_name(name: str) -> bool:

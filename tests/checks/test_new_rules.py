@@ -134,7 +134,7 @@ CONFIGS = """
 import triton
 
 configs = [
-    triton.Config({"BLOCK": 64}, multibuffer=True),
+    triton.Config({"BLOCK": 64}, multibuffer=True, unit_flag=False),
     triton.Config({"BLOCK": 64}, enable_ubuf_saving=True),
     triton.Config({"BLOCK": 64}, {"multibuffer": True}),
 ]
@@ -142,7 +142,9 @@ configs = [
 
 
 def test_asc109_reports_all_three_placements_for_newer_versions():
-    assert [d.location.row for d in _found("ASC109", CONFIGS)] == [5, 6, 7]
+    found = _found("ASC109", CONFIGS)
+    assert [d.location.row for d in found] == [5, 6, 7]
+    assert "`multibuffer`, `unit_flag`" in found[0].message
 
 
 def test_asc109_takes_config_keywords_as_honoured_on_3_2():
