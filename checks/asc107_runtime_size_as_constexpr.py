@@ -1,11 +1,14 @@
-from ascendlint.analysis.launch_sizes import data_dependent_constexprs
+import libcst as cst
+
+from ascendlint.analysis.launch_sizes import data_dependent_constexprs, unlaunched_task_counts
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
 
 class RuntimeSizeAsConstexpr(Rule):
-    """Flags a launch argument for a `tl.constexpr` parameter whose value changes with the input data.
+    """Flags a `tl.constexpr` parameter whose launch value changes with the input data.
 
+    Reported once per parameter, on its declaration (where the fix goes), naming the launch.
     The value is followed back through the host code that launches (`T = x.shape[1]`, `NT = triton.cdiv(T, BT)`,
     `rows = x.view(-1, D).shape[0]`). It counts as data-dependent when the parameter or a host name it comes from
     names a count of tokens, rows, sequences, batches, tasks, chunks or pages (`T`, `M`, `B`, `num_tokens`,
@@ -13,6 +16,8 @@ class RuntimeSizeAsConstexpr(Rule):
     name says nothing, when it is the first dimension of a tensor. Not reported: tile sizes, flags, model
     dimensions (`H`, `K`, `V`, `head_dim`, `hidden_size`), literals, values under `min(..., cap)` or a guard that
     bounds them, and values rounded to a power of two (`triton.next_power_of_2(n)`: a few buckets).
+    A kernel the module never launches (its host code lives elsewhere) is reported only for a constexpr that is
+    the stop of its core-grid task loop (`for t in tl.range(core_id, task_num, num_core)`): a task count.
     """
 
     code = "ASC107"
@@ -79,7 +84,18 @@ class RuntimeSizeAsConstexpr(Rule):
                 scan[(NT,)](x, x, rows, NT, x.shape[-1], 64)
                 scan[(1,)](x, x, rows, NT=rows, D=128, BT=64)
             """,
-            count=2,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kkt(k, A, T, H: tl.constexpr, BT: tl.constexpr, task_num: tl.constexpr, num_core: tl.constexpr):
+                for task in tl.range(tl.program_id(0), task_num, num_core):
+                    i_bh = task % H
+                    tl.store(A + task * BT + tl.arange(0, BT), tl.load(k + i_bh * T + tl.arange(0, BT)))
+            """,
         ),
         Invalid(
             """
@@ -157,5 +173,27 @@ class RuntimeSizeAsConstexpr(Rule):
     ]
 
     def finish(self) -> None:
+        reported: set[tuple[int, str]] = set()
         for found in data_dependent_constexprs(self.facts):
-            self.report(found.argument, self.message.format(param=found.param, why=found.why))
+            kernel = found.launch.kernel
+            key = (id(kernel.node), found.param)
+            if key in reported:
+                continue
+            reported.add(key)
+            row = self.context.locator.span(found.argument)[0].row
+            self.report(
+                _param_node(kernel.node, found.param),
+                self.message.format(param=found.param, why=f"{found.why}, at the launch on line {row}"),
+            )
+        for kernel, param in unlaunched_task_counts(self.context):
+            if (id(kernel.node), param) not in reported:
+                self.report(_param_node(kernel.node, param), self.message.format(
+                    param=param, why="the task count of its core-grid loop, computed from shapes by the host"))
+
+
+def _param_node(function: cst.FunctionDef, name: str) -> cst.CSTNode:
+    params = function.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if param.name.value == name:
+            return param
+    return function.name

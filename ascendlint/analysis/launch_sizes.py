@@ -145,3 +145,25 @@ def _descendants(node: cst.CSTNode):
         child = stack.pop()
         yield child
         stack.extend(child.children)
+
+
+def unlaunched_task_counts(context) -> list[tuple]:
+    """(kernel, parameter) of constexpr parameters that stop a core-grid task loop of a kernel this module never
+    launches: the number of tasks, which the host computes from the shapes."""
+    from .task_loops import is_task_loop, range_arguments
+
+    facts = context.facts
+    launched = {id(launch.kernel.node) for launch in facts.launches if launch.kernel is not None}
+    found = []
+    for kernel in facts.kernels.values():
+        if id(kernel.node) in launched or kernel.autotune is not None or kernel.name in facts.helpers:
+            continue
+        analysis = context.analysis(kernel)
+        for loop in facts.index.subtree(kernel.node):
+            if type(loop) is not cst.For or not is_task_loop(facts, analysis, loop):
+                continue
+            stop = range_arguments(facts, loop)[1]
+            if (type(stop) is cst.Name and kernel.is_constexpr_param(stop.value) and stop.value in kernel.params
+                    and not _fixed_by_name(stop.value) and (kernel, stop.value) not in found):
+                found.append((kernel, stop.value))
+    return found
