@@ -1,9 +1,8 @@
 import libcst as cst
 
+from ascendlint.analysis.task_loops import is_task_loop
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
-
-_TASK_LOOPS = {"range", "tl.range"}
 
 
 class TaskLoopPointerAccumulation(Rule):
@@ -128,7 +127,7 @@ class TaskLoopPointerAccumulation(Rule):
         if kernel is None:
             return
         analysis = self.context.analysis(kernel)
-        if not self._is_task_loop(analysis, node):
+        if not is_task_loop(self.facts, analysis, node):
             return
         for update in analysis.index.subtree(node):
             target = _advanced_pointer(update)
@@ -136,17 +135,6 @@ class TaskLoopPointerAccumulation(Rule):
                 continue
             if any(not analysis.defined_inside(d, node) for d in analysis.definitions(target)):
                 self.report(update, self.message.format(pointer=target.value))
-
-    def _is_task_loop(self, analysis, loop: cst.For) -> bool:
-        call = loop.iter
-        if type(call) is not cst.Call:
-            return False
-        name = self.facts.qualname(call.func) or (call.func.value if type(call.func) is cst.Name else "")
-        positional = [a.value for a in call.args if a.keyword is None]
-        if name not in _TASK_LOOPS or len(positional) != 3:
-            return False
-        start, _, step = positional
-        return analysis.derives_from_program_id(start) and not (type(step) is cst.Integer and step.value == "1")
 
 
 def _advanced_pointer(node) -> cst.Name | None:

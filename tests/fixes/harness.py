@@ -55,6 +55,8 @@ CLAIMS = {
     "ASC003": SAME_NUMBERS,
     "ASC101": SAME_NUMBERS,
     "ASC102": REPAIRS_COMPILE,
+    "ASC106": SAME_NUMBERS,  # deletes a cache hint the lowering drops anyway
+    "ASC108": REPAIRS_COMPILE,
     "ASC201": SAME_NUMBERS,
     "ASC202": SAME_NUMBERS,
     "ASC203": SAME_NUMBERS,
@@ -67,7 +69,10 @@ CLAIMS = {
 # Rules whose fixed IR is checked against the original's (the Linalg of ASC301's copy, ASC403's fence order).
 COMPARED_WITH_ORIGINAL = {"ASC301", "ASC403"}
 # The compile error each REPAIRS_COMPILE rule's trap produces.
-TRAP_ERRORS = {"ASC102": "object has no attribute 'to'"}
+TRAP_ERRORS = {
+    "ASC102": "object has no attribute 'to'",
+    "ASC108": ("'dtype' object is not callable", "got an unexpected keyword argument 'overflow_mode'"),
+}
 # The emulator error each REPAIRS_RUNTIME rule's trap produces in the original.
 RUNTIME_TRAPS = {"ASC405": "it was mapped by dl.symm_at / remote_ptr"}
 
@@ -78,7 +83,7 @@ class CompileOutcome:
     variant: str
     fixed: dict
     original: dict | None = None
-    trap: str | None = None  # the compile error the fix claims to remove (REPAIRS_COMPILE rules)
+    trap: str | tuple[str, ...] | None = None  # the compile error(s) the fix claims to remove (REPAIRS_COMPILE)
 
     @property
     def status(self) -> str:
@@ -87,7 +92,8 @@ class CompileOutcome:
         original_error = (self.original or {}).get("error") or (self.original or {}).get("crash")
         # A jit helper's error reaches its caller's CompilationError as a repr, its quotes escaped (\').
         unescaped = original_error.replace("\\'", "'") if original_error is not None else None
-        trap = self.trap is not None and unescaped is not None and self.trap in unescaped
+        traps = (self.trap,) if isinstance(self.trap, str) else self.trap or ()
+        trap = unescaped is not None and any(t in unescaped for t in traps)
         if self.fixed.get("ttir") is not None:
             return "repaired" if trap else "compiles"
         if original_error is not None and not trap:
