@@ -52,13 +52,14 @@ def test_waits_whose_token_reaches_a_store_are_kept(emulate, dist_kernels, kerne
 
 
 def _publish(emulate, dist_kernels, *, fence, notify_first=False, hazards=False, model=None):
+    """One producer rank, one consumer rank, under the fixed schedule (what each layer does on its own)."""
     world = emulate.World(2, heap_bytes=1 << 20)
     data, flag = world.symmetric_zeros((8,), torch.float32), world.signal_zeros(1)
     out = [torch.full((8,), -1.0), torch.full((8,), -1.0)]
     world.launch(dist_kernels.publish_kernel, (1,),
                  lambda rank: ((data[rank], flag[rank], out[rank]), {"N": 8, "FENCE": fence,
                                                                      "NOTIFY_FIRST": notify_first}),
-                 hazards=hazards, model=model)
+                 hazards=hazards, model=model, schedules=emulate.FIXED_ONLY)
     return out[1]
 
 
