@@ -6,7 +6,9 @@ data comes from another core or rank, does not: the loads may be performed befor
 satisfied. Here such a wait gives the program a *horizon*, the count of visible writes when the wait
 began; until the program's next acquiring wait, fence, barrier or atomic, its loads see memory as it
 was at the horizon for every element another program wrote since (the old value, or NaN for
-floating-point data with hazards on). Writes are logged only while some program has a horizon.
+floating-point data with hazards on). Writes are logged only while some program has a horizon. A
+synchronisation whose scope does not cover the producer is a race like a missing one, the class of
+bug ScoRD (Kamath, George, Basu, "ScoRD: A Scoped Race Detector for GPUs", ISCA 2020) detects.
 
 Completion. On the NPU a load is complete only once a later ``fence()`` (or barrier) has waited for
 it; a signal set before that may reach the peer first. A program's loads from symmetric memory are

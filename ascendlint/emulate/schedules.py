@@ -14,8 +14,8 @@ Three strategies, from the systematic concurrency testing literature:
   spins or, with ``yield_on_signal``, sets a signal, and then the longest-waiting thread goes). It
   needs no seed and is always the first schedule of an exploration.
 * ``random``: at every scheduling point the next thread is drawn uniformly from the running one and
-  every runnable one (a random walk over interleavings, as CHESS's and Coyote's random schedulers
-  and the random mode of GPU race checkers do), from a fixed list of seeds.
+  every runnable one (the random walk of Shuttle's ``RandomScheduler`` and Coyote's random
+  strategy), over a fixed list of seeds.
 * ``pct``: probabilistic concurrency testing (Burckhardt, Kothari, Musuvathi, Nagarakatte, "A
   Randomized Scheduler with Probabilistic Guarantees of Finding Bugs", ASPLOS 2010). Every thread
   gets a distinct random priority when it starts, the highest-priority runnable thread always runs,
@@ -31,7 +31,8 @@ and Qadeer, "Fair Stateless Model Checking", PLDI 2008: a thread that yields los
 a priority scheduler cannot starve the thread being waited for.
 
 A failing launch names its schedule (``Schedule.token``, e.g. ``pct:7:d3:k812``) in a note on the
-exception and in ``error.schedule``. Replay it with ``schedules=Schedule.parse(token)`` (or the
+exception and in ``error.schedule``, as Shuttle prints a failing seed and replays it from an
+argument or an environment variable (``SHUTTLE_RANDOM_SEED``). Replay it with ``schedules=Schedule.parse(token)`` (or the
 token string) on ``launch`` / ``World.launch``, or from outside the code by setting the environment
 variable ``ASCENDLINT_EMULATE_SCHEDULE`` to the token, which makes every emulated launch of the
 process run that one schedule (``ASCENDLINT_EMULATE_SCHEDULE=pct:7:d3:k812 pytest tests/... -k ...``).
