@@ -10,7 +10,8 @@ Layout and protocol (``P`` ranks, ``C`` producer programs, ``B = BUFFER_NUM`` ge
 * Producers (the first ``C`` programs) walk output tiles ``t = pid, pid + C, ...``. Each producer
   program owns ``B`` inbox generations, so a slot is only ever written by one program, in order;
   tile ``t`` uses generation ``(t // C) % B`` of program ``t % C``.
-* ``inbox [C, B, P, BLOCK_M, BLOCK_N]`` fp32, symmetric: ``inbox[c, b, src]`` holds rank ``src``'s
+* ``inbox [C, B, P, BLOCK_M, BLOCK_N]`` symmetric, in the kernel's dtype (fp16/bf16 partials cross
+  ranks at half the bytes of fp32; consumers add them in fp32): ``inbox[c, b, src]`` holds rank ``src``'s
   partial. ``signals [C, B, P]`` int64 slots on their own 64-byte lines, symmetric: a slot is 0 when
   free and ``t + 1`` once tile
   ``t``'s partial from ``src`` has landed; the value names the tile, so a consumer never mistakes
@@ -60,10 +61,14 @@ class GemmAllReduceWorkspace:
 
 
 def gemm_allreduce_workspace(alloc: SymmetricAllocator, world_size: int, roles: RoleSplit,
-                             config: GemmAllReduceConfig = GemmAllReduceConfig()) -> GemmAllReduceWorkspace:
-    """Allocate the zeroed inbox and signal slots; they grow with the producer count, not with M or N."""
+                             config: GemmAllReduceConfig = GemmAllReduceConfig(),
+                             dtype: torch.dtype = torch.float32) -> GemmAllReduceWorkspace:
+    """Allocate the zeroed inbox and signal slots; they grow with the producer count, not with M or N.
+
+    ``dtype`` is the kernel's (``a``'s): the partials cross ranks in it and are added up in float32.
+    """
     groups = roles.n_producers * config.buffer_num
-    inbox = alloc.symmetric_zeros((groups, world_size, config.block_m, config.block_n), torch.float32)
+    inbox = alloc.symmetric_zeros((groups, world_size, config.block_m, config.block_n), dtype)
     signals = signal_slots(alloc, groups * world_size)
     return GemmAllReduceWorkspace(inbox, signals, world_size, roles, config)
 
@@ -95,7 +100,7 @@ def gemm_allreduce_kernel(
             for peer in range(n_ranks):
                 token = dl.wait(dl.symm_at(slot, peer), 1, "gpu", "acquire", waitValue=0)
                 dst = dl.consume_token(dl.symm_at(my_inbox, peer), token)
-                tl.store(dst + tile_offs, partial)
+                tl.store(dst + tile_offs, partial.to(inbox_ptr.dtype.element_ty))
             libshmem_device.fence()
             for peer in range(n_ranks):
                 dl.notify(slot, peer, signal=tile + 1, sig_op="set")
@@ -109,7 +114,7 @@ def gemm_allreduce_kernel(
             for src in range(n_ranks):  # add each partial as soon as it has landed
                 token = dl.wait(slots + src * SLOT_STRIDE, 1, "gpu", "acquire", waitValue=tile + 1)
                 partial = dl.consume_token(inbox_ptr + (group * n_ranks + src) * tile_elems, token)
-                total += tl.load(partial + tile_offs)
+                total += tl.load(partial + tile_offs).to(tl.float32)
             rows = row0 + tl.arange(0, BLOCK_M)
             cols = col0 + tl.arange(0, BLOCK_N)
             tl.store(out_ptr + rows[:, None] * N + cols[None, :], total.to(out_ptr.dtype.element_ty),
@@ -126,6 +131,9 @@ def gemm_allreduce_launch_args(rank: int, a: torch.Tensor, b: torch.Tensor, out:
     n = b.shape[1]
     if b.shape[0] != k or tuple(out.shape) != (m, n):
         raise ValueError(f"shapes do not match: a {tuple(a.shape)}, b {tuple(b.shape)}, out {tuple(out.shape)}")
+    if workspace.inbox[rank].dtype != a.dtype:
+        raise ValueError(f"the workspace's inbox holds {workspace.inbox[rank].dtype} partials, a is {a.dtype}: "
+                         "build the workspace with dtype=a.dtype")
     cfg = workspace.config
     args = (a.contiguous(), b.contiguous(), out, workspace.inbox[rank], workspace.signals[rank],
             m, n, k, workspace.roles.n_producers)
@@ -134,8 +142,8 @@ def gemm_allreduce_launch_args(rank: int, a: torch.Tensor, b: torch.Tensor, out:
 
 
 def gemm_allreduce_reference(a_shards: list[torch.Tensor], b_shards: list[torch.Tensor]) -> torch.Tensor:
-    """``sum_r a_r @ b_r`` in float32."""
-    return sum(a.float() @ b.float() for a, b in zip(a_shards, b_shards, strict=True))
+    """``sum_r a_r @ b_r`` in float32, each partial first rounded to the shards' dtype as the inbox holds it."""
+    return sum((a.float() @ b.float()).to(a.dtype).float() for a, b in zip(a_shards, b_shards, strict=True))
 
 
 def gemm_allreduce_on_npu(a: torch.Tensor, b: torch.Tensor, workspace: GemmAllReduceWorkspace,

@@ -10,7 +10,8 @@ Layout and protocol (``P`` ranks, ``C`` producer programs, ``B = BUFFER_NUM`` ge
   owner's row block), ``w = pid, pid + C, ...``. Each producer program owns ``B`` inbox generations
   on every rank, so a slot is only ever written by one program, in order; item ``w`` uses
   generation ``(w // C) % B`` of program ``w % C``, the same for every source rank.
-* ``inbox [C, B, P, BLOCK_M, BLOCK_N]`` fp32, symmetric: ``inbox[c, b, src]`` holds rank ``src``'s
+* ``inbox [C, B, P, BLOCK_M, BLOCK_N]`` symmetric, in the kernel's dtype (fp16/bf16 partials cross
+  ranks at half the bytes of fp32; consumers add them in fp32): ``inbox[c, b, src]`` holds rank ``src``'s
   partial. ``signals [C, B, P]`` int64 slots on their own 64-byte lines, symmetric: a slot is 0 when
   free and ``w + 1`` once the
   partial of item ``w`` from ``src`` has landed on the owner.
@@ -60,10 +61,13 @@ class GemmReduceScatterWorkspace:
 
 def gemm_reducescatter_workspace(alloc: SymmetricAllocator, world_size: int, roles: RoleSplit,
                                  config: GemmReduceScatterConfig = GemmReduceScatterConfig(),
-                                 ) -> GemmReduceScatterWorkspace:
-    """Allocate the zeroed inbox and signal slots; they grow with the producer count, not with M or N."""
+                                 dtype: torch.dtype = torch.float32) -> GemmReduceScatterWorkspace:
+    """Allocate the zeroed inbox and signal slots; they grow with the producer count, not with M or N.
+
+    ``dtype`` is the kernel's (``a``'s): the partials cross ranks in it and are added up in float32.
+    """
     groups = roles.n_producers * config.buffer_num
-    inbox = alloc.symmetric_zeros((groups, world_size, config.block_m, config.block_n), torch.float32)
+    inbox = alloc.symmetric_zeros((groups, world_size, config.block_m, config.block_n), dtype)
     signals = signal_slots(alloc, groups * world_size)
     return GemmReduceScatterWorkspace(inbox, signals, world_size, roles, config)
 
@@ -97,7 +101,7 @@ def gemm_reducescatter_kernel(
             token = dl.wait(dl.symm_at(slot, owner), 1, "gpu", "acquire", waitValue=0)
             my_inbox = inbox_ptr + (group * n_ranks + rank) * tile_elems
             dst = dl.consume_token(dl.symm_at(my_inbox, owner), token)
-            tl.store(dst + tile_offs, partial)
+            tl.store(dst + tile_offs, partial.to(inbox_ptr.dtype.element_ty))
             libshmem_device.fence()
             dl.notify(slot, owner, signal=work + 1, sig_op="set")
     else:
@@ -111,7 +115,7 @@ def gemm_reducescatter_kernel(
             for src in range(n_ranks):  # add each partial as soon as it has landed
                 token = dl.wait(slots + src * SLOT_STRIDE, 1, "gpu", "acquire", waitValue=work + 1)
                 partial = dl.consume_token(inbox_ptr + (group * n_ranks + src) * tile_elems, token)
-                total += tl.load(partial + tile_offs)
+                total += tl.load(partial + tile_offs).to(tl.float32)
             rows = row0 + tl.arange(0, BLOCK_M)
             cols = col0 + tl.arange(0, BLOCK_N)
             tl.store(out_ptr + rows[:, None] * N + cols[None, :], total.to(out_ptr.dtype.element_ty),
@@ -131,6 +135,9 @@ def gemm_reducescatter_launch_args(rank: int, a: torch.Tensor, b: torch.Tensor, 
         raise ValueError(f"M={m} is not divisible by the world size {world}")
     if b.shape[0] != k or tuple(out.shape) != (m // world, n):
         raise ValueError(f"shapes do not match: a {tuple(a.shape)}, b {tuple(b.shape)}, out {tuple(out.shape)}")
+    if workspace.inbox[rank].dtype != a.dtype:
+        raise ValueError(f"the workspace's inbox holds {workspace.inbox[rank].dtype} partials, a is {a.dtype}: "
+                         "build the workspace with dtype=a.dtype")
     cfg = workspace.config
     args = (a.contiguous(), b.contiguous(), out, workspace.inbox[rank], workspace.signals[rank],
             m // world, n, k, workspace.roles.n_producers)
@@ -139,8 +146,9 @@ def gemm_reducescatter_launch_args(rank: int, a: torch.Tensor, b: torch.Tensor, 
 
 
 def gemm_reducescatter_reference(a_shards: list[torch.Tensor], b_shards: list[torch.Tensor]) -> list[torch.Tensor]:
-    """Each rank's row block of ``sum_r a_r @ b_r`` in float32."""
-    total = sum(a.float() @ b.float() for a, b in zip(a_shards, b_shards, strict=True))
+    """Each rank's row block of ``sum_r a_r @ b_r`` in float32, each partial first rounded to the shards' dtype as
+    the kernel's inbox holds it."""
+    total = sum((a.float() @ b.float()).to(a.dtype).float() for a, b in zip(a_shards, b_shards, strict=True))
     return list(total.chunk(len(a_shards), dim=0))
 
 

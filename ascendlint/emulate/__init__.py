@@ -9,8 +9,18 @@ from __future__ import annotations
 
 from .errors import EmulatorHang
 from .model import DeviceModel
+from .schedules import (
+    DEFAULT_EXPLORATION,
+    FIXED_ONLY,
+    REPLAY_VARIABLE,
+    Exploration,
+    Schedule,
+)
 
-__all__ = ["DeviceModel", "EmulatorHang", "World", "install_stand_ins", "launch"]
+__all__ = [
+    "DEFAULT_EXPLORATION", "FIXED_ONLY", "REPLAY_VARIABLE", "DeviceModel", "EmulatorHang", "Exploration", "Schedule",
+    "World", "install_stand_ins", "launch",
+]
 
 
 def install_stand_ins() -> None:
@@ -31,19 +41,26 @@ def install_stand_ins() -> None:
     modules.install_cann_extension()
 
 
-def launch(kernel, grid, *args, hazards: bool = False, timeout: float = 60.0, model=None, **kwargs) -> None:
+def launch(kernel, grid, *args, hazards: bool = True, timeout: float = 60.0, model=None, schedules=None, check=None,
+           compare_schedules: bool = True, **kwargs) -> None:
     from .single import launch as single_launch
 
-    single_launch(kernel, grid, *args, hazards=hazards, timeout=timeout, model=model, **kwargs)
+    single_launch(kernel, grid, *args, hazards=hazards, timeout=timeout, model=model, schedules=schedules,
+                  check=check, compare_schedules=compare_schedules, **kwargs)
 
 
 launch.__doc__ = """Run ``kernel`` over ``grid`` on CPU tensors, every program in its own thread.
 
 ``grid`` is a tuple or a callable of the bound arguments, as with ``kernel[grid](...)``.
-``hazards=True`` clobbers every ``tl.dot`` lhs after use, as Ascend may, and makes racing reads NaN.
-``model`` (a ``DeviceModel``) picks the emulated device behaviours; the default has all of them.
-Raises EmulatorHang on a deadlock or after ``timeout`` seconds, naming the programs still running
-and their kernel lines.
+``hazards`` (on unless ``hazards=False``) clobbers every ``tl.dot`` lhs after use, as Ascend may, and
+makes racing reads NaN. ``model`` (a ``DeviceModel``) picks the emulated device behaviours; the
+default has all of them. ``schedules`` picks the interleavings explored (default
+``DEFAULT_EXPLORATION``; ``FIXED_ONLY``, an ``Exploration``, a ``Schedule`` or a token such as
+``"pct:3:d3:k420"`` to replay one); memory is restored before each. ``check()`` runs after each
+schedule and should raise on wrong results; with ``compare_schedules`` every schedule must leave the
+memory the first one left. A failure names its schedule (``error.schedule`` and a note). Raises
+EmulatorHang on a deadlock or after ``timeout`` seconds, naming the programs still running and
+their kernel lines.
 """
 
 

@@ -33,6 +33,7 @@ class BoundKernel:
     fn: Callable
     call_args: dict
     grid: tuple
+    tensors: tuple = ()  # the torch tensors among the launch arguments (restored between schedules, bounds)
 
     def run_program(self) -> None:
         self.fn(**self.call_args)
@@ -51,7 +52,8 @@ def bind(kernel, grid, args: tuple, kwargs: dict) -> BoundKernel:
     call_args = {
         name: value if name in constexprs else interpreter._implicit_cvt(value) for name, value in raw.items()
     }
-    return BoundKernel(interpreted.fn.__name__, fn, call_args, normalize_grid(grid, raw))
+    tensors = tuple(v for v in raw.values() if hasattr(v, "data_ptr") and hasattr(v, "untyped_storage"))
+    return BoundKernel(interpreted.fn.__name__, fn, call_args, normalize_grid(grid, raw), tensors)
 
 
 def normalize_grid(grid, meta: dict) -> tuple:

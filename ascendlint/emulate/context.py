@@ -31,6 +31,12 @@ class LaunchState:
     barrier_arrived: int = 0
     barrier_generation: int = 0
     store_buffers: list = field(default_factory=list)  # every program's pending stores (visibility layer)
+    regions: Any = None  # bounds.Regions of the launch's buffers (check_bounds)
+    write_seq: int = 0  # visible writes so far (acquire_by_wait_semantics)
+    write_log: list = field(default_factory=list)  # visible writes kept while some program lacks an acquire
+    unacquired: int = 0  # programs currently reading without acquire
+    udma_issuers: dict = field(default_factory=dict)  # (rank, pe) -> the core that drives it
+    programs: list = field(default_factory=list)  # every ProgramContext of the launch
 
 
 @dataclass
@@ -46,6 +52,10 @@ class ProgramContext:
     blocked_on: str | None = None
     turn: threading.Event = field(default_factory=threading.Event)
     pending: Any = None  # the program's StoreBuffer when stores are held back
+    horizon: int | None = None  # write_seq at a wait without acquire; later writes by others may be unseen
+    line_copies: dict = field(default_factory=dict)  # 64-byte line address -> this core's cached copy
+    inflight_loads: list = field(default_factory=list)  # addresses loaded since the last fence
+    overtaken_loads: list = field(default_factory=list)  # loads a signal was set after, before any fence
 
     def describe(self) -> str:
         where = f"program {self.grid_idx}"

@@ -14,7 +14,19 @@ import threading
 import time
 from dataclasses import dataclass
 
-from . import bf16, context, hazards, interpreter_patch, sub_blocks, visibility, watchdog
+from . import (
+    bf16,
+    bounds,
+    context,
+    hazards,
+    images,
+    interpreter_patch,
+    ordering,
+    sub_blocks,
+    visibility,
+    watchdog,
+)
+from . import schedules as schedules_module
 from .binding import BoundKernel
 from .environment import import_triton
 from .errors import EmulatorHang, ProgramAborted
@@ -62,6 +74,7 @@ class _Program:
             interpreter.interpreter_builder.set_grid_idx(*ctx.grid_idx)
             self.bound.run_program()
             visibility.flush(ctx)
+            ordering.complete_loads(ctx)
             finished = True
         except ProgramAborted:
             return
@@ -84,8 +97,14 @@ def prepare() -> None:
 
 
 def run(ranks: list[RankLaunch], *, hazards: bool, timeout: float, world=None,
-        model: DeviceModel | None = None) -> None:
-    """Run every program of every rank; raise the first error or EmulatorHang."""
+        model: DeviceModel | None = None, schedules=None, check=None, compare_schedules: bool = True) -> None:
+    """Run every program of every rank under each schedule; raise the first failure, naming its schedule.
+
+    ``schedules``: an ``Exploration``, a ``Schedule``, a token or a list (None: the default exploration;
+    ``ASCENDLINT_EMULATE_SCHEDULE`` overrides). Memory is restored between schedules. ``check()``, when
+    given, runs after each schedule (it raises on wrong results); with ``compare_schedules`` the memory
+    each schedule leaves must match the first one's.
+    """
     prepare()
     model = FAITHFUL if model is None else model
     per_program = model.vector_sub_blocks if any(sub_blocks.is_mix_kernel(r.bound.fn) for r in ranks) else 1
@@ -94,18 +113,62 @@ def run(ranks: list[RankLaunch], *, hazards: bool, timeout: float, world=None,
         raise ValueError(f"the emulator runs at most {MAX_PROGRAMS} programs per launch (one thread each), got {total}")
     if total == 0:
         return
+    planned = schedules_module.resolve(schedules)
     kernel_name = ranks[0].bound.name
-    launch = context.LaunchState(kernel_name=kernel_name, program_count=total, hazards=hazards, world=world,
-                                 model=model, sub_blocks=per_program)
     with _launch_lock, interpreter_patch.language_patched_for(ranks[0].bound.fn, ascend_ops.launch_patches):
-        _run_locked(ranks, launch, timeout, num_ranks=len(ranks) if world is not None else 1)
+        image = images.MemoryImage(ranks, world)
+        regions = bounds.Regions.of_launch(ranks, world)
+        initial = image.capture() if len(planned) > 1 else None
+        first = None
+        steps_seen = None
+        for index, schedule in enumerate(planned):
+            schedule = schedules_module.with_steps(schedule, steps_seen or DEFAULT_STEP_ESTIMATE)
+            if index:
+                image.restore(initial)
+            launch = context.LaunchState(kernel_name=kernel_name, program_count=total, hazards=hazards, world=world,
+                                         model=model, sub_blocks=per_program, regions=regions)
+            try:
+                steps = _run_locked(ranks, launch, timeout, num_ranks=len(ranks) if world is not None else 1,
+                                    strategy=schedule.strategy_object())
+                if check is not None:
+                    check()
+                if compare_schedules and len(planned) > 1:
+                    final = image.capture()
+                    if first is None:
+                        first = (schedule, final)
+                    else:
+                        differ = image.differences(first[1], final)
+                        if differ:
+                            raise images.ScheduleDependentResult(
+                                f"emulated kernel {kernel_name} leaves different results under schedule "
+                                f"{schedule.token} than under {first[0].token}: the result depends on the "
+                                "interleaving (a race):\n  " + "\n  ".join(differ))
+            except BaseException as error:
+                _name_schedule(error, schedule, index, len(planned))
+                raise
+            if steps_seen is None:
+                steps_seen = steps
+
+
+# PCT draws its change points from the step count of the first schedule; a lone pct schedule without one uses this.
+DEFAULT_STEP_ESTIMATE = 1000
+
+
+def _name_schedule(error: BaseException, schedule, index: int, count: int) -> None:
+    error.schedule = schedule
+    note = (f"under emulated schedule {schedule.token} ({index + 1} of {count} explored); replay it with "
+            f"schedules={schedule.token!r} or {schedules_module.REPLAY_VARIABLE}={schedule.token}")
+    if hasattr(error, "add_note"):
+        error.add_note(note)
+    if isinstance(error, EmulatorHang):
+        error.report += "\n" + note
 
 
 def _program_count(grid: tuple) -> int:
     return grid[0] * grid[1] * grid[2]
 
 
-def _run_locked(ranks, launch, timeout, num_ranks) -> None:
+def _run_locked(ranks, launch, timeout, num_ranks, strategy=None) -> int:
     programs, cores = [], []
     for rank_launch in ranks:
         grid = rank_launch.bound.grid
@@ -114,10 +177,11 @@ def _run_locked(ranks, launch, timeout, num_ranks) -> None:
             for sub_block in range(launch.sub_blocks):
                 ctx = context.ProgramContext(launch, rank_launch.rank, num_ranks, idx, grid, sub_block=sub_block)
                 visibility.attach(ctx)
+                launch.programs.append(ctx)
                 core.append(_Program(rank_launch.bound, ctx))
             programs.extend(core)
             cores.append(Core(rank_launch.rank, core))
-    scheduler = Scheduler(launch, cores, launch.model.resident_programs, launch.model.yield_on_signal)
+    scheduler = Scheduler(launch, cores, launch.model.resident_programs, launch.model.yield_on_signal, strategy)
     launch.scheduler = scheduler
     scheduler.begin()
 
@@ -136,6 +200,7 @@ def _run_locked(ranks, launch, timeout, num_ranks) -> None:
         if unstoppable:
             report += f"\n{unstoppable} program thread(s) could not be stopped and keep running in the background"
         raise EmulatorHang(report)
+    return scheduler.steps
 
 
 def _running(programs) -> list:

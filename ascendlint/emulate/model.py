@@ -47,7 +47,32 @@ class DeviceModel:
     ``yield_on_signal``: programs run one at a time and switch at synchronisation points; a program
     that sets a signal (``dl.notify``, ``signal_op``, ``putmem_signal``, an atomic) lets every other
     runnable program go first, so a consumer it wakes acts on the signal before the producer does
-    anything else. Off, a program keeps running until it blocks.
+    anything else. Off, a program keeps running until it blocks (under the fixed schedule; explored
+    schedules may still preempt it at its other scheduling points).
+
+    ``acquire_by_wait_semantics``: a ``dl.wait`` orders the program's later loads after it only with an
+    acquiring semantic (not ``"relaxed"``) at a scope that covers the producer (not ``"cta"``, which
+    covers one core): after a wait without acquire, the program's loads may return what memory held
+    when the wait began (floats read NaN with hazards on), until its next acquiring wait, fence, barrier
+    or atomic.
+
+    ``incoherent_cache_lines``: signal slots set by ``dl.notify``/``signal_op`` go through the writing
+    core's DataCache, a whole 64-byte line at a time: the core writes back its copy of the line, taken
+    when it last read (waited on) or wrote that line, so a slot on the same line set by another
+    program meanwhile is overwritten with the old value. Adds are atomic and exact.
+
+    ``loads_complete_at_fence``: a load from symmetric memory is complete only at the program's next
+    fence, barrier or end; a program that sets a signal before that lets its loads be overtaken, and
+    a write by another program to those addresses before the fence raises ``LoadOvertakenError`` (the
+    device may let the load return the new data).
+
+    ``check_bounds``: every live lane of a ``tl.load``/``tl.store`` must lie in one buffer of the
+    launch (a tensor argument's storage or one symmetric allocation); otherwise ``OutOfBoundsError``
+    names the buffer and where the lanes went.
+
+    ``udma_one_core_per_pe``: every UDMA transfer of a launch to one pe must come from one core (one
+    program's one sub-block), since ``quiet()`` keeps a single completion slot per pe; a second core
+    driving the same pe raises ``UdmaAddressError``.
     """
 
     drop_unconsumed_waits: bool = True
@@ -57,6 +82,11 @@ class DeviceModel:
     bf16_in_fp32: bool = True
     resident_programs: int | None = A2_VECTOR_CORES
     yield_on_signal: bool = True
+    acquire_by_wait_semantics: bool = True
+    incoherent_cache_lines: bool = True
+    loads_complete_at_fence: bool = True
+    check_bounds: bool = True
+    udma_one_core_per_pe: bool = True
 
     def __post_init__(self) -> None:
         if self.vector_sub_blocks not in (1, 2):

@@ -1,11 +1,12 @@
-"""One program thread runs at a time; the running one hands over at synchronisation points.
+"""One program thread runs at a time; where it may be preempted and who runs next is a schedule's choice.
 
-Running the programs of a launch one at a time in a fixed order makes every run of a kernel take
-the same interleaving, so a protocol bug either always shows or never does. A program hands over when
-it blocks (``dl.wait``, ``barrier_all``, ``signal_wait_until``), when it spins (a volatile load, an
-atomic) and, with ``yield_on_signal``, right after it sets a signal: programs that the signal wakes
-then act on it before the signalling program takes another step. When every program is blocked and
-none can be woken, the launch is deadlocked and reports at once instead of waiting for a timeout.
+A program thread hands over only at scheduling points (see ``schedules.py``): when it blocks
+(``dl.wait``, ``barrier_all``, ``signal_wait_until``), when it spins (a volatile load, an atomic),
+right after it sets a signal, and at every wait, signal, transfer and load or store of shared memory
+(``point``). The schedule's strategy decides, at each point, whether the running thread goes on or
+which runnable thread takes over. Since only one thread runs at a time and every decision comes from
+the strategy (seeded), a schedule replays exactly. When every program is blocked and none can be
+woken, the launch is deadlocked and reports at once instead of waiting for a timeout.
 
 Residency: only ``resident_programs`` programs (cores) of a rank run at once; the next one starts
 when a running one ends, as the device runs a grid larger than its core count in batches.
@@ -18,6 +19,7 @@ from collections import deque
 from collections.abc import Callable
 
 from .errors import ProgramAborted
+from .schedules import FixedOrder, Strategy
 
 
 class Core:
@@ -30,13 +32,16 @@ class Core:
 
 
 class Scheduler:
-    def __init__(self, launch, cores: list[Core], resident: int | None, yield_on_signal: bool) -> None:
+    def __init__(self, launch, cores: list[Core], resident: int | None, yield_on_signal: bool,
+                 strategy: Strategy | None = None) -> None:
         self.launch = launch
         self.yield_on_signal = yield_on_signal
+        self.strategy = strategy or FixedOrder()
+        self.steps = 0  # scheduling points passed, over every thread
         self.finished = threading.Event()
         self.deadlocked = False
         self._lock = threading.Lock()
-        self._runnable: deque = deque()
+        self._runnable: list = []  # ready to run, in the order they became ready
         self._blocked: list[tuple[object, Callable[[], bool]]] = []
         self._alive = 0
         self._waiting_to_start: dict[int, deque] = {}
@@ -73,20 +78,29 @@ class Scheduler:
         if self.launch.aborted.is_set():
             raise ProgramAborted()
 
-    def yield_turn(self, ctx) -> None:
-        """Let every other runnable program (and those woken meanwhile) go first."""
+    def point(self, ctx, kind: str = "access") -> None:
+        """A scheduling point of the running program ``ctx``: the strategy picks who runs on."""
         with self._lock:
+            self.steps += 1
             self._wake_locked()
             if not self._runnable:
                 return
+            chosen = self.strategy.choose(ctx, list(self._runnable), kind)
+            if chosen is ctx:
+                return
+            self._take_locked(chosen)
             self._runnable.append(ctx)
-            following = self._runnable.popleft()
-            following.turn.set()
+            chosen.turn.set()
         self.wait_turn(ctx)
 
+    def yield_turn(self, ctx) -> None:
+        """A spin point: let another runnable program (or one woken meanwhile) go first."""
+        self.point(ctx, "spin")
+
     def after_signal(self, ctx) -> None:
+        """A signal was just set: with ``yield_on_signal``, the programs it woke may act on it first."""
         if self.yield_on_signal:
-            self.yield_turn(ctx)
+            self.point(ctx, "signal")
 
     def block_until(self, ctx, satisfied: Callable[[], bool], description: str) -> None:
         """Return once ``satisfied()`` holds; other programs run meanwhile."""
@@ -119,7 +133,15 @@ class Scheduler:
             self._core_of[id(program.ctx)] = core
             self._alive += 1
             self._runnable.append(program.ctx)
+            self.strategy.started(program.ctx)
             program.thread.start()
+
+    def _take_locked(self, chosen) -> None:
+        for index, ctx in enumerate(self._runnable):
+            if ctx is chosen:
+                del self._runnable[index]
+                return
+        raise AssertionError("the strategy chose a program that is not runnable")
 
     def _wake_locked(self) -> None:
         still = []
@@ -133,7 +155,10 @@ class Scheduler:
     def _dispatch_locked(self) -> None:
         self._wake_locked()
         if self._runnable:
-            self._runnable.popleft().turn.set()
+            self.steps += 1
+            chosen = self.strategy.choose(None, list(self._runnable), "block")
+            self._take_locked(chosen)
+            chosen.turn.set()
         elif self._alive == 0 and not any(self._waiting_to_start.values()):
             self.finished.set()
         else:

@@ -6,6 +6,11 @@ calling rank is an error. The remote operand (``putmem``'s destination, ``getmem
 by the symmetric address, the same pointer value as on the calling rank, plus the pe: a pointer
 already mapped to the peer by ``dl.symm_at``/``remote_ptr`` is the MTE way to address it and is
 wrong here. The local operand must be the calling rank's own memory.
+
+One core, one pe (``udma_one_core_per_pe``, seed 000's second constraint and seed 003): ``quiet()``
+keeps one completion slot per pe, so all transfers of a launch from one rank to one pe must be
+issued by a single core. The two vector sub-blocks of an AI core are two cores here: a phase
+condition that lets both sub-blocks (or two programs) drive one pe is an error.
 """
 
 from __future__ import annotations
@@ -27,9 +32,16 @@ def check_get(op_name: str, dest: int, source: int, pe) -> None:
 
 def _check(op_name: str, *, remote_role: str, remote: int, local_role: str, local: int, pe) -> None:
     ctx = context.require_current(op_name)
+    pe = memory.as_int(pe)
+    if ctx.launch.model.udma_one_core_per_pe:
+        driver = ctx.launch.udma_issuers.setdefault((ctx.rank, pe), ctx)
+        if driver is not ctx:
+            raise UdmaAddressError(
+                f"{op_name} to pe {pe} from {ctx.describe()}, but {driver.describe()} already drives pe {pe} in this "
+                "launch: UDMA allows one core per pe (quiet() keeps one completion slot per pe); give each pe to "
+                "one program and one sub-block")
     if not ctx.launch.model.check_udma_addresses:
         return
-    pe = memory.as_int(pe)
     if pe == ctx.rank:
         raise UdmaAddressError(
             f"{op_name} with pe {pe}, the calling rank itself: UDMA cannot move data between local symmetric "

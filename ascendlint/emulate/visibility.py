@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import context
+from . import context, ordering
 from .environment import import_triton
 
 _installed = False
@@ -87,9 +87,49 @@ def flush(ctx=None) -> None:
     ctx = ctx or context.current()
     if ctx is None or ctx.pending is None or not ctx.pending.stores:
         return
-    _, _, interpreter = import_triton()
     for store in ctx.pending.drain():
-        interpreter._interpreter.store(store.addresses, store.values, np.ones(store.addresses.shape, dtype=bool))
+        write_visible(ctx, store.addresses, store.values)
+
+
+def write_visible(ctx, addresses: np.ndarray, values: np.ndarray) -> None:
+    """Write ``values`` to sorted unique ``addresses`` so that every program sees them, and log the write."""
+    _, _, interpreter = import_triton()
+    everywhere = np.ones(addresses.shape, dtype=bool)
+    old = None
+    if ctx.launch.unacquired:
+        old = interpreter._interpreter.load(addresses, everywhere, np.zeros_like(values), values.dtype)
+    world = ctx.launch.world
+    describe = world.describe_address if world is not None else None
+    ordering.note_write(ctx, int(addresses[0]), int(addresses[-1]), addresses, old, describe)
+    interpreter._interpreter.store(addresses, values, everywhere)
+
+
+def _shared(ctx, addresses: np.ndarray, live: np.ndarray) -> bool:
+    """Whether an access touches memory other programs share: the symmetric heap, or any memory on one device."""
+    world = ctx.launch.world
+    if world is None:
+        return True
+    if not live.any():
+        return False
+    return world.in_heap(int(addresses[live].min()))
+
+
+def _checks_before_access(ctx, op_name: str, ptrs, mask, is_volatile: bool = False) -> bool:
+    """Bounds check and scheduling point of one load or store; returns whether it touches shared memory."""
+    launch = ctx.launch
+    addresses = ptrs.data.reshape(-1)
+    live = np.broadcast_to(mask.data, ptrs.data.shape).reshape(-1)
+    if launch.model.check_bounds and launch.regions is not None:
+        _, _, interpreter = import_triton()
+        element = ptrs.get_element_ty()
+        itemsize = np.dtype(interpreter._get_np_dtype(element)).itemsize
+        launch.regions.check(op_name, ctx.describe(), ptrs.data, mask.data, itemsize, element.is_floating())
+    shared = _shared(ctx, addresses, live)
+    if is_volatile:
+        launch.scheduler.yield_turn(ctx)  # a spin loop: let the others make progress first
+    elif shared:
+        launch.scheduler.point(ctx)
+    return shared
 
 
 def _holding(ctx) -> bool:
@@ -168,27 +208,45 @@ def install() -> None:
 
     def create_masked_load(self, ptrs, mask, other, cache_modifier, eviction_policy, is_volatile):
         ctx = context.current()
-        if ctx is not None and is_volatile:
-            ctx.launch.scheduler.yield_turn(ctx)  # a spin loop: let the others make progress first
+        if ctx is None:
+            return plain_load(self, ptrs, mask, other, cache_modifier, eviction_policy, is_volatile)
+        shared = _checks_before_access(ctx, "tl.load", ptrs, mask, is_volatile)
         result = plain_load(self, ptrs, mask, other, cache_modifier, eviction_policy, is_volatile)
         if _holding(ctx):
             result.data = _overlay(ctx, ptrs.data, mask.data, result.data, ptrs.get_element_ty(), tl)
+        if ctx.horizon is not None and ctx.launch.write_log:
+            live = np.broadcast_to(mask.data, ptrs.data.shape).reshape(-1)
+            poison = _poison_value(ptrs.get_element_ty(), tl) if ctx.launch.hazards else None
+            flat = ordering.stale_view(ctx, ptrs.data.reshape(-1).astype(np.uint64), live,
+                                       np.ascontiguousarray(result.data).reshape(-1), poison)
+            result.data = flat.reshape(result.data.shape)
+        if shared and ctx.launch.world is not None and ctx.launch.model.loads_complete_at_fence:
+            live = np.broadcast_to(mask.data, ptrs.data.shape).reshape(-1)
+            ordering.note_load(ctx, ptrs.data.reshape(-1)[live])
         return result
 
     def create_masked_store(self, ptrs, value, mask, cache_modifier, eviction_policy):
         ctx = context.current()
-        if not _holding(ctx):
+        if ctx is None:
             return plain_store(self, ptrs, value, mask, cache_modifier, eviction_policy)
+        _checks_before_access(ctx, "tl.store", ptrs, mask)
         shape = ptrs.data.shape
         live = np.broadcast_to(mask.data, shape).reshape(-1)
-        addresses = ptrs.data.reshape(-1)[live]
-        values = np.broadcast_to(value.data, shape).reshape(-1)[live]
-        ctx.pending.add(addresses.astype(np.uint64), np.ascontiguousarray(values))
+        addresses = ptrs.data.reshape(-1)[live].astype(np.uint64)
+        values = np.ascontiguousarray(np.broadcast_to(value.data, shape).reshape(-1)[live])
+        if addresses.size == 0:
+            return None
+        if _holding(ctx):
+            ctx.pending.add(addresses, values)
+            return None
+        store = PendingStore(addresses, values)  # sorted, last write per address
+        write_visible(ctx, store.addresses, store.values)
         return None
 
     def create_atomic_rmw(self, *args, **kwargs):
         ctx = context.current()
         flush(ctx)
+        ordering.acquire(ctx)
         result = plain_rmw(self, *args, **kwargs)
         if ctx is not None:
             ctx.launch.scheduler.yield_turn(ctx)
@@ -197,6 +255,7 @@ def install() -> None:
     def create_atomic_cas(self, *args, **kwargs):
         ctx = context.current()
         flush(ctx)
+        ordering.acquire(ctx)
         result = plain_cas(self, *args, **kwargs)
         if ctx is not None:
             ctx.launch.scheduler.yield_turn(ctx)

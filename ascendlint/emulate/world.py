@@ -46,19 +46,22 @@ class World:
             view.zero_()
         return views
 
-    def launch(self, kernel, grid, args_for_rank: Callable[[int], tuple], *, hazards: bool = False,
-               timeout: float = 60.0, model: DeviceModel | None = None) -> None:
-        """Run every rank's programs in one combined launch.
+    def launch(self, kernel, grid, args_for_rank: Callable[[int], tuple], *, hazards: bool = True,
+               timeout: float = 60.0, model: DeviceModel | None = None, schedules=None, check=None,
+               compare_schedules: bool = True) -> None:
+        """Run every rank's programs in one combined launch, under each schedule explored.
 
         ``args_for_rank(rank)`` returns ``(args, kwargs)`` for that rank's launch. ``model`` picks the
-        emulated device behaviours (default: all of them, see ``DeviceModel``).
+        emulated device behaviours (default: all of them, see ``DeviceModel``); ``hazards``,
+        ``schedules``, ``check`` and ``compare_schedules`` are as for ``ascendlint.emulate.launch``.
         """
         executor.prepare()
         ranks = []
         for rank in range(self.num_ranks):
             args, kwargs = _split_args(args_for_rank(rank), rank)
             ranks.append(executor.RankLaunch(rank, binding.bind(kernel, grid, args, kwargs)))
-        executor.run(ranks, hazards=hazards, timeout=timeout, world=self, model=model)
+        executor.run(ranks, hazards=hazards, timeout=timeout, world=self, model=model, schedules=schedules,
+                     check=check, compare_schedules=compare_schedules)
 
     # --- used by the stand-ins while a launch runs -------------------------------------------------
 
@@ -88,6 +91,11 @@ class World:
             where = allocation.label() if allocation else "unallocated heap space"
             raise ValueError(f"{op_name}: {nbytes} bytes at offset {inner} overrun {where}")
         return address - int(self._heap.bases[owner]) + int(self._heap.bases[rank])
+
+    def in_heap(self, address: int) -> bool:
+        """Whether ``address`` lies in some rank's symmetric heap."""
+        bases = self._heap.bases
+        return bool(np.any((bases <= address) & (address < bases + np.uint64(self._heap.heap_bytes))))
 
     def owner_of(self, address: int) -> int:
         """The rank whose heap holds ``address``, or -1 for memory outside every heap."""

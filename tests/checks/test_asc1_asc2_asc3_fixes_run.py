@@ -58,7 +58,7 @@ def test_asc301_doc_example_reads_a_clobbered_tile_and_its_fix_does_not(emulate,
     broken, repaired, plain = torch.empty(16, 16), torch.empty(16, 16), torch.empty(16, 16)
     emulate.launch(original, (1,), q, k, broken, BT=16, hazards=True)
     emulate.launch(fixed, (1,), q, k, repaired, BT=16, hazards=True)
-    emulate.launch(original, (1,), q, k, plain, BT=16)
+    emulate.launch(original, (1,), q, k, plain, BT=16, hazards=False)  # hazards are on unless turned off
     assert torch.isnan(broken).all()
     torch.testing.assert_close(repaired, expected, rtol=1e-4, atol=1e-4)
     torch.testing.assert_close(plain, expected, rtol=1e-4, atol=1e-4)

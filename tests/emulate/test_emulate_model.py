@@ -14,6 +14,8 @@ def test_default_model_has_every_layer_on(emulate):
     assert model.drop_unconsumed_waits and model.hold_stores_until_fence and model.check_udma_addresses
     assert model.vector_sub_blocks == 2 and model.bf16_in_fp32 and model.yield_on_signal
     assert model.resident_programs == 48
+    assert model.acquire_by_wait_semantics and model.incoherent_cache_lines and model.loads_complete_at_fence
+    assert model.check_bounds and model.udma_one_core_per_pe
     assert model.without("vector_sub_blocks", "resident_programs") == emulate.DeviceModel(
         vector_sub_blocks=1, resident_programs=None)
     with pytest.raises(ValueError, match="unknown layer"):
@@ -52,13 +54,14 @@ def test_waits_whose_token_reaches_a_store_are_kept(emulate, dist_kernels, kerne
 
 
 def _publish(emulate, dist_kernels, *, fence, notify_first=False, hazards=False, model=None):
+    """One producer rank, one consumer rank, under the fixed schedule (what each layer does on its own)."""
     world = emulate.World(2, heap_bytes=1 << 20)
     data, flag = world.symmetric_zeros((8,), torch.float32), world.signal_zeros(1)
     out = [torch.full((8,), -1.0), torch.full((8,), -1.0)]
     world.launch(dist_kernels.publish_kernel, (1,),
                  lambda rank: ((data[rank], flag[rank], out[rank]), {"N": 8, "FENCE": fence,
                                                                      "NOTIFY_FIRST": notify_first}),
-                 hazards=hazards, model=model)
+                 hazards=hazards, model=model, schedules=emulate.FIXED_ONLY)
     return out[1]
 
 
@@ -244,3 +247,34 @@ def test_swizzles_visit_every_tile_once_in_the_nz_order(emulate, dist_kernels, r
     for rank_group in range(ranks):  # any `ranks` consecutive ids of a group point at `ranks` different ranks
         for first in range(rank_group * data_tiles, (rank_group + 1) * data_tiles - ranks + 1):
             assert len({comm[i][2] for i in range(first, first + ranks)}) == ranks
+
+
+# -- waits acquire only with an acquiring semantic at a scope wider than one core --------------------------------
+
+
+@pytest.mark.parametrize(("scope", "semantic", "acquires"), [
+    ("gpu", "acquire", True), ("sys", "acquire", True), ("gpu", "relaxed", False), ("cta", "acquire", False),
+    ("cta", "relaxed", False),
+])
+def test_which_waits_acquire(scope, semantic, acquires):
+    from ascendlint.emulate import ordering
+
+    assert ordering.wait_acquires(scope, semantic) is acquires
+
+
+# -- loads and stores stay inside their buffer ---------------------------------------------------------------------
+
+
+def test_a_store_past_the_end_of_its_tensor_is_reported_naming_it(emulate, kernels):
+    x, y, out = torch.ones(40), torch.ones(40), torch.zeros(40)
+    # n says 48: program 2's block (32..47) runs past x's 40 elements; programs 3 and 4 are masked off entirely
+    with pytest.raises(IndexError, match=r"tl.load by program \(2, 0, 0\) out of bounds, a pointer into tensor "
+                                         r"argument #0 float32\[40\]: 8 of 16 live lanes leave it"):
+        emulate.launch(kernels.add_kernel, (5,), x, y, out, 48, BLOCK=16)
+
+
+def test_bounds_are_whole_storages_so_a_view_may_overrun_into_its_own_storage(emulate, kernels):
+    storage = torch.ones(96)
+    x, y, out = storage[:40], storage[40:80], torch.zeros(48)
+    emulate.launch(kernels.add_kernel, (3,), x, y, out, 48, BLOCK=16)  # x's lanes 40..47 read y's storage
+    assert out.tolist() == [2.0] * 48

@@ -47,7 +47,7 @@ def allgather_gemm(mod, world, roles, dtype=torch.float32, rows_per_rank=40, k=2
 
 def gemm_reducescatter(mod, world, roles, dtype=torch.float32, rows_per_rank=36, k=24, n=20):
     cfg = mod.GemmReduceScatterConfig(block_m=16, block_n=16, block_k=16, buffer_num=2)
-    ws = mod.gemm_reducescatter_workspace(world, world.num_ranks, roles, cfg)
+    ws = mod.gemm_reducescatter_workspace(world, world.num_ranks, roles, cfg, dtype=dtype)
     m = rows_per_rank * world.num_ranks
     a = [torch.randn(m, k).to(dtype) for _ in range(world.num_ranks)]
     b = [torch.randn(k, n).to(dtype) for _ in range(world.num_ranks)]
@@ -59,7 +59,7 @@ def gemm_reducescatter(mod, world, roles, dtype=torch.float32, rows_per_rank=36,
 
 def gemm_allreduce(mod, world, roles, dtype=torch.float32, m=36, k=24, n=20):
     cfg = mod.GemmAllReduceConfig(block_m=16, block_n=16, block_k=16, buffer_num=2)
-    ws = mod.gemm_allreduce_workspace(world, world.num_ranks, roles, cfg)
+    ws = mod.gemm_allreduce_workspace(world, world.num_ranks, roles, cfg, dtype=dtype)
     a = [torch.randn(m, k).to(dtype) for _ in range(world.num_ranks)]
     b = [torch.randn(k, n).to(dtype) for _ in range(world.num_ranks)]
     out = [torch.full((m, n), float("nan"), dtype=dtype) for _ in range(world.num_ranks)]
@@ -93,22 +93,49 @@ def allgather_gemm_two_phase(mod, world, n_cores, dtype=torch.float32, rows_per_
                      lambda r: mod.allgather_gemm_two_phase_launch_args(r, a[r], b, c[r], ws), c, expected, [])
 
 
+def ring_allgather(mod, world, n_cores, dtype=torch.float32, rows_per_rank=40, n=20, block_m=8):
+    """The ring all-gather of the exploration tests (``ring_allgather.py``), not a reference kernel."""
+    gathered, signals = mod.ring_allgather_workspace(world, world.num_ranks, rows_per_rank, n, dtype, block_m)
+    x = [torch.randn(rows_per_rank, n).to(dtype) for _ in range(world.num_ranks)]
+    expected = [torch.cat(x).float()] * world.num_ranks
+    return FusedCase(mod.ring_allgather_kernel, n_cores,
+                     lambda r: mod.ring_allgather_launch_args(r, x[r], gathered, signals, block_m), gathered, expected,
+                     signals)
+
+
 SIGNAL_KERNELS = ("allgather_gemm", "gemm_reducescatter", "gemm_allreduce", "reverse_all2all")
 FUSED_MODULES = (*SIGNAL_KERNELS, "allgather_gemm_two_phase")
-BUILDERS = {name: globals()[name] for name in FUSED_MODULES}
+BUILDERS = {name: globals()[name] for name in (*FUSED_MODULES, "ring_allgather")}
+# kernels whose builder takes the core count itself (no producer/consumer role split)
+_WHOLE_GRID = ("allgather_gemm_two_phase", "ring_allgather")
 
 
 def build(name: str, mod, world, n_cores: int, **shape) -> FusedCase:
     """The case of kernel module ``name`` (or a mutant of it, ``mod``) on ``n_cores`` programs."""
-    if name == "allgather_gemm_two_phase":
+    if name in _WHOLE_GRID:
         return BUILDERS[name](mod, world, n_cores, **shape)
     from reference_kernels._dist_common import RoleSplit
 
     return BUILDERS[name](mod, world, RoleSplit.halves(n_cores), **shape)
 
 
-def launch(world, case: FusedCase, *, timeout: float = 60.0, model=None) -> None:
-    world.launch(case.kernel, (case.n_cores,), case.args_for_rank, hazards=True, timeout=timeout, model=model)
+def launch(world, case: FusedCase, *, timeout: float = 60.0, model=None, schedules=None, check=False) -> None:
+    """One launch of every rank, hazards on, under ``schedules`` (None: the emulator's default exploration).
+
+    ``check``: compare with torch after every schedule explored (a ``WrongResult`` names the first that differs).
+    """
+    world.launch(case.kernel, (case.n_cores,), case.args_for_rank, hazards=True, timeout=timeout, model=model,
+                 schedules=schedules, check=(lambda: _raise_mismatches(case)) if check else None)
+
+
+class WrongResult(AssertionError):
+    """The outputs of a schedule differ from torch."""
+
+
+def _raise_mismatches(case: FusedCase) -> None:
+    wrong = mismatches(case)
+    if wrong:
+        raise WrongResult("\n".join(wrong))
 
 
 def mismatches(case: FusedCase) -> list[str]:

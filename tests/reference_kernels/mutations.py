@@ -10,13 +10,17 @@ signals left set between launches, a grid larger than the cores, a slot formula 
 allocation, slots sharing a cache line) appears on each fused kernel where it applies.
 
 ``rule``: the rule that must report the mistake on the line holding ``anchor`` (None when no rule can).
-``outcome``: what the emulator (full device model, hazards on) must show: "hang" (EmulatorHang whose
-report holds every text of ``report``), "wrong" (numbers differ from torch), "hang or wrong" (the
-mistake lets the protocol run on with stale data or stall, whichever the interleaving gives; the
-emulator's schedule is fixed, but both count as seen), "error" (an exception matching ``report``), or
-None when the emulator cannot show it. ``why`` says why the other side is blind. ``hidden_without``
-names the device-model layer that exposes the mistake: with it off the mutant passes, as it did on
-the emulator before that layer existed.
+``outcome``: what the emulator (full device model, hazards on, default schedule exploration) must show:
+"hang" (EmulatorHang whose report holds every text of ``report``), "wrong" (a schedule's numbers differ
+from torch), "error" (an exception matching ``report``), alternatives joined by " or " (the mistake
+lets the protocol run on with stale data, stall or trip a check, whichever the first failing schedule
+gives; each counts as seen), or None when the emulator cannot show it. ``why`` says why the other side
+is blind. ``hidden_without`` names the device-model layer that exposes the mistake: rerunning the
+schedule that failed with that layer off passes, as it did on the emulator before that layer
+existed; ``"exploration"`` means the
+fixed schedule alone passes it and only the explored interleavings show it. ``worlds`` lists the world
+sizes the emulator runs it at (the issue-25 classes run at 2 and 4). Every emulator run uses the
+default schedule exploration and compares with torch after every schedule.
 """
 
 from __future__ import annotations
@@ -42,6 +46,12 @@ class Mutation:
     launches: int = 1
     hidden_without: str | None = None
     extra_source: str = ""
+    worlds: tuple = ()  # world sizes the emulator tests run it at (default: just ``world``)
+    rule_to_come: str | None = None  # a rule not in this tree yet that is meant to report it
+
+    @property
+    def world_sizes(self) -> tuple:
+        return self.worlds or (self.world,)
 
     def apply(self, source: str) -> str:
         for old, new in self.edits:
@@ -52,9 +62,8 @@ class Mutation:
         return source + self.extra_source
 
 
-_EMULATOR_CANNOT_SEE_LINES = (
-    "the emulator's memory is coherent: it has no 64-byte DataCache lines whose concurrent writes can be lost"
-)
+_BOTH_WORLDS = (2, 4)
+_NO_WAIT_SEMANTICS_RULE = "no rule of this tree reads a wait's scope or semantic (ASC415 is planned for it)"
 _LINTER_CANNOT_SIZE = "the linter does not know the host's allocation size, so it cannot see a slot index outgrow it"
 
 
@@ -122,8 +131,17 @@ ALLGATHER_GEMM = [
     _ag("credit-returned-before-read", ((_AG_RESET, ""),
                                         (_AG_CONSUME, _AG_CONSUME + '            dl.notify(slot, rank, signal=0, '
                                                                     'sig_op="set")\n')),
-        rule="ASC410", anchor='dl.notify(slot, rank, signal=0, sig_op="set")', outcome="wrong",
+        rule="ASC410", anchor='dl.notify(slot, rank, signal=0, sig_op="set")', outcome="wrong or error",
         shape=_ONE_BUFFER),
+    _ag("credit-returned-before-read-two-buffers", ((_AG_RESET, "            libshmem_device.fence()\n"),
+                                                    (_AG_CONSUME, _AG_CONSUME + '            dl.notify(slot, rank, '
+                                                                                'signal=0, sig_op="set")\n')),
+        rule="ASC410", anchor='dl.notify(slot, rank, signal=0, sig_op="set")', outcome="hang or wrong",
+        worlds=_BOTH_WORLDS),
+    _ag("consumer-wait-relaxed", (('token = dl.wait(slot, 1, "gpu", "acquire", waitValue=rnd + 1)',
+                                   'token = dl.wait(slot, 1, "gpu", "relaxed", waitValue=rnd + 1)'),),
+        rule=None, rule_to_come="ASC415", outcome="wrong", why=_NO_WAIT_SEMANTICS_RULE, worlds=_BOTH_WORLDS,
+        hidden_without="acquire_by_wait_semantics"),
     _ag("putmem-to-own-rank", ((_AG_BRANCHES,
                                 "                libshmem_device.putmem(dst, a_ptr + row0 * K, n_rows * K * "
                                 "elem_bytes, pe)\n                dl.notify(slot, pe, signal=rnd + 1, "
@@ -143,7 +161,7 @@ ALLGATHER_GEMM = [
                                 "SLOT_STRIDE\n",
                                 "            slot = signal_ptr + tl.cast(buf, tl.int64) * n_ranks + src\n")),
         rule="ASC412", anchor='dl.notify(slot, pe, signal=rnd + 1, sig_op="set")',
-        outcome=None, why=_EMULATOR_CANNOT_SEE_LINES),
+        outcome="hang or wrong", worlds=_BOTH_WORLDS, hidden_without="incoherent_cache_lines"),
     _ag("slot-formula-outgrows-allocation", (("    signals = signal_slots(alloc, config.buffer_num * world_size)\n",
                                               "    signals = signal_slots(alloc, config.buffer_num * world_size - 1)"
                                               "\n"),),
@@ -160,7 +178,7 @@ ALLGATHER_GEMM = [
 _AR_STORE_LOOP = '''            for peer in range(n_ranks):
                 token = dl.wait(dl.symm_at(slot, peer), 1, "gpu", "acquire", waitValue=0)
                 dst = dl.consume_token(dl.symm_at(my_inbox, peer), token)
-                tl.store(dst + tile_offs, partial)
+                tl.store(dst + tile_offs, partial.to(inbox_ptr.dtype.element_ty))
             libshmem_device.fence()
 '''
 _AR_NOTIFY_LOOP = '''            for peer in range(n_ranks):
@@ -175,6 +193,9 @@ _SUM_START = '''            total = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float3
 '''
 _PARTIAL = "                partial = dl.consume_token(inbox_ptr + (group * n_ranks + src) * tile_elems, token)\n"
 _PARTIAL_NO_TOKEN = "                partial = inbox_ptr + (group * n_ranks + src) * tile_elems\n"
+_AR_PRODUCER_CONSUME = "                dst = dl.consume_token(dl.symm_at(my_inbox, peer), token)\n"
+_AR_CONSUMER_WAIT = ('                token = dl.wait(slots + src * SLOT_STRIDE, 1, "gpu", "acquire", '
+                     'waitValue=tile + 1)\n')
 _EARLY_RESET = '''            for src in range(n_ranks):
                 dl.notify(slots + src * SLOT_STRIDE, rank, signal=0, sig_op="set")
 '''
@@ -197,11 +218,27 @@ GEMM_ALLREDUCE = [
         rule="ASC409", anchor='dl.notify(slot, peer, signal=tile + 1, sig_op="set")', outcome="hang or wrong"),
     _ar("credit-returned-before-read", ((_RESET_LOOP, ""), (_SUM_START, _EARLY_RESET + _SUM_START)),
         rule="ASC410", anchor='dl.notify(slots + src * SLOT_STRIDE, rank, signal=0, sig_op="set")',
-        outcome="hang or wrong"),
+        outcome="hang or wrong or error"),
     _ar("consumer-fence-dropped", ((_RESET_LOOP, _RESET_LOOP.replace("            libshmem_device.fence()\n", "")),),
-        rule="ASC403", anchor='dl.notify(slots + src * SLOT_STRIDE, rank, signal=0, sig_op="set")', outcome=None,
-        why="the emulator's loads complete when they are issued, so the consumer has read its partials before the "
-            "credit goes back; on the device the reads and the result stores may still be in flight"),
+        rule="ASC403", anchor='dl.notify(slots + src * SLOT_STRIDE, rank, signal=0, sig_op="set")', outcome="error",
+        report=("LoadOvertakenError", "without a fence"), worlds=_BOTH_WORLDS,
+        hidden_without="loads_complete_at_fence"),
+    _ar("producer-consume-token-dropped", ((_AR_PRODUCER_CONSUME, _AR_PRODUCER_CONSUME.replace(
+        "dl.consume_token(dl.symm_at(my_inbox, peer), token)", "dl.symm_at(my_inbox, peer)")),),
+        rule="ASC401", anchor='token = dl.wait(dl.symm_at(slot, peer), 1, "gpu", "acquire", waitValue=0)',
+        outcome="hang or wrong", worlds=_BOTH_WORLDS, hidden_without="exploration"),
+    _ar("consumer-wait-relaxed", ((_AR_CONSUMER_WAIT, _AR_CONSUMER_WAIT.replace('"acquire"', '"relaxed"')),),
+        rule=None, rule_to_come="ASC415", outcome="wrong", why=_NO_WAIT_SEMANTICS_RULE, worlds=_BOTH_WORLDS,
+        hidden_without="acquire_by_wait_semantics"),
+    _ar("consumer-wait-cta-scope", ((_AR_CONSUMER_WAIT, _AR_CONSUMER_WAIT.replace('"gpu"', '"cta"')),),
+        rule=None, rule_to_come="ASC415", outcome="wrong", why=_NO_WAIT_SEMANTICS_RULE, worlds=_BOTH_WORLDS,
+        hidden_without="acquire_by_wait_semantics"),
+    _ar("undersized-inbox", (("    inbox = alloc.symmetric_zeros((groups, world_size, config.block_m, config.block_n), "
+                              "dtype)\n",
+                              "    inbox = alloc.symmetric_zeros((groups - 1, world_size, config.block_m, "
+                              "config.block_n), dtype)\n"),),
+        rule=None, outcome="error", report=("OutOfBoundsError", "signal buffer #1"),
+        why=_LINTER_CANNOT_SIZE, worlds=_BOTH_WORLDS),
     _ar("grid-larger-than-the-cores", (("    gemm_allreduce_kernel[(n_cores,)](*args, **kwargs)\n",
                                         "    gemm_allreduce_kernel[(triton.cdiv(a.shape[0], 64),)](*args, "
                                         "**kwargs)\n"),),
@@ -211,7 +248,7 @@ GEMM_ALLREDUCE = [
 
 # -- GEMM + ReduceScatter ---------------------------------------------------------------------------------
 
-_RS_PUBLISH = '''            tl.store(dst + tile_offs, partial)
+_RS_PUBLISH = '''            tl.store(dst + tile_offs, partial.to(inbox_ptr.dtype.element_ty))
             libshmem_device.fence()
             dl.notify(slot, owner, signal=work + 1, sig_op="set")
 '''
@@ -228,12 +265,12 @@ GEMM_REDUCESCATTER = [
     _rs("fence-dropped", ((_RS_PUBLISH, _RS_PUBLISH.replace("            libshmem_device.fence()\n", "")),),
         rule="ASC403", anchor='dl.notify(slot, owner, signal=work + 1, sig_op="set")', outcome="wrong"),
     _rs("notify-before-store", ((_RS_PUBLISH, '''            dl.notify(slot, owner, signal=work + 1, sig_op="set")
-            tl.store(dst + tile_offs, partial)
+            tl.store(dst + tile_offs, partial.to(inbox_ptr.dtype.element_ty))
             libshmem_device.fence()
 '''),), rule="ASC409", anchor='dl.notify(slot, owner, signal=work + 1, sig_op="set")', outcome="wrong"),
     _rs("credit-returned-before-read", ((_RESET_LOOP, ""), (_SUM_START, _EARLY_RESET + _SUM_START)),
         rule="ASC410", anchor='dl.notify(slots + src * SLOT_STRIDE, rank, signal=0, sig_op="set")',
-        outcome="hang or wrong"),
+        outcome="hang or wrong or error"),
 ]
 
 # -- Reverse All2All --------------------------------------------------------------------------------------
@@ -243,6 +280,8 @@ _RA_PUBLISH = '''            tl.store(dst + tile_offs, tile)
             libshmem_device.fence()
             dl.notify(slot, dst_rank, signal=work + 1, sig_op="set")
 '''
+_RA_PRODUCER_CONSUME = ("            dst = dl.consume_token(dl.symm_at(inbox_ptr + slot_id * (BLOCK_S * BLOCK_D), "
+                        "dst_rank), token)\n")
 _RA_CONSUME = "            src = dl.consume_token(inbox_ptr + slot_id * (BLOCK_S * BLOCK_D), token)\n"
 # 1 sequence block x 2 peers x 2 heads = 4 tiles per rank: 2 producers x 2 generations hold them all
 _RA_NO_WRAP = {"seq_per_rank": 8, "head_dim": 16}
@@ -278,7 +317,7 @@ REVERSE_ALL2ALL = [
     _ra("credit-returned-before-read", ((_RA_RESET, ""),
                                         (_RA_CONSUME, _RA_CONSUME + '            dl.notify(slot, rank, signal=0, '
                                                                     'sig_op="set")\n')),
-        rule="ASC410", anchor='dl.notify(slot, rank, signal=0, sig_op="set")', outcome="wrong",
+        rule="ASC410", anchor='dl.notify(slot, rank, signal=0, sig_op="set")', outcome="wrong or error",
         shape=_ONE_BUFFER),
     _ra("credits-reset-for-every-generation", (('            dl.notify(slot, rank, signal=0, sig_op="set")\n',
                                                 "            for other in range(BUFFER_NUM):\n"
@@ -286,6 +325,23 @@ REVERSE_ALL2ALL = [
                                                 "other) * SLOT_STRIDE, rank, signal=0, sig_op=\"set\")\n"),),
         rule="ASC413", anchor="dl.notify(signal_ptr + (slot_id - generation + other) * SLOT_STRIDE",
         outcome="hang or wrong"),
+    _ra("producer-consume-token-dropped", ((_RA_PRODUCER_CONSUME, _RA_PRODUCER_CONSUME.replace(
+        "dl.consume_token(dl.symm_at(inbox_ptr + slot_id * (BLOCK_S * BLOCK_D), dst_rank), token)",
+        "dl.symm_at(inbox_ptr + slot_id * (BLOCK_S * BLOCK_D), dst_rank)")),),
+        rule="ASC401", anchor='token = dl.wait(dl.symm_at(slot, dst_rank), 1, "gpu", "acquire", waitValue=0)',
+        outcome="hang or wrong", worlds=_BOTH_WORLDS, hidden_without="exploration"),
+    _ra("credit-returned-before-read-two-buffers", ((_RA_RESET, "            libshmem_device.fence()\n"),
+                                                    (_RA_CONSUME, _RA_CONSUME + '            dl.notify(slot, rank, '
+                                                                                'signal=0, sig_op="set")\n')),
+        rule="ASC410", anchor='dl.notify(slot, rank, signal=0, sig_op="set")', outcome="hang or wrong",
+        worlds=_BOTH_WORLDS, hidden_without="exploration"),
+    _ra("consumer-wait-cta-scope", (('token = dl.wait(slot, 1, "gpu", "acquire", waitValue=work + 1)',
+                                     'token = dl.wait(slot, 1, "cta", "acquire", waitValue=work + 1)'),),
+        rule=None, rule_to_come="ASC415", outcome="wrong", why=_NO_WAIT_SEMANTICS_RULE, worlds=_BOTH_WORLDS,
+        hidden_without="acquire_by_wait_semantics"),
+    _ra("slots-packed-8-bytes-apart", (('"SLOT_STRIDE": SIGNAL_SLOT_STRIDE}', '"SLOT_STRIDE": 1}'),),
+        rule=None, outcome="hang or wrong", worlds=_BOTH_WORLDS, hidden_without="incoherent_cache_lines",
+        why="the stride arrives as a launch value; the linter sees the slot formula, not the 1 it is given"),
 ]
 
 # -- AllGather + GEMM, two-phase (barriers, UDMA + MTE, sub-blocks) ---------------------------------------
@@ -300,6 +356,12 @@ _TP_PUT_EVERY_PE = '''                libshmem_device.putmem(window_ptr + own_ro
 '''
 
 ALLGATHER_GEMM_TWO_PHASE = [
+    _tp("both-sub-blocks-drive-one-pe", (("        if sub_block == 1 and pid < n_ranks:\n",
+                                          "        if pid < n_ranks:\n"),),
+        rule=None, outcome="error", report=("UdmaAddressError", "already drives pe"), worlds=_BOTH_WORLDS,
+        rule_to_come="ASC416",
+        why="ASC406 follows a pe loop split by program id, not which sub-blocks run the phase (ASC416 is planned for "
+            "it)"),
     _tp("putmem-to-own-rank", ((_TP_PUT, _TP_PUT_EVERY_PE),), rule="ASC411",
         anchor="libshmem_device.putmem(window_ptr + own_row0 * K", outcome="error",
         report=("the calling rank itself",), hidden_without="check_udma_addresses"),
@@ -322,4 +384,19 @@ ALLGATHER_GEMM_TWO_PHASE = [
         report=("never started", "barrier_all"), model={"resident_programs": 2}),
 ]
 
-MUTATIONS = ALLGATHER_GEMM + GEMM_ALLREDUCE + GEMM_REDUCESCATTER + REVERSE_ALL2ALL + ALLGATHER_GEMM_TWO_PHASE
+# -- a ring all-gather of the tests' own (tests/reference_kernels/ring_allgather.py) ----------------------------
+
+_RING_FORWARD_SLOT = "\n            slot = signal_ptr + (tl.cast(chunk, tl.int64) * n_blocks + block) * SLOT_STRIDE\n"
+_RING_LAST_SLOT = "\n        slot = signal_ptr + (tl.cast(chunk, tl.int64) * n_blocks + block) * SLOT_STRIDE\n"
+
+RING_ALLGATHER = [
+    Mutation("ring_allgather-slot-leaves-out-the-block",
+             "ring_allgather", ((_RING_FORWARD_SLOT, _RING_FORWARD_SLOT.replace(" * n_blocks + block)", ")")),
+                                (_RING_LAST_SLOT, _RING_LAST_SLOT.replace(" * n_blocks + block)", ")"))),
+             rule=None, outcome="hang or wrong", worlds=_BOTH_WORLDS, hidden_without="exploration", cores=1,
+             why="each slot has one writer per program and is waited on once: nothing in the text says two programs "
+                 "share it, only that the index misses the block"),
+]
+
+MUTATIONS = (ALLGATHER_GEMM + GEMM_ALLREDUCE + GEMM_REDUCESCATTER + REVERSE_ALL2ALL + ALLGATHER_GEMM_TWO_PHASE
+             + RING_ALLGATHER)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from .. import context, dead_waits, memory
+from .. import context, dead_waits, memory, ordering
 from . import peers
 
 
@@ -31,7 +31,8 @@ def wait(barrierPtrs, numBarriers, scope="gpu", semantic="acquire", waitValue=1)
     """Block until ``numBarriers`` consecutive slots all equal ``waitValue``; slots are not reset.
 
     A wait whose token no effectful code uses is skipped, as the compiler deletes it
-    (``DeviceModel.drop_unconsumed_waits``).
+    (``DeviceModel.drop_unconsumed_waits``). Only an acquiring semantic at a scope wider than one core
+    orders the later loads after the wait (``DeviceModel.acquire_by_wait_semantics``).
     """
     ctx = context.require_current("dl.wait")
     if ctx.launch.model.drop_unconsumed_waits and dead_waits.wait_is_dead(sys._getframe(1)):
@@ -43,7 +44,12 @@ def wait(barrierPtrs, numBarriers, scope="gpu", semantic="acquire", waitValue=1)
         ctx.launch.world.translate_range(address, count * dtype.itemsize, ctx.rank, "dl.wait")
     expected = memory.as_int(waitValue)
     description = peers.describe_slots(address, count, "dl.wait") + f" to equal {expected}"
+    acquires = ordering.wait_acquires(scope, semantic)
+    if not acquires:
+        ordering.begin_without_acquire(ctx)
     peers.wait_until(address, count, dtype, peers.values_equal(expected), description)
+    if acquires:
+        ordering.acquire(ctx)
     return memory.int32_tensor(0)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import context, memory, visibility
+from .. import cache_lines, context, memory, ordering, visibility
 
 SIGNAL_OPS = ("set", "add")
 
@@ -58,18 +58,33 @@ def sig_op_name(sig_op) -> str:
 
 
 def write_signal(address: int, dtype, value: int, op: str) -> None:
-    """Set or add to one slot; the launch-wide lock makes concurrent adds exact."""
+    """Set or add to one slot (a scheduling point first). Adds are atomic and exact; with
+    ``incoherent_cache_lines`` a set goes through the core's copy of the slot's 64-byte line."""
     ctx = context.require_current("signal")
+    ctx.launch.scheduler.point(ctx)
+    ordering.note_signal(ctx)
     slot = memory.view(address, 1, dtype)
     with ctx.launch.memory_lock:
-        slot[0] = value if op == "set" else slot[0] + value
+        if op == "set" and ctx.launch.model.incoherent_cache_lines:
+            cache_lines.set_slot(ctx, address, dtype, value)
+        else:
+            slot[0] = value if op == "set" else slot[0] + value
 
 
 def wait_until(address: int, count: int, dtype, satisfied, description: str) -> None:
     """Block until ``satisfied(values)`` holds for the ``count`` slots at ``address``; others run meanwhile."""
     ctx = context.require_current("wait")
+    ctx.launch.scheduler.point(ctx)
     slots = memory.view(address, count, dtype)
     ctx.launch.scheduler.block_until(ctx, lambda: satisfied(slots), description)
+    cache_lines.remember(ctx, address, count * np.dtype(dtype).itemsize)
+
+
+def fence(ctx) -> None:
+    """Stores visible, loads complete, later loads ordered after everything before."""
+    visibility.flush(ctx)
+    ordering.complete_loads(ctx)
+    ordering.acquire(ctx)
 
 
 def after_signal() -> None:
@@ -92,7 +107,8 @@ def barrier_all(op_name: str = "barrier_all") -> None:
     is seen by every program after it.
     """
     ctx = context.require_current(op_name)
-    visibility.flush(ctx)
+    fence(ctx)
+    cache_lines.forget_all(ctx)
     launch = ctx.launch
     generation = launch.barrier_generation
     launch.barrier_arrived += 1

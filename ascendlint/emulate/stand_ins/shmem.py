@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import operator
 
-from .. import memory, udma, visibility
+from .. import context, memory, ordering, udma
 from . import peers
 
 SIGNAL_SET = 0
@@ -50,8 +50,10 @@ def quiet(*_args, **_kwargs):
 
 
 def fence(*_args, **_kwargs):
-    """Order the program's earlier stores before its later ones: they become visible to everyone now."""
-    visibility.flush()
+    """Complete the program's earlier loads and stores: its stores become visible to everyone now."""
+    ctx = context.current()
+    if ctx is not None:
+        peers.fence(ctx)
     return 0
 
 
@@ -61,7 +63,7 @@ def putmem(dest, source, nbytes, pe, *_rest, **_kwargs):
     dest_address, source_address = memory.scalar_address(dest, "putmem"), memory.scalar_address(source, "putmem")
     udma.check_put("putmem", dest_address, source_address, pe)
     remote = peers.address_on_rank(dest_address, nbytes, pe, "putmem")
-    memory.copy_bytes(remote, source_address, nbytes)
+    _transfer(remote, source_address, nbytes)
     return 0
 
 
@@ -71,8 +73,19 @@ def getmem(dest, source, nbytes, pe, *_rest, **_kwargs):
     dest_address, source_address = memory.scalar_address(dest, "getmem"), memory.scalar_address(source, "getmem")
     udma.check_get("getmem", dest_address, source_address, pe)
     remote = peers.address_on_rank(source_address, nbytes, pe, "getmem")
-    memory.copy_bytes(dest_address, remote, nbytes)
+    _transfer(dest_address, remote, nbytes)
     return 0
+
+
+def _transfer(destination: int, source: int, nbytes: int) -> None:
+    """A synchronous UDMA copy (a scheduling point first), logged as a visible write."""
+    ctx = context.require_current("UDMA transfer")
+    ctx.launch.scheduler.point(ctx)
+    if nbytes > 0:
+        world = ctx.launch.world
+        ordering.note_write(ctx, destination, destination + nbytes - 1,
+                            describe=world.describe_address if world is not None else None)
+    memory.copy_bytes(destination, source, nbytes)
 
 
 putmem_nbi = putmem
@@ -82,6 +95,9 @@ getmem_nbi = getmem
 def int_p(dest, value, pe):
     """Store one int32 ``value`` at symmetric ``dest`` on ``pe``."""
     remote = peers.address_on_rank(memory.scalar_address(dest, "int_p"), 4, pe, "int_p")
+    ctx = context.require_current("int_p")
+    ctx.launch.scheduler.point(ctx)
+    ordering.note_signal(ctx)
     memory.view(remote, 1, "int32")[0] = memory.as_int(value)
     peers.after_signal()
     return 0
