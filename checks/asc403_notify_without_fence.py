@@ -3,27 +3,41 @@ import libcst as cst
 from ascendlint import edits
 from ascendlint.analysis import distributed as dist_analysis
 from ascendlint.diagnostics import FixSafety, Severity
-from ascendlint.analysis.distributed import FENCE, NOTIFY, SYNCHRONOUS_PUT, DistAnalysis
+from ascendlint.analysis.distributed import (
+    FENCE, FUSED_PUTS, NONBLOCKING_PUTS, NOTIFY, PUT_CALLS, QUIET, SIGNAL_OP, SIGNAL_WRITES,
+    DistAnalysis,
+)
 from ascendlint.analysis.module_facts import normalise
 from ascendlint.rule import Invalid, Rule, Valid
 
-CLEAN, DIRTY = False, True  # DIRTY: some path has an MTE store not yet ordered by a fence
+# What some path has pending where a signal is written, as bits (paths join by `|`): an MTE store not yet ordered
+# by a fence, a blocking `putmem` (its data is complete for `dl.notify`, not for `signal_op`), a non-blocking put.
+CLEAN, STORE, PUT, PUT_NBI = 0, 1, 2, 4
 _STORES = frozenset({"tl.store"})
-_ORDERING = frozenset({FENCE, SYNCHRONOUS_PUT})
+# Which pending work each signal write is not ordered after.
+_UNORDERED = {NOTIFY: STORE | PUT_NBI, SIGNAL_OP: STORE | PUT | PUT_NBI}
+_UNORDERED.update({name: PUT | PUT_NBI for name in FUSED_PUTS})
+_PUT_MESSAGE = (
+    "`{call}` after a `{put}` with no `{quiet}()` in between: a fence does not order the put before a separate "
+    "signal, the peer may see the signal first"
+)
 _DEVICE_MODULE = "libshmem_device"
 
 
 class NotifyWithoutFence(Rule):
-    """Flags a `dl.notify` reached by a `tl.store` with no `libshmem_device.fence()` in between on some path.
+    """Flags a signal write (`dl.notify`, `libshmem_device.signal_op`) reached by a `tl.store` with no
+    `libshmem_device.fence()` in between on some path, and a `signal_op` (or a fused `putmem_signal`) reached by a
+    `putmem` / `putmem_nbi` with no `quiet()` in between.
 
-    A synchronous `libshmem_device.putmem` also orders what came before it; `barrier_all()` does not. Stores in
-    `triton.jit` helpers count where the helper is called. Branches of a constexpr `if` never meet: a store under
-    `if not FLAG:` does not reach a notify under `if FLAG:`, not even in the next loop iteration.
+    A synchronous `libshmem_device.putmem` orders what came before it for a `dl.notify` (the catalog's
+    exemption); `barrier_all()` orders nothing here. `quiet()` completes every pending store and put. Stores and
+    puts in `triton.jit` helpers count where the helper is called. Branches of a constexpr `if` never meet: a
+    store under `if not FLAG:` does not reach a notify under `if FLAG:`, not even in the next loop iteration.
     """
 
     code = "ASC403"
     name = "notify-without-fence"
-    message = "`dl.notify` after a store with no `{fence}()` in between: the peer may see the signal first"
+    message = "`{call}` after a store with no `{fence}()` in between: the peer may see the signal first"
     severity = Severity.ERROR
     fix_safety = FixSafety.SAFE
     why = """
@@ -384,16 +398,26 @@ class NotifyWithoutFence(Rule):
     def finish(self) -> None:
         helper_effects: dict = {}
         for dist in dist_analysis.distributed_kernels(self.context):
-            if not dist.has_call(NOTIFY):
+            if not dist.has_call(*_UNORDERED):
                 continue
-            unfenced: set[int] = set()
+            unfenced: dict[int, int] = {}
             for choices in _constexpr_choices(self.context.analysis(dist.kernel), dist):
                 order = _FenceOrder(self.context, dist, helper_effects, choices)
                 order.run(dist.kernel.node.body, CLEAN)
-                unfenced |= order.unfenced
-            for notify in dist.calls_to(NOTIFY):
-                if id(notify) in unfenced:
-                    self._report(dist, notify)
+                for key, pending in order.unfenced.items():
+                    unfenced[key] = unfenced.get(key, CLEAN) | pending
+            for signal in dist.calls_to(*sorted(_UNORDERED)):
+                pending = unfenced.get(id(signal), CLEAN)
+                if pending & STORE and dist.qualname_of(signal) in SIGNAL_WRITES:
+                    self._report(dist, signal)
+                elif pending & (PUT | PUT_NBI):
+                    self._report_put(dist, signal, pending)
+
+    def _report_put(self, dist: DistAnalysis, signal: cst.Call, pending: int) -> None:
+        quiet = _device_spelling(self.context.facts, "quiet") or f"{_DEVICE_MODULE}.quiet"
+        put = "putmem_nbi" if pending & PUT_NBI else "putmem"
+        call = (dist.qualname_of(signal) or "").replace("shmem.", "")
+        self.report(signal, _PUT_MESSAGE.format(call=call, put=put, quiet=quiet))
 
     def _report(self, dist: DistAnalysis, notify: cst.Call) -> None:
         fence, imported = _fence_spelling(self.context.facts)
@@ -413,7 +437,7 @@ class NotifyWithoutFence(Rule):
         shown = fence or f"{_DEVICE_MODULE}.fence"
         self.report(
             notify,
-            self.message.format(fence=shown),
+            self.message.format(fence=shown, call=(dist.qualname_of(notify) or "").replace("shmem.", "")),
             fix_message=f"Insert `{shown}()` before the notify",
             edits=build,
         )
@@ -428,7 +452,7 @@ class _FenceOrder:
         self.kernels = context.facts.kernels
         self.helper_effects = helper_effects
         self.choices = choices or {}  # constexpr condition text -> the value this compile gives it
-        self.unfenced: set[int] = set()
+        self.unfenced: dict[int, int] = {}  # signal call -> the pending work (bits) some path brings to it
         self.recording = True
 
     def run(self, block: cst.BaseSuite, state: bool) -> bool:
@@ -454,14 +478,16 @@ class _FenceOrder:
                 return self._else(statement.orelse, state)
             taken = self.run(statement.body, state)
             other = self._else(statement.orelse, state)
-            return taken or other
+            return taken | other
         if type(statement) in (cst.For, cst.While):
             head = statement.iter if type(statement) is cst.For else statement.test
             state = self._expression_effects(head, state)
             entry = state
-            for _ in range(2):  # two rounds reach the fixed point of a two-value lattice
+            for _ in range(4):  # the state only gains bits: three bits reach the fixed point within four rounds
                 end = self.run(statement.body, entry)
-                entry = state or end
+                if entry | end == entry:
+                    break
+                entry = state | end | entry
             after = entry
             if statement.orelse is not None:
                 after = self.run(statement.orelse.body, after)
@@ -483,13 +509,20 @@ class _FenceOrder:
             if type(child) is not cst.Call:
                 continue
             name = dist.qualname_of(child) or ""
+            if name in _UNORDERED:
+                pending = state & _UNORDERED[name]
+                if pending and self.recording:
+                    self.unfenced[id(child)] = self.unfenced.get(id(child), CLEAN) | pending
             if name in _STORES:
-                state = DIRTY
-            elif name in _ORDERING:
+                state |= STORE
+            elif name == FENCE:
+                state &= ~STORE
+            elif name == QUIET:
                 state = CLEAN
-            elif name == NOTIFY:
-                if state is DIRTY and self.recording:
-                    self.unfenced.add(id(child))
+            elif name in NONBLOCKING_PUTS:
+                state |= PUT_NBI
+            elif name in PUT_CALLS:  # putmem, putmem_signal: synchronous, they order the stores before them
+                state = (state & ~STORE) | PUT
             elif name.startswith("local."):
                 state = self._helper(name[len("local."):], state)
         return state
@@ -603,3 +636,12 @@ def _import_edit(loc, module: cst.Module):
         return edits.insert_before_line(loc, 1, line)
     row = loc.span(last)[1].row
     return edits.insert_before_line(loc, row + 1, line)
+
+
+def _device_spelling(facts, function: str) -> str | None:
+    """How this module names a libshmem_device function (``quiet``, ``libshmem_device.quiet``...), or None."""
+    for local, full in facts.aliases.items():
+        if "libshmem_device" in full.split(".") and normalise(full) == f"shmem.{function}":
+            return local
+    module = facts.module_alias("shmem")
+    return f"{module}.{function}" if module is not None else None

@@ -595,8 +595,10 @@ STORE = "tl.store"
 LOAD = "tl.load"
 RANK_IDS = frozenset({"dl.rank", "shmem.my_pe"})
 # Kernel parameters whose names say they hold the calling rank (`rank`, `my_pe`, `local_rank`...).
-_RANK_PARAM = re.compile(r"^(rank|my_rank|my_pe|pe_id|rank_id|local_rank|cur_rank|this_rank)$")
-_RANK_COUNT_PARAM = re.compile(r"^(n_?ranks|num_ranks|world_size|world|rank_size|n_?pes|npes|num_pes|nranks)$")
+# Either case: constexpr spellings (`LOCAL_RANK`, `WORLD_SIZE: tl.constexpr`) say the same.
+_RANK_PARAM = re.compile(r"^(rank|my_rank|my_pe|pe_id|rank_id|local_rank|cur_rank|this_rank)$", re.IGNORECASE)
+_RANK_COUNT_PARAM = re.compile(
+    r"^(n_?ranks|num_ranks|world_size|world|rank_size|n_?pes|npes|num_pes|nranks)$", re.IGNORECASE)
 
 
 def statement_of(dist: DistAnalysis, node: cst.CSTNode) -> cst.CSTNode:
