@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ascendlint.analysis import distributed as dist_analysis
-from ascendlint.analysis.distributed import WAIT, DistAnalysis
+from ascendlint.analysis.distributed import SIGNAL_WAITS, DistAnalysis
 from ascendlint.diagnostics import Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
@@ -212,12 +212,13 @@ class MissingCreditReturn(Rule):
 
     def finish(self) -> None:
         for dist in dist_analysis.distributed_kernels(self.context):
-            for wait in dist.calls_to(WAIT):
+            for wait in dist.calls_to(*sorted(SIGNAL_WAITS)):
                 self._check(dist, wait)
 
     def _check(self, dist: DistAnalysis, wait: cst.Call) -> None:
-        slot = dist_analysis.wait_slot(wait)
-        if slot is None or dist_analysis.waits_for_zero(wait):
+        name = dist.qualname_of(wait)
+        slot = dist_analysis.wait_slot(wait, name)
+        if slot is None or dist_analysis.waits_for_zero(wait, name):
             return
         loop = dist_analysis.ring_loop(dist, wait, slot)
         if loop is None:

@@ -166,7 +166,7 @@ class CreditReturnedBeforeRead(Rule):
 
     def finish(self) -> None:
         for dist in dist_analysis.distributed_kernels(self.context):
-            if not dist.has_call(dist_analysis.CONSUME_TOKEN):
+            if not dist.has_call(dist_analysis.CONSUME_TOKEN, dist_analysis.SIGNAL_WAIT_UNTIL):
                 continue
             for reset, slot in dist_analysis.credit_returns_in(dist, dist.kernel.node):
                 self._check(dist, reset, slot)
@@ -175,9 +175,11 @@ class CreditReturnedBeforeRead(Rule):
         position = dist.index.order(reset)
         for scope in dist.enclosing_loops(reset) or [dist.kernel.node]:
             consumed = dist_analysis.consumed_pointers(dist, scope, slot)
-            if not consumed:
+            reads = dist_analysis.reads_through(dist, scope, consumed) if consumed else []
+            reads += dist_analysis.untokened_reads(dist, scope, slot)
+            if not reads:
                 continue
-            later = [r for r in dist_analysis.reads_through(dist, scope, consumed) if dist.index.order(r) > position]
+            later = sorted((r for r in reads if dist.index.order(r) > position), key=dist.index.order)
             if later:
                 self.report(reset, self.message.format(line=self.context.locator.span(later[0])[0].row))
             return

@@ -793,6 +793,31 @@ def reads_through(dist: DistAnalysis, scope: cst.CSTNode, consumed: list[cst.Cal
     return found
 
 
+def untokened_reads(dist: DistAnalysis, scope: cst.CSTNode, slot: cst.BaseExpression) -> list[cst.Call]:
+    """Loads that a ``signal_wait_until`` on ``slot`` guards in ``scope``: the shmem dialect has no token, so a
+    guarded read is a ``tl.load`` after the wait whose address shares a variable of ``scope`` with the slot (the
+    ring index ``buf`` of ``sig + buf * 16`` and ``inbox + buf * BLOCK``), off another buffer than the slot's."""
+    waits = [
+        w for w in dist.calls_in(scope, {SIGNAL_WAIT_UNTIL})
+        if not waits_for_zero(w, SIGNAL_WAIT_UNTIL) and wait_slot(w, SIGNAL_WAIT_UNTIL) is not None
+        and same_code(dist, wait_slot(w, SIGNAL_WAIT_UNTIL), slot)
+    ]
+    if not waits:
+        return []
+    first = min(dist.index.order(w) for w in waits)
+    root = dist.pointer_root(slot)
+    params = set(dist.kernel.params)
+    shared = dist.names_feeding(slot) - params - {root}
+    found = []
+    for call in dist.calls_in(scope, {LOAD}):
+        pointer = call_argument(call, 0, "pointer")
+        if pointer is None or dist.index.order(call) < first or dist.pointer_root(pointer) in (root, None):
+            continue
+        if dist.names_feeding(pointer) & shared:
+            found.append(call)
+    return found
+
+
 _OTHER_BACKEND = re.compile(
     r"(^|[._/\\])(cuda|nvidia|nvshmem|hip|amd|rocshmem|pyrocshmem|maca|metax|mxshmem)([._/\\]|$)")
 
