@@ -519,9 +519,11 @@ class _FenceOrder:
                 state &= ~STORE
             elif name == QUIET:
                 state = CLEAN
+            elif name in FUSED_PUTS:  # its data travels with its own signal: nothing left pending for later ones
+                state = state & ~STORE if name not in NONBLOCKING_PUTS else state
             elif name in NONBLOCKING_PUTS:
                 state |= PUT_NBI
-            elif name in PUT_CALLS:  # putmem, putmem_signal: synchronous, they order the stores before them
+            elif name in PUT_CALLS:  # putmem: synchronous, it orders the stores before it
                 state = (state & ~STORE) | PUT
             elif name.startswith("local."):
                 state = self._helper(name[len("local."):], state)

@@ -43,7 +43,7 @@ SYNCHRONOUS_PUT = "shmem.putmem"
 PROGRAM_ID = "tl.program_id"
 RANK_COUNTS = frozenset({"dl.num_ranks", "shmem.n_pes"})
 # Calls that block until other programs (or ranks) have done something.
-PROGRAM_WAITS = frozenset({WAIT, "shmem.signal_wait_until"}) | BARRIERS
+PROGRAM_WAITS = frozenset({WAIT, "shmem.signal_wait_until", "gpu.shmem.signal_wait_until"}) | BARRIERS
 # Calls that synchronise per iteration: a transfer in such a loop is a pipeline step, not a per-tile copy.
 PIPELINE_SYNC = PROGRAM_WAITS | {NOTIFY, "shmem.signal_op"}
 _LOOPS = (cst.For, cst.While)
@@ -133,7 +133,8 @@ def signal_is_zero_set(call: cst.Call, qualname: str | None = NOTIFY) -> bool:
 class DistAnalysis:
     """Distributed calls, value sources and pointer provenance of one kernel."""
 
-    def __init__(self, kernel: Kernel, facts: ModuleFacts, index: NodeIndex, values: KernelAnalysis) -> None:
+    def __init__(self, kernel: Kernel, facts: ModuleFacts, index: NodeIndex, values: KernelAnalysis,
+                 gpu_backend: bool = False) -> None:
         self.kernel = kernel
         self.facts = facts
         self.index = index
@@ -151,6 +152,8 @@ class DistAnalysis:
         for node in self.nodes:
             if type(node) is cst.Call:
                 name = facts.qualname(node.func) or _local_call_name(node)
+                if gpu_backend and name in _ASCEND_SIGNAL_CALLS:
+                    name = "gpu." + name  # NVSHMEM's / ROCSHMEM's own signal API: not the aclshmem semantics
                 if name:
                     self.qualnames[id(node)] = name
                     self.calls.setdefault(name, []).append(node)
@@ -480,11 +483,17 @@ def _is_read(index: NodeIndex, name: cst.Name) -> bool:
     return not (type(parent) is cst.Arg and parent.keyword is name)
 
 
+# The aclshmem signal calls that the ASC4xx rules read as signal writes and waits. In a module written for a GPU
+# backend the same names are NVSHMEM's or ROCSHMEM's, whose ordering rules differ: there they are left unread.
+_ASCEND_SIGNAL_CALLS = frozenset({SIGNAL_OP, SIGNAL_WAIT_UNTIL})
+
+
 def for_kernel(context: FileContext, kernel: Kernel) -> DistAnalysis:
     """The shared ``DistAnalysis`` of ``kernel`` in this file (built on first request)."""
     return context.memo(
         ("dist", id(kernel.node)),
-        lambda: DistAnalysis(kernel, context.facts, context.index, context.analysis(kernel)),
+        lambda: DistAnalysis(kernel, context.facts, context.index, context.analysis(kernel),
+                             context.memo(("dist-gpu-backend",), lambda: targets_other_backend(context))),
     )
 
 
