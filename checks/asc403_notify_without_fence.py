@@ -471,6 +471,10 @@ class _FenceOrder:
             return state
         if type(statement) is cst.If:
             state = self._expression_effects(statement.test, state)
+            if statement.orelse is None and _only_orders(self.dist, statement):
+                # `if NUM_CHUNKS > 1: quiet()`: a compile-time guard that orders exactly when the configuration
+                # has something to order (the puts before it run under the same constants): taken as ordering
+                return self.run(statement.body, state)
             chosen = _chosen_branch(self.dist, statement.test, self.choices)
             if chosen is True:
                 return self.run(statement.body, state)
@@ -581,6 +585,14 @@ def _chosen_branch(dist: DistAnalysis, test: cst.BaseExpression, choices: dict[s
     if key not in choices:
         return None
     return choices[key] != negated
+
+
+def _only_orders(dist: DistAnalysis, statement: cst.If) -> bool:
+    """A constexpr ``if`` whose body does nothing but ``fence()`` / ``quiet()``."""
+    if not dist.values.is_constexpr(statement.test):
+        return False
+    calls = [c for c in dist.below(statement.body) if type(c) is cst.Call]
+    return bool(calls) and all(dist.qualname_of(c) in (FENCE, QUIET) for c in calls)
 
 
 def _insertion_statement(dist: DistAnalysis, notify: cst.Call) -> cst.CSTNode | None:

@@ -471,3 +471,20 @@ def push(buf_ptr, x_ptr, nbytes, peer):
 """
     assert lines_of(code, "ASC405") == [line_with(code, "putmem(")]
     assert lines_of(code.replace("libshmem_device.remote_ptr(buf_ptr, peer)", "buf_ptr"), "ASC405") == []
+
+
+def test_asc403_quiet_under_the_compile_time_guard_of_the_chunk_count():
+    code = """
+@triton.jit
+def push_chunks(buf_ptr, sig_ptr, x_ptr, CHUNK: tl.constexpr, N_CHUNKS: tl.constexpr, peer, epoch):
+    for c in tl.static_range(0, N_CHUNKS - 1):
+        libshmem_device.putmem_nbi(buf_ptr + c * CHUNK, x_ptr + c * CHUNK, CHUNK * 2, peer)
+    if N_CHUNKS > 1:
+        libshmem_device.quiet()
+    tail: tl.constexpr = (N_CHUNKS - 1) * CHUNK
+    libshmem_device.putmem_signal_nbi(buf_ptr + tail, x_ptr + tail, CHUNK * 2, sig_ptr, epoch,
+                                      libshmem_device.ACLSHMEM_SIGNAL_SET, peer)
+"""
+    assert lines_of(code, "ASC403") == []
+    runtime_guard = code.replace("if N_CHUNKS > 1:", "if epoch > 1:")
+    assert lines_of(runtime_guard, "ASC403") == [line_with(runtime_guard, "putmem_signal_nbi(")]
