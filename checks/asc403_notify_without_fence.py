@@ -41,12 +41,29 @@ class NotifyWithoutFence(Rule):
     severity = Severity.ERROR
     fix_safety = FixSafety.SAFE
     why = """
-        Stores issued on the MTE path are not ordered with the signal write of `dl.notify`: the peer can observe
-        the signal before the data lands and read a stale buffer. `libshmem_device.fence()` orders the earlier
-        stores before the notify (store -> fence -> notify). A UDMA `putmem` is synchronous and needs no fence.
+        Stores issued on the MTE path are not ordered with a signal write (`dl.notify`, `signal_op`): the peer
+        can observe the signal before the data lands and read a stale buffer. `libshmem_device.fence()` orders
+        the earlier stores before the signal (store -> fence -> signal).
+
+        A `putmem` is another matter. The device library makes `putmem`, `fence`, `quiet` and `signal_op`
+        separate calls (`aclshmem_<type>_putmem`, `aclshmem_fence`, `aclshmem_quiet`, `aclshmemx_signal_op`) and
+        states nothing about how a fence orders a put against a later separate signal; the performance guide
+        says `putmem` returns once the data has arrived, so a `dl.notify` after it needs no fence. Real MoE
+        kernels on this backend report the opposite for `signal_op`: with `putmem -> fence -> signal_op` the SET
+        reached the peer before the payload (the signal rides another channel than the put stream), and the
+        authors fixed it by one of the orderings below. This rule therefore reads:
+
+        - safe: `tl.store` through the mapped address (`remote_ptr` / `dl.symm_at`) -> `fence()` -> signal;
+        - safe: one `putmem_signal` / `putmem_signal_nbi`, the signal carried by the same request as its data
+          (earlier `putmem_nbi` chunks of the same payload drained by `quiet()` before it);
+        - safe: `putmem` / `putmem_nbi` -> `quiet()` -> signal (`quiet()` completes every pending put);
+        - safe, by the catalog and the guide: blocking `putmem` -> `dl.notify`;
+        - unsafe, reported: `putmem` (or `putmem_nbi`) -> `fence()` (or nothing) -> `signal_op`, and
+          `putmem_nbi` -> signal of any kind with no `quiet()` in between.
     """
     fix_notes = """
-        The fix inserts the device fence on its own line before the notify, or before the loop that only
+        Only the store case has a fix; after a `putmem` the message names the missing `quiet()`, to be placed
+        (or the put and its signal fused into one `putmem_signal_nbi`) by hand. The fix inserts the device fence on its own line before the notify, or before the loop that only
         notifies, spelled with the module's own name for `triton_dist.language.extra.libshmem_device` (`fence()`
         when `fence` itself is imported). The host-side package (`import shmem as ash`, which allocates symmetric
         memory) is not that module and has no device fence: when the file does not import `libshmem_device`,
@@ -54,6 +71,30 @@ class NotifyWithoutFence(Rule):
         When the file already binds the name `libshmem_device` to something else, the fix is only shown.
     """
     INVALID = [
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def publish(buf_ptr, signal_ptr, x_ptr, peer, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                remote = dl.symm_at(buf_ptr, peer)
+                tl.store(remote + offs, tl.load(x_ptr + offs))
+                dl.notify(signal_ptr, peer, signal=1, sig_op="set")
+
+            @triton.jit
+            def publish_shmem(buf_ptr, sig_ptr, x_ptr, nbytes, peer, epoch):
+                # putmem, then fence, then a separate signal: the fence does not order the put before the signal
+                libshmem_device.putmem(buf_ptr, x_ptr, nbytes, peer)
+                libshmem_device.fence()
+                libshmem_device.signal_op(sig_ptr, epoch, libshmem_device.ACLSHMEM_SIGNAL_SET, peer)
+            """,
+            count=2,
+            doc=True,
+        ),
         Invalid(
             """
             import triton
@@ -82,7 +123,6 @@ class NotifyWithoutFence(Rule):
                 libshmem_device.fence()
                 dl.notify(signal_ptr, peer, signal=1, sig_op="set")
             """,
-            doc=True,
         ),
         Invalid(
             """
@@ -298,8 +338,38 @@ class NotifyWithoutFence(Rule):
                 tl.store(remote + offs, tl.load(x_ptr + offs))
                 libshmem_device.fence()
                 dl.notify(signal_ptr, peer, signal=1, sig_op="set")
+
+            @triton.jit
+            def publish_shmem(buf_ptr, sig_ptr, x_ptr, nbytes, peer, epoch):
+                # one request carries the data and its signal
+                libshmem_device.putmem_signal_nbi(buf_ptr, x_ptr, nbytes, sig_ptr, epoch,
+                                                  libshmem_device.ACLSHMEM_SIGNAL_SET, peer)
+
+            @triton.jit
+            def publish_stores_shmem(buf_ptr, sig_ptr, x_ptr, peer, epoch, BLOCK: tl.constexpr):
+                # MTE stores through the mapped address, fence, then the signal
+                offs = tl.arange(0, BLOCK)
+                tl.store(libshmem_device.remote_ptr(buf_ptr, peer) + offs, tl.load(x_ptr + offs))
+                libshmem_device.fence()
+                libshmem_device.signal_op(sig_ptr, epoch, libshmem_device.ACLSHMEM_SIGNAL_SET, peer)
             """,
             doc=True,
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def publish(buf_ptr, signal_ptr, x_ptr, peer, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                remote = dl.symm_at(buf_ptr, peer)
+                tl.store(remote + offs, tl.load(x_ptr + offs))
+                libshmem_device.fence()
+                dl.notify(signal_ptr, peer, signal=1, sig_op="set")
+            """,
         ),
         Valid(
             """

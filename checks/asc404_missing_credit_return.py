@@ -32,6 +32,35 @@ class MissingCreditReturn(Rule):
             import triton
             import triton.language as tl
             import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def consumer(buf_ptr, signal_ptr, out_ptr, n_rounds, BLOCK: tl.constexpr, BUFFER_NUM: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                for rnd in range(n_rounds):
+                    buf = rnd % BUFFER_NUM
+                    slot = signal_ptr + buf
+                    token = dl.wait(slot, 1, "gpu", "acquire", waitValue=rnd + 1)
+                    tile = tl.load(dl.consume_token(buf_ptr + buf * BLOCK, token) + offs)
+                    tl.store(out_ptr + rnd * BLOCK + offs, tile)
+
+            @triton.jit
+            def consumer_shmem(buf_ptr, sig_ptr, out_ptr, n_rounds, BLOCK: tl.constexpr, BUFFER_NUM: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                for rnd in range(n_rounds):
+                    buf = rnd % BUFFER_NUM
+                    slot = sig_ptr + buf * 16
+                    libshmem_device.signal_wait_until(slot, libshmem_device.ACLSHMEM_CMP_EQ, rnd + 1)
+                    tl.store(out_ptr + rnd * BLOCK + offs, tl.load(buf_ptr + buf * BLOCK + offs))
+            """,
+            count=2,
+            doc=True,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
 
             @triton.jit
             def consumer(buf_ptr, signal_ptr, out_ptr, n_rounds, BLOCK: tl.constexpr, BUFFER_NUM: tl.constexpr):
@@ -43,7 +72,6 @@ class MissingCreditReturn(Rule):
                     tile = tl.load(dl.consume_token(buf_ptr + buf * BLOCK, token) + offs)
                     tl.store(out_ptr + rnd * BLOCK + offs, tile)
             """,
-            doc=True,
         ),
         Invalid(
             """
@@ -64,6 +92,40 @@ class MissingCreditReturn(Rule):
         ),
     ]
     VALID = [
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def consumer(buf_ptr, signal_ptr, out_ptr, n_rounds, rank, BLOCK: tl.constexpr,
+                         BUFFER_NUM: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                for rnd in range(n_rounds):
+                    buf = rnd % BUFFER_NUM
+                    slot = signal_ptr + tl.program_id(0) * BUFFER_NUM + buf
+                    token = dl.wait(slot, 1, "gpu", "acquire", waitValue=rnd + 1)
+                    tile = tl.load(dl.consume_token(buf_ptr + buf * BLOCK, token) + offs)
+                    tl.store(out_ptr + rnd * BLOCK + offs, tile)
+                    libshmem_device.fence()
+                    dl.notify(slot, rank, signal=0, sig_op="set")
+
+            @triton.jit
+            def consumer_shmem(buf_ptr, sig_ptr, out_ptr, n_rounds, BLOCK: tl.constexpr, BUFFER_NUM: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                rank = libshmem_device.my_pe()
+                for rnd in range(n_rounds):
+                    buf = rnd % BUFFER_NUM
+                    slot = sig_ptr + (tl.program_id(0) * BUFFER_NUM + buf) * 16
+                    libshmem_device.signal_wait_until(slot, libshmem_device.ACLSHMEM_CMP_EQ, rnd + 1)
+                    tl.store(out_ptr + rnd * BLOCK + offs, tl.load(buf_ptr + buf * BLOCK + offs))
+                    libshmem_device.fence()
+                    libshmem_device.signal_op(slot, 0, libshmem_device.ACLSHMEM_SIGNAL_SET, rank)
+            """,
+            doc=True,
+        ),
         Valid(
             """
             import triton
@@ -105,7 +167,6 @@ class MissingCreditReturn(Rule):
                     libshmem_device.fence()
                     dl.notify(slot, rank, signal=0, sig_op="set")
             """,
-            doc=True,
         ),
         Valid(
             """

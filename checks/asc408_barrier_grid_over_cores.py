@@ -18,8 +18,8 @@ class BarrierGridOverCores(Rule):
 
     Waiting means `dl.wait`, `barrier_all()`, `signal_wait_until` or a spin loop (`while` on a volatile load
     or an atomic), in the kernel or a `triton.jit` helper it calls. Sized by the core count means
-    `get_*core_num()`, the `num_aicore` / `num_vectorcore` device properties, a host value named as a core or
-    SM count (`n_cores`, `num_sms`), or `min(x, core_count)`; a data-sized grid or a literal grid of more than 20
+    `get_*core_num()`, the `num_aicore` / `num_vectorcore` device properties, or `min(x, core_count)` (a cap
+    named as a core or SM count, `n_cores`, `num_sms`, counts); a data-sized grid or a literal grid of more than 20
     programs is flagged, a grid this module cannot see (a parameter of the host function, whatever its name) is
     not. A kernel that only runs a barrier (`barrier_all_vec()` and nothing else) launched on a literal grid is
     flagged too: such a launch completes the transfers earlier launches issued, and a barrier does that only for
@@ -51,8 +51,32 @@ class BarrierGridOverCores(Rule):
 
             def run(x):
                 exchange[(triton.cdiv(x.numel(), 1024),)](x, x.numel(), BLOCK=1024)
+
+            @triton.jit
+            def fence_all_puts_shmem():
+                libshmem_device.barrier_all_vec()
+
+            def run_shmem():
+                fence_all_puts_shmem[(1, 1, 1)]()
             """,
+            count=2,
             doc=True,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def exchange(x_ptr, n, BLOCK: tl.constexpr):
+                offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+                tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+                libshmem_device.barrier_all()
+
+            def run(x):
+                exchange[(triton.cdiv(x.numel(), 1024),)](x, x.numel(), BLOCK=1024)
+            """,
         ),
         Invalid(
             """
@@ -131,8 +155,37 @@ class BarrierGridOverCores(Rule):
                 props = driver.active.utils.get_device_properties(x.device.index)
                 n_cores = props["num_vectorcore"]
                 exchange[(n_cores,)](x, x.numel(), BLOCK=1024)
+
+            @triton.jit
+            def fence_all_puts_shmem():
+                libshmem_device.barrier_all_vec()
+
+            def run_shmem():
+                from triton.backends.ascend.driver import NPUUtils
+                fence_all_puts_shmem[(NPUUtils().get_aicore_num(), 1, 1)]()
             """,
             doc=True,
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            from triton_dist.language.extra import libshmem_device
+            from triton.runtime import driver
+
+            @triton.jit
+            def exchange(x_ptr, n, BLOCK: tl.constexpr):
+                pid = tl.program_id(0)
+                for start in range(pid * BLOCK, n, tl.num_programs(0) * BLOCK):
+                    offs = start + tl.arange(0, BLOCK)
+                    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+                libshmem_device.barrier_all()
+
+            def run(x):
+                props = driver.active.utils.get_device_properties(x.device.index)
+                n_cores = props["num_vectorcore"]
+                exchange[(n_cores,)](x, x.numel(), BLOCK=1024)
+            """,
         ),
         Valid(
             """

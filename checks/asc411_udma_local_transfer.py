@@ -38,8 +38,29 @@ class UdmaLocalTransfer(Rule):
                 rank = dl.rank()
                 for pe in range(tl.program_id(0), dl.num_ranks(), tl.num_programs(0)):
                     libshmem_device.putmem(buf_ptr + rank * nbytes, x_ptr, nbytes, pe)
+
+            @triton.jit
+            def scatter_shmem(buf_ptr, x_ptr, nbytes, n_work, WORLD_SIZE: tl.constexpr, LOCAL_RANK: tl.constexpr):
+                for work_id in range(tl.program_id(0), n_work, tl.num_programs(0)):
+                    dst = work_id % WORLD_SIZE
+                    libshmem_device.putmem(buf_ptr + LOCAL_RANK * nbytes, x_ptr + work_id * nbytes, nbytes, dst)
             """,
+            count=2,
             doc=True,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def all_gather(buf_ptr, x_ptr, nbytes):
+                rank = dl.rank()
+                for pe in range(tl.program_id(0), dl.num_ranks(), tl.num_programs(0)):
+                    libshmem_device.putmem(buf_ptr + rank * nbytes, x_ptr, nbytes, pe)
+            """,
         ),
         Invalid(
             """
@@ -81,8 +102,37 @@ class UdmaLocalTransfer(Rule):
                     else:
                         offs = tl.arange(0, BLOCK)
                         tl.store(buf_ptr + rank * BLOCK + offs, tl.load(x_ptr + offs))
+
+            @triton.jit
+            def scatter_shmem(buf_ptr, x_ptr, nbytes, n_work, WORLD_SIZE: tl.constexpr, LOCAL_RANK: tl.constexpr,
+                              BLOCK: tl.constexpr):
+                for work_id in range(tl.program_id(0), n_work, tl.num_programs(0)):
+                    dst = work_id % WORLD_SIZE
+                    if dst != LOCAL_RANK:
+                        libshmem_device.putmem(buf_ptr + LOCAL_RANK * nbytes, x_ptr + work_id * nbytes, nbytes, dst)
+                    else:
+                        offs = tl.arange(0, BLOCK)
+                        tl.store(buf_ptr + LOCAL_RANK * BLOCK + offs, tl.load(x_ptr + work_id * BLOCK + offs))
             """,
             doc=True,
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def all_gather(buf_ptr, x_ptr, nbytes, BLOCK: tl.constexpr):
+                rank = dl.rank()
+                for pe in range(tl.program_id(0), dl.num_ranks(), tl.num_programs(0)):
+                    if pe != rank:
+                        libshmem_device.putmem(buf_ptr + rank * nbytes, x_ptr, nbytes, pe)
+                    else:
+                        offs = tl.arange(0, BLOCK)
+                        tl.store(buf_ptr + rank * BLOCK + offs, tl.load(x_ptr + offs))
+            """,
         ),
         Valid(
             """
