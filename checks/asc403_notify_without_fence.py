@@ -480,7 +480,7 @@ class NotifyWithoutFence(Rule):
                 pending = unfenced.get(id(signal), CLEAN)
                 if pending & STORE and dist.qualname_of(signal) in SIGNAL_WRITES:
                     self._report(dist, signal)
-                elif pending & (PUT | PUT_NBI):
+                elif pending & (PUT | PUT_NBI) and not _signals_own_rank(dist, signal):
                     self._report_put(dist, signal, pending)
 
     def _report_put(self, dist: DistAnalysis, signal: cst.Call, pending: int) -> None:
@@ -655,6 +655,14 @@ def _chosen_branch(dist: DistAnalysis, test: cst.BaseExpression, choices: dict[s
     if key not in choices:
         return None
     return choices[key] != negated
+
+
+def _signals_own_rank(dist: DistAnalysis, signal: cst.Call) -> bool:
+    """A `signal_op` to the calling rank itself: the puts still pending went to peers (a put to the own rank is
+    ASC411's finding), so they are not the data this signal announces."""
+    name = dist.qualname_of(signal)
+    pe = dist_analysis.signal_argument(signal, name, "pe")
+    return pe is not None and dist_analysis.is_rank_identity(dist, pe)
 
 
 def _only_orders(dist: DistAnalysis, statement: cst.If) -> bool:

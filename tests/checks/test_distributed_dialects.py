@@ -488,3 +488,60 @@ def push_chunks(buf_ptr, sig_ptr, x_ptr, CHUNK: tl.constexpr, N_CHUNKS: tl.const
     assert lines_of(code, "ASC403") == []
     runtime_guard = code.replace("if N_CHUNKS > 1:", "if epoch > 1:")
     assert lines_of(runtime_guard, "ASC403") == [line_with(runtime_guard, "putmem_signal_nbi(")]
+
+
+# -- the shmem-dialect reference fixture: clean as written, each protocol mistake reported on its line ----------
+
+SHMEM_FIXTURE = "allgather_shmem.py"
+
+_SHMEM_MUTATIONS = [
+    # (rule, text replaced, replacement, line fragment of the expected finding)
+    ("ASC403", """                _copy_block(own, x_ptr, block_elems, BLOCK)
+                libshmem_device.fence()
+""", """                _copy_block(own, x_ptr, block_elems, BLOCK)
+""", "libshmem_device.signal_op(slot"),
+    ("ASC403", """                libshmem_device.putmem_signal(own, x_ptr, block_elems * elem_bytes, slot, epoch,
+                                              libshmem_device.ACLSHMEM_SIGNAL_SET, pe)
+""", """                libshmem_device.putmem(own, x_ptr, block_elems * elem_bytes, pe)
+                libshmem_device.fence()
+                libshmem_device.signal_op(slot, epoch, libshmem_device.ACLSHMEM_SIGNAL_SET, pe)
+""", "libshmem_device.signal_op(slot, epoch, libshmem_device.ACLSHMEM_SIGNAL_SET, pe)"),
+    ("ASC409", """                _copy_block(own, x_ptr, block_elems, BLOCK)
+                libshmem_device.fence()
+                libshmem_device.signal_op(slot, epoch, libshmem_device.ACLSHMEM_SIGNAL_SET, rank)
+""", """                libshmem_device.signal_op(slot, epoch, libshmem_device.ACLSHMEM_SIGNAL_SET, rank)
+                _copy_block(own, x_ptr, block_elems, BLOCK)
+                libshmem_device.fence()
+""", "libshmem_device.signal_op(slot, epoch"),
+    ("ASC411", "            if pe != rank:\n", "            if True:\n", "libshmem_device.putmem_signal("),
+    ("ASC412", "SLOT_STRIDE=SLOT_STRIDE)", "SLOT_STRIDE=1)", ("libshmem_device.putmem_signal(",
+                                                               "libshmem_device.signal_wait_until(")),
+    ("ASC406", "        for pe in range(pid, n_ranks, n_producers):", "        for pe in range(n_ranks):",
+     "libshmem_device.putmem_signal("),
+]
+
+
+def _fixture_text() -> str:
+    from pathlib import Path
+
+    return (Path(__file__).resolve().parents[2] / "reference_kernels" / SHMEM_FIXTURE).read_text()
+
+
+def test_shmem_reference_fixture_is_clean_under_every_rule():
+    from tests.helpers import lint as lint_text
+
+    assert lint_text(_fixture_text(), filename=SHMEM_FIXTURE, options=None) == []
+    assert [d.code for d in lint_text(_fixture_text(), "ASC", filename=SHMEM_FIXTURE)] == []
+
+
+@pytest.mark.parametrize("rule, old, new, fragment", _SHMEM_MUTATIONS,
+                         ids=[f"{m[0]}-{i}" for i, m in enumerate(_SHMEM_MUTATIONS)])
+def test_shmem_reference_fixture_mutation_is_reported(rule, old, new, fragment):
+    from tests.helpers import lint as lint_text
+
+    text = _fixture_text()
+    assert old in text
+    broken = text.replace(old, new, 1)
+    fragments = (fragment,) if isinstance(fragment, str) else fragment
+    expected = [next(row for row, line in enumerate(broken.splitlines(), start=1) if f in line) for f in fragments]
+    assert [d.location.row for d in lint_text(broken, rule, filename=SHMEM_FIXTURE)] == expected
