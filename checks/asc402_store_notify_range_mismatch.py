@@ -58,36 +58,6 @@ class StoreNotifyRangeMismatch(Rule):
                 libshmem_device.fence()
                 for peer in range(n_ranks):
                     dl.notify(signal_ptr, peer)
-
-            @triton.jit
-            def broadcast_shmem(buf_ptr, sig_ptr, x_ptr, BLOCK: tl.constexpr):
-                offs = tl.arange(0, BLOCK)
-                tile = tl.load(x_ptr + offs)
-                for peer in range(1, libshmem_device.n_pes()):
-                    tl.store(libshmem_device.remote_ptr(buf_ptr, peer) + offs, tile)
-                libshmem_device.fence()
-                for peer in range(libshmem_device.n_pes()):
-                    libshmem_device.signal_op(sig_ptr, 1, libshmem_device.ACLSHMEM_SIGNAL_SET, peer)
-            """,
-            count=2,
-            doc=True,
-        ),
-        Invalid(
-            """
-            import triton
-            import triton.language as tl
-            import triton_dist.language as dl
-            from triton_dist.language.extra import libshmem_device
-
-            @triton.jit
-            def broadcast(buf_ptr, signal_ptr, x_ptr, n_ranks, BLOCK: tl.constexpr):
-                offs = tl.arange(0, BLOCK)
-                tile = tl.load(x_ptr + offs)
-                for peer in range(1, n_ranks):
-                    tl.store(dl.symm_at(buf_ptr, peer) + offs, tile)
-                libshmem_device.fence()
-                for peer in range(n_ranks):
-                    dl.notify(signal_ptr, peer)
             """,
             fixed="""
             import triton
@@ -205,6 +175,36 @@ class StoreNotifyRangeMismatch(Rule):
                     for src in range(n_ranks):
                         dl.notify(slots + src * 8, rank, 0)
             """,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def broadcast(buf_ptr, signal_ptr, x_ptr, n_ranks, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                tile = tl.load(x_ptr + offs)
+                for peer in range(1, n_ranks):
+                    tl.store(dl.symm_at(buf_ptr, peer) + offs, tile)
+                libshmem_device.fence()
+                for peer in range(n_ranks):
+                    dl.notify(signal_ptr, peer)
+
+            @triton.jit
+            def broadcast_shmem(buf_ptr, sig_ptr, x_ptr, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                tile = tl.load(x_ptr + offs)
+                for peer in range(1, libshmem_device.n_pes()):
+                    tl.store(libshmem_device.remote_ptr(buf_ptr, peer) + offs, tile)
+                libshmem_device.fence()
+                for peer in range(libshmem_device.n_pes()):
+                    libshmem_device.signal_op(sig_ptr, 1, libshmem_device.ACLSHMEM_SIGNAL_SET, peer)
+            """,
+            count=2,
+            doc=True,
         ),
     ]
     VALID = [

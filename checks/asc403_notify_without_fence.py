@@ -84,30 +84,6 @@ class NotifyWithoutFence(Rule):
                 remote = dl.symm_at(buf_ptr, peer)
                 tl.store(remote + offs, tl.load(x_ptr + offs))
                 dl.notify(signal_ptr, peer, signal=1, sig_op="set")
-
-            @triton.jit
-            def publish_shmem(buf_ptr, sig_ptr, x_ptr, nbytes, peer, epoch):
-                # putmem, then fence, then a separate signal: the fence does not order the put before the signal
-                libshmem_device.putmem(buf_ptr, x_ptr, nbytes, peer)
-                libshmem_device.fence()
-                libshmem_device.signal_op(sig_ptr, epoch, libshmem_device.ACLSHMEM_SIGNAL_SET, peer)
-            """,
-            count=2,
-            doc=True,
-        ),
-        Invalid(
-            """
-            import triton
-            import triton.language as tl
-            import triton_dist.language as dl
-            from triton_dist.language.extra import libshmem_device
-
-            @triton.jit
-            def publish(buf_ptr, signal_ptr, x_ptr, peer, BLOCK: tl.constexpr):
-                offs = tl.arange(0, BLOCK)
-                remote = dl.symm_at(buf_ptr, peer)
-                tl.store(remote + offs, tl.load(x_ptr + offs))
-                dl.notify(signal_ptr, peer, signal=1, sig_op="set")
             """,
             fixed="""
             import triton
@@ -321,6 +297,30 @@ class NotifyWithoutFence(Rule):
             def symmetric_buffer(n, dtype):
                 return ash.aclshmem_create_tensor([n], dtype=dtype, device_id=0)
             """,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def publish(buf_ptr, signal_ptr, x_ptr, peer, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                remote = dl.symm_at(buf_ptr, peer)
+                tl.store(remote + offs, tl.load(x_ptr + offs))
+                dl.notify(signal_ptr, peer, signal=1, sig_op="set")
+
+            @triton.jit
+            def publish_shmem(buf_ptr, sig_ptr, x_ptr, nbytes, peer, epoch):
+                # putmem, then fence, then a separate signal: the fence does not order the put before the signal
+                libshmem_device.putmem(buf_ptr, x_ptr, nbytes, peer)
+                libshmem_device.fence()
+                libshmem_device.signal_op(sig_ptr, epoch, libshmem_device.ACLSHMEM_SIGNAL_SET, peer)
+            """,
+            count=2,
+            doc=True,
         ),
     ]
     VALID = [

@@ -32,35 +32,6 @@ class MissingCreditReturn(Rule):
             import triton
             import triton.language as tl
             import triton_dist.language as dl
-            from triton_dist.language.extra import libshmem_device
-
-            @triton.jit
-            def consumer(buf_ptr, signal_ptr, out_ptr, n_rounds, BLOCK: tl.constexpr, BUFFER_NUM: tl.constexpr):
-                offs = tl.arange(0, BLOCK)
-                for rnd in range(n_rounds):
-                    buf = rnd % BUFFER_NUM
-                    slot = signal_ptr + buf
-                    token = dl.wait(slot, 1, "gpu", "acquire", waitValue=rnd + 1)
-                    tile = tl.load(dl.consume_token(buf_ptr + buf * BLOCK, token) + offs)
-                    tl.store(out_ptr + rnd * BLOCK + offs, tile)
-
-            @triton.jit
-            def consumer_shmem(buf_ptr, sig_ptr, out_ptr, n_rounds, BLOCK: tl.constexpr, BUFFER_NUM: tl.constexpr):
-                offs = tl.arange(0, BLOCK)
-                for rnd in range(n_rounds):
-                    buf = rnd % BUFFER_NUM
-                    slot = sig_ptr + buf * 16
-                    libshmem_device.signal_wait_until(slot, libshmem_device.ACLSHMEM_CMP_EQ, rnd + 1)
-                    tl.store(out_ptr + rnd * BLOCK + offs, tl.load(buf_ptr + buf * BLOCK + offs))
-            """,
-            count=2,
-            doc=True,
-        ),
-        Invalid(
-            """
-            import triton
-            import triton.language as tl
-            import triton_dist.language as dl
 
             @triton.jit
             def consumer(buf_ptr, signal_ptr, out_ptr, n_rounds, BLOCK: tl.constexpr, BUFFER_NUM: tl.constexpr):
@@ -89,6 +60,35 @@ class MissingCreditReturn(Rule):
                     tl.store(out_ptr + rnd * BLOCK + offs, tile)
                     dl.notify(slot, rank, signal=1, sig_op="add")
             """
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def consumer(buf_ptr, signal_ptr, out_ptr, n_rounds, BLOCK: tl.constexpr, BUFFER_NUM: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                for rnd in range(n_rounds):
+                    buf = rnd % BUFFER_NUM
+                    slot = signal_ptr + buf
+                    token = dl.wait(slot, 1, "gpu", "acquire", waitValue=rnd + 1)
+                    tile = tl.load(dl.consume_token(buf_ptr + buf * BLOCK, token) + offs)
+                    tl.store(out_ptr + rnd * BLOCK + offs, tile)
+
+            @triton.jit
+            def consumer_shmem(buf_ptr, sig_ptr, out_ptr, n_rounds, BLOCK: tl.constexpr, BUFFER_NUM: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                for rnd in range(n_rounds):
+                    buf = rnd % BUFFER_NUM
+                    slot = sig_ptr + buf * 16
+                    libshmem_device.signal_wait_until(slot, libshmem_device.ACLSHMEM_CMP_EQ, rnd + 1)
+                    tl.store(out_ptr + rnd * BLOCK + offs, tl.load(buf_ptr + buf * BLOCK + offs))
+            """,
+            count=2,
+            doc=True,
         ),
     ]
     VALID = [

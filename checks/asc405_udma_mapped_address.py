@@ -38,24 +38,6 @@ class UdmaMappedAddress(Rule):
             def push(buf_ptr, x_ptr, nbytes, peer):
                 remote = dl.symm_at(buf_ptr, peer)
                 libshmem_device.putmem(remote, x_ptr, nbytes, peer)
-
-            @triton.jit
-            def push_shmem(buf_ptr, x_ptr, nbytes, peer):
-                libshmem_device.putmem(libshmem_device.remote_ptr(buf_ptr, peer), x_ptr, nbytes, peer)
-            """,
-            count=2,
-            doc=True,
-        ),
-        Invalid(
-            """
-            import triton
-            import triton_dist.language as dl
-            from triton_dist.language.extra import libshmem_device
-
-            @triton.jit
-            def push(buf_ptr, x_ptr, nbytes, peer):
-                remote = dl.symm_at(buf_ptr, peer)
-                libshmem_device.putmem(remote, x_ptr, nbytes, peer)
             """,
             fixed="""
             import triton
@@ -121,6 +103,24 @@ class UdmaMappedAddress(Rule):
                     peer,
                 )
             """,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def push(buf_ptr, x_ptr, nbytes, peer):
+                remote = dl.symm_at(buf_ptr, peer)
+                libshmem_device.putmem(remote, x_ptr, nbytes, peer)
+
+            @triton.jit
+            def push_shmem(buf_ptr, x_ptr, nbytes, peer):
+                libshmem_device.putmem(libshmem_device.remote_ptr(buf_ptr, peer), x_ptr, nbytes, peer)
+            """,
+            count=2,
+            doc=True,
         ),
     ]
     VALID = [

@@ -36,29 +36,6 @@ class UdmaPeSharedByCores(Rule):
                 rank = dl.rank()
                 for pe in range(dl.num_ranks()):
                     libshmem_device.putmem(buf_ptr + rank * nbytes, x_ptr, nbytes, pe)
-
-            @triton.jit
-            def all_gather_shmem(buf_ptr, x_ptr, nbytes):
-                me = libshmem_device.my_pe()
-                for pe in range(libshmem_device.n_pes()):
-                    if pe != me:
-                        libshmem_device.putmem(buf_ptr + me * nbytes, x_ptr, nbytes, pe)
-            """,
-            count=2,
-            doc=True,
-        ),
-        Invalid(
-            """
-            import triton
-            import triton.language as tl
-            import triton_dist.language as dl
-            from triton_dist.language.extra import libshmem_device
-
-            @triton.jit
-            def all_gather(buf_ptr, x_ptr, nbytes):
-                rank = dl.rank()
-                for pe in range(dl.num_ranks()):
-                    libshmem_device.putmem(buf_ptr + rank * nbytes, x_ptr, nbytes, pe)
             """,
         ),
         Invalid(
@@ -121,6 +98,29 @@ class UdmaPeSharedByCores(Rule):
             def run(buf, x, process_index, n_pes, n_cores):
                 push_to_all[(n_cores,)](buf, x, x.numel() * x.element_size(), process_index, n_pes)
             """
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def all_gather(buf_ptr, x_ptr, nbytes):
+                rank = dl.rank()
+                for pe in range(dl.num_ranks()):
+                    libshmem_device.putmem(buf_ptr + rank * nbytes, x_ptr, nbytes, pe)
+
+            @triton.jit
+            def all_gather_shmem(buf_ptr, x_ptr, nbytes):
+                me = libshmem_device.my_pe()
+                for pe in range(libshmem_device.n_pes()):
+                    if pe != me:
+                        libshmem_device.putmem(buf_ptr + me * nbytes, x_ptr, nbytes, pe)
+            """,
+            count=2,
+            doc=True,
         ),
     ]
     VALID = [

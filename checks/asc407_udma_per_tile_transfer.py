@@ -46,28 +46,6 @@ class UdmaPerTileTransfer(Rule):
                 peer = (dl.rank() + 1) % dl.num_ranks()
                 for k in range(0, K, BLOCK):
                     libshmem_device.putmem(buf_ptr + k, x_ptr + k, BLOCK * 4, peer)
-
-            @triton.jit
-            def pull_rows_shmem(buf_ptr, x_ptr, K, BLOCK: tl.constexpr):
-                peer = (libshmem_device.my_pe() + 1) % libshmem_device.n_pes()
-                for k in range(0, K, BLOCK):
-                    libshmem_device.getmem_nbi(buf_ptr + k, x_ptr + k, BLOCK * 4, peer)
-            """,
-            count=2,
-            doc=True,
-        ),
-        Invalid(
-            """
-            import triton
-            import triton.language as tl
-            import triton_dist.language as dl
-            from triton_dist.language.extra import libshmem_device
-
-            @triton.jit
-            def push_rows(buf_ptr, x_ptr, K, BLOCK: tl.constexpr):
-                peer = (dl.rank() + 1) % dl.num_ranks()
-                for k in range(0, K, BLOCK):
-                    libshmem_device.putmem(buf_ptr + k, x_ptr + k, BLOCK * 4, peer)
             """,
         ),
         Invalid(
@@ -101,6 +79,28 @@ class UdmaPerTileTransfer(Rule):
                 for k in range(0, n, BLOCK):
                     libshmem_device.putmem(buf_ptr + start + k, x_ptr + start + k, BLOCK * 2, peer)
             """
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def push_rows(buf_ptr, x_ptr, K, BLOCK: tl.constexpr):
+                peer = (dl.rank() + 1) % dl.num_ranks()
+                for k in range(0, K, BLOCK):
+                    libshmem_device.putmem(buf_ptr + k, x_ptr + k, BLOCK * 4, peer)
+
+            @triton.jit
+            def pull_rows_shmem(buf_ptr, x_ptr, K, BLOCK: tl.constexpr):
+                peer = (libshmem_device.my_pe() + 1) % libshmem_device.n_pes()
+                for k in range(0, K, BLOCK):
+                    libshmem_device.getmem_nbi(buf_ptr + k, x_ptr + k, BLOCK * 4, peer)
+            """,
+            count=2,
+            doc=True,
         ),
     ]
     VALID = [

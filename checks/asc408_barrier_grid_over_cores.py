@@ -51,31 +51,6 @@ class BarrierGridOverCores(Rule):
 
             def run(x):
                 exchange[(triton.cdiv(x.numel(), 1024),)](x, x.numel(), BLOCK=1024)
-
-            @triton.jit
-            def fence_all_puts_shmem():
-                libshmem_device.barrier_all_vec()
-
-            def run_shmem():
-                fence_all_puts_shmem[(1, 1, 1)]()
-            """,
-            count=2,
-            doc=True,
-        ),
-        Invalid(
-            """
-            import triton
-            import triton.language as tl
-            from triton_dist.language.extra import libshmem_device
-
-            @triton.jit
-            def exchange(x_ptr, n, BLOCK: tl.constexpr):
-                offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-                tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
-                libshmem_device.barrier_all()
-
-            def run(x):
-                exchange[(triton.cdiv(x.numel(), 1024),)](x, x.numel(), BLOCK=1024)
             """,
         ),
         Invalid(
@@ -133,6 +108,31 @@ class BarrierGridOverCores(Rule):
             def run(x):
                 stage_and_sync[(64,)](x, x.numel(), BLOCK=1024)
             """
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def exchange(x_ptr, n, BLOCK: tl.constexpr):
+                offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+                tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+                libshmem_device.barrier_all()
+
+            def run(x):
+                exchange[(triton.cdiv(x.numel(), 1024),)](x, x.numel(), BLOCK=1024)
+
+            @triton.jit
+            def fence_all_puts_shmem():
+                libshmem_device.barrier_all_vec()
+
+            def run_shmem():
+                fence_all_puts_shmem[(1, 1, 1)]()
+            """,
+            count=2,
+            doc=True,
         ),
     ]
     VALID = [

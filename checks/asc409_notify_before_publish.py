@@ -48,32 +48,6 @@ class NotifyBeforePublish(Rule):
                     dl.notify(signal_ptr + row * 8, peer, signal=1, sig_op="set")
                     tl.store(dl.symm_at(buf_ptr, peer) + row * BLOCK + offs, tl.load(x_ptr + row * BLOCK + offs))
                     libshmem_device.fence()
-
-            @triton.jit
-            def push_rows_shmem(buf_ptr, sig_ptr, x_ptr, n_rows, peer, BLOCK: tl.constexpr):
-                offs = tl.arange(0, BLOCK)
-                for row in range(n_rows):
-                    libshmem_device.signal_op(sig_ptr + row * 16, 1, libshmem_device.ACLSHMEM_SIGNAL_SET, peer)
-                    tl.store(libshmem_device.remote_ptr(buf_ptr, peer) + row * BLOCK + offs, tl.load(x_ptr + row * BLOCK + offs))
-                    libshmem_device.fence()
-            """,
-            count=2,
-            doc=True,
-        ),
-        Invalid(
-            """
-            import triton
-            import triton.language as tl
-            import triton_dist.language as dl
-            from triton_dist.language.extra import libshmem_device
-
-            @triton.jit
-            def push_rows(buf_ptr, signal_ptr, x_ptr, n_rows, peer, BLOCK: tl.constexpr):
-                offs = tl.arange(0, BLOCK)
-                for row in range(n_rows):
-                    dl.notify(signal_ptr + row * 8, peer, signal=1, sig_op="set")
-                    tl.store(dl.symm_at(buf_ptr, peer) + row * BLOCK + offs, tl.load(x_ptr + row * BLOCK + offs))
-                    libshmem_device.fence()
             """,
         ),
         Invalid(
@@ -128,6 +102,32 @@ class NotifyBeforePublish(Rule):
                     copy_tile(dl.symm_at(buf_ptr, peer) + step * BLOCK, x_ptr + step * BLOCK, BLOCK)
                     libshmem_device.fence()
             """
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def push_rows(buf_ptr, signal_ptr, x_ptr, n_rows, peer, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                for row in range(n_rows):
+                    dl.notify(signal_ptr + row * 8, peer, signal=1, sig_op="set")
+                    tl.store(dl.symm_at(buf_ptr, peer) + row * BLOCK + offs, tl.load(x_ptr + row * BLOCK + offs))
+                    libshmem_device.fence()
+
+            @triton.jit
+            def push_rows_shmem(buf_ptr, sig_ptr, x_ptr, n_rows, peer, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                for row in range(n_rows):
+                    libshmem_device.signal_op(sig_ptr + row * 16, 1, libshmem_device.ACLSHMEM_SIGNAL_SET, peer)
+                    tl.store(libshmem_device.remote_ptr(buf_ptr, peer) + row * BLOCK + offs, tl.load(x_ptr + row * BLOCK + offs))
+                    libshmem_device.fence()
+            """,
+            count=2,
+            doc=True,
         ),
     ]
     VALID = [

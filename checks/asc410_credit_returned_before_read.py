@@ -44,37 +44,6 @@ class CreditReturnedBeforeRead(Rule):
                     tile_ptr = dl.consume_token(buf_ptr + (rnd % RING) * BLOCK, token)
                     dl.notify(slot, rank, signal=0, sig_op="set")
                     tl.store(out_ptr + rnd * BLOCK + offs, tl.load(tile_ptr + offs))
-
-            @triton.jit
-            def consumer_shmem(buf_ptr, sig_ptr, out_ptr, n_rounds, BLOCK: tl.constexpr, RING: tl.constexpr):
-                offs = tl.arange(0, BLOCK)
-                me = libshmem_device.my_pe()
-                for rnd in range(n_rounds):
-                    buf = rnd % RING
-                    slot = sig_ptr + buf * 16
-                    libshmem_device.signal_wait_until(slot, libshmem_device.ACLSHMEM_CMP_EQ, rnd + 1)
-                    libshmem_device.signal_op(slot, 0, libshmem_device.ACLSHMEM_SIGNAL_SET, me)
-                    tl.store(out_ptr + rnd * BLOCK + offs, tl.load(buf_ptr + buf * BLOCK + offs))
-            """,
-            count=2,
-            doc=True,
-        ),
-        Invalid(
-            """
-            import triton
-            import triton.language as tl
-            import triton_dist.language as dl
-            from triton_dist.language.extra import libshmem_device
-
-            @triton.jit
-            def consumer(buf_ptr, signal_ptr, out_ptr, n_rounds, rank, BLOCK: tl.constexpr, RING: tl.constexpr):
-                offs = tl.arange(0, BLOCK)
-                for rnd in range(n_rounds):
-                    slot = signal_ptr + (rnd % RING) * 8
-                    token = dl.wait(slot, 1, "gpu", "acquire", waitValue=rnd + 1)
-                    tile_ptr = dl.consume_token(buf_ptr + (rnd % RING) * BLOCK, token)
-                    dl.notify(slot, rank, signal=0, sig_op="set")
-                    tl.store(out_ptr + rnd * BLOCK + offs, tl.load(tile_ptr + offs))
             """,
         ),
         Invalid(
@@ -118,6 +87,37 @@ class CreditReturnedBeforeRead(Rule):
                     tl.store(out_ptr + tile * BLOCK + offs, total)
             """,
             count=1,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def consumer(buf_ptr, signal_ptr, out_ptr, n_rounds, rank, BLOCK: tl.constexpr, RING: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                for rnd in range(n_rounds):
+                    slot = signal_ptr + (rnd % RING) * 8
+                    token = dl.wait(slot, 1, "gpu", "acquire", waitValue=rnd + 1)
+                    tile_ptr = dl.consume_token(buf_ptr + (rnd % RING) * BLOCK, token)
+                    dl.notify(slot, rank, signal=0, sig_op="set")
+                    tl.store(out_ptr + rnd * BLOCK + offs, tl.load(tile_ptr + offs))
+
+            @triton.jit
+            def consumer_shmem(buf_ptr, sig_ptr, out_ptr, n_rounds, BLOCK: tl.constexpr, RING: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                me = libshmem_device.my_pe()
+                for rnd in range(n_rounds):
+                    buf = rnd % RING
+                    slot = sig_ptr + buf * 16
+                    libshmem_device.signal_wait_until(slot, libshmem_device.ACLSHMEM_CMP_EQ, rnd + 1)
+                    libshmem_device.signal_op(slot, 0, libshmem_device.ACLSHMEM_SIGNAL_SET, me)
+                    tl.store(out_ptr + rnd * BLOCK + offs, tl.load(buf_ptr + buf * BLOCK + offs))
+            """,
+            count=2,
+            doc=True,
         ),
     ]
     VALID = [

@@ -38,28 +38,6 @@ class UdmaLocalTransfer(Rule):
                 rank = dl.rank()
                 for pe in range(tl.program_id(0), dl.num_ranks(), tl.num_programs(0)):
                     libshmem_device.putmem(buf_ptr + rank * nbytes, x_ptr, nbytes, pe)
-
-            @triton.jit
-            def scatter_shmem(buf_ptr, x_ptr, nbytes, n_work, WORLD_SIZE: tl.constexpr, LOCAL_RANK: tl.constexpr):
-                for work_id in range(tl.program_id(0), n_work, tl.num_programs(0)):
-                    dst = work_id % WORLD_SIZE
-                    libshmem_device.putmem(buf_ptr + LOCAL_RANK * nbytes, x_ptr + work_id * nbytes, nbytes, dst)
-            """,
-            count=2,
-            doc=True,
-        ),
-        Invalid(
-            """
-            import triton
-            import triton.language as tl
-            import triton_dist.language as dl
-            from triton_dist.language.extra import libshmem_device
-
-            @triton.jit
-            def all_gather(buf_ptr, x_ptr, nbytes):
-                rank = dl.rank()
-                for pe in range(tl.program_id(0), dl.num_ranks(), tl.num_programs(0)):
-                    libshmem_device.putmem(buf_ptr + rank * nbytes, x_ptr, nbytes, pe)
             """,
         ),
         Invalid(
@@ -83,6 +61,28 @@ class UdmaLocalTransfer(Rule):
                     if pe > 0:
                         libshmem_device.putmem_nbi(buf_ptr + rank * nbytes, x_ptr, nbytes, pe)
             """
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def all_gather(buf_ptr, x_ptr, nbytes):
+                rank = dl.rank()
+                for pe in range(tl.program_id(0), dl.num_ranks(), tl.num_programs(0)):
+                    libshmem_device.putmem(buf_ptr + rank * nbytes, x_ptr, nbytes, pe)
+
+            @triton.jit
+            def scatter_shmem(buf_ptr, x_ptr, nbytes, n_work, WORLD_SIZE: tl.constexpr, LOCAL_RANK: tl.constexpr):
+                for work_id in range(tl.program_id(0), n_work, tl.num_programs(0)):
+                    dst = work_id % WORLD_SIZE
+                    libshmem_device.putmem(buf_ptr + LOCAL_RANK * nbytes, x_ptr + work_id * nbytes, nbytes, dst)
+            """,
+            count=2,
+            doc=True,
         ),
     ]
     VALID = [

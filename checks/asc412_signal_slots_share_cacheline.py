@@ -64,31 +64,6 @@ class SignalSlotsShareCacheline(Rule):
                     tl.store(dl.symm_at(buf_ptr, peer) + task * BLOCK + offs, tl.load(x_ptr + task * BLOCK + offs))
                     libshmem_device.fence()
                     dl.notify(signal_ptr + task, peer, signal=1)
-
-            SIGNAL_SLOT_STRIDE = 1
-
-            @triton.jit
-            def signal_tasks_shmem(sig_ptr, n_tasks, peer):
-                for task in range(tl.program_id(0), n_tasks, tl.num_programs(0)):
-                    libshmem_device.signal_op(sig_ptr + task * SIGNAL_SLOT_STRIDE, 1, libshmem_device.ACLSHMEM_SIGNAL_SET, peer)
-            """,
-            count=2,
-            doc=True,
-        ),
-        Invalid(
-            """
-            import triton
-            import triton.language as tl
-            import triton_dist.language as dl
-            from triton_dist.language.extra import libshmem_device
-
-            @triton.jit
-            def producer(buf_ptr, signal_ptr, x_ptr, n_tasks, peer, BLOCK: tl.constexpr):
-                offs = tl.arange(0, BLOCK)
-                for task in range(tl.program_id(0), n_tasks, tl.num_programs(0)):
-                    tl.store(dl.symm_at(buf_ptr, peer) + task * BLOCK + offs, tl.load(x_ptr + task * BLOCK + offs))
-                    libshmem_device.fence()
-                    dl.notify(signal_ptr + task, peer, signal=1)
             """,
         ),
         Invalid(
@@ -135,6 +110,31 @@ class SignalSlotsShareCacheline(Rule):
                         libshmem_device.putmem_signal(sync_ptr + my_rank, sync_ptr + my_rank, 4, sync_ptr + my_rank,
                                                       epoch, libshmem_device.SIGNAL_SET, peer)
             """
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def producer(buf_ptr, signal_ptr, x_ptr, n_tasks, peer, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                for task in range(tl.program_id(0), n_tasks, tl.num_programs(0)):
+                    tl.store(dl.symm_at(buf_ptr, peer) + task * BLOCK + offs, tl.load(x_ptr + task * BLOCK + offs))
+                    libshmem_device.fence()
+                    dl.notify(signal_ptr + task, peer, signal=1)
+
+            SIGNAL_SLOT_STRIDE = 1
+
+            @triton.jit
+            def signal_tasks_shmem(sig_ptr, n_tasks, peer):
+                for task in range(tl.program_id(0), n_tasks, tl.num_programs(0)):
+                    libshmem_device.signal_op(sig_ptr + task * SIGNAL_SLOT_STRIDE, 1, libshmem_device.ACLSHMEM_SIGNAL_SET, peer)
+            """,
+            count=2,
+            doc=True,
         ),
     ]
     VALID = [

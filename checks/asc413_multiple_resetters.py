@@ -42,38 +42,6 @@ class MultipleResetters(Rule):
             import triton
             import triton.language as tl
             import triton_dist.language as dl
-            from triton_dist.language.extra import libshmem_device
-
-            @triton.jit
-            def column_consumer(buf_ptr, signal_ptr, out_ptr, n_rounds, N, rank, BLOCK: tl.constexpr,
-                                RING: tl.constexpr):
-                cols = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-                for rnd in range(n_rounds):
-                    slot = signal_ptr + (rnd % RING) * 8
-                    token = dl.wait(slot, 1, "gpu", "acquire", waitValue=rnd + 1)
-                    tile = tl.load(dl.consume_token(buf_ptr + (rnd % RING) * N, token) + cols, mask=cols < N)
-                    tl.store(out_ptr + rnd * N + cols, tile, mask=cols < N)
-                    dl.notify(slot, rank, 0)
-
-            @triton.jit
-            def column_consumer_shmem(buf_ptr, sig_ptr, out_ptr, n_rounds, N, BLOCK: tl.constexpr, RING: tl.constexpr):
-                cols = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-                me = libshmem_device.my_pe()
-                for rnd in range(n_rounds):
-                    slot = sig_ptr + (rnd % RING) * 16
-                    libshmem_device.signal_wait_until(slot, libshmem_device.ACLSHMEM_CMP_EQ, rnd + 1)
-                    tile = tl.load(buf_ptr + (rnd % RING) * N + cols, mask=cols < N)
-                    tl.store(out_ptr + rnd * N + cols, tile, mask=cols < N)
-                    libshmem_device.signal_op(slot, 0, libshmem_device.ACLSHMEM_SIGNAL_SET, me)
-            """,
-            count=2,
-            doc=True,
-        ),
-        Invalid(
-            """
-            import triton
-            import triton.language as tl
-            import triton_dist.language as dl
 
             @triton.jit
             def column_consumer(buf_ptr, signal_ptr, out_ptr, n_rounds, N, rank, BLOCK: tl.constexpr,
@@ -126,6 +94,38 @@ class MultipleResetters(Rule):
                     for src in range(n_ranks):
                         dl.notify(signal_ptr + (ring * n_ranks + src) * 8, rank, 0)
             """
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def column_consumer(buf_ptr, signal_ptr, out_ptr, n_rounds, N, rank, BLOCK: tl.constexpr,
+                                RING: tl.constexpr):
+                cols = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+                for rnd in range(n_rounds):
+                    slot = signal_ptr + (rnd % RING) * 8
+                    token = dl.wait(slot, 1, "gpu", "acquire", waitValue=rnd + 1)
+                    tile = tl.load(dl.consume_token(buf_ptr + (rnd % RING) * N, token) + cols, mask=cols < N)
+                    tl.store(out_ptr + rnd * N + cols, tile, mask=cols < N)
+                    dl.notify(slot, rank, 0)
+
+            @triton.jit
+            def column_consumer_shmem(buf_ptr, sig_ptr, out_ptr, n_rounds, N, BLOCK: tl.constexpr, RING: tl.constexpr):
+                cols = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+                me = libshmem_device.my_pe()
+                for rnd in range(n_rounds):
+                    slot = sig_ptr + (rnd % RING) * 16
+                    libshmem_device.signal_wait_until(slot, libshmem_device.ACLSHMEM_CMP_EQ, rnd + 1)
+                    tile = tl.load(buf_ptr + (rnd % RING) * N + cols, mask=cols < N)
+                    tl.store(out_ptr + rnd * N + cols, tile, mask=cols < N)
+                    libshmem_device.signal_op(slot, 0, libshmem_device.ACLSHMEM_SIGNAL_SET, me)
+            """,
+            count=2,
+            doc=True,
         ),
     ]
     VALID = [

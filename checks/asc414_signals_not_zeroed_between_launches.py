@@ -70,46 +70,6 @@ class SignalsNotZeroedBetweenLaunches(Rule):
             def run_steps(buf, signal, x, outs, n_ranks, n_cores):
                 for out in outs:
                     gather_kernel[(n_cores,)](buf, signal, x, out, n_ranks, BLOCK=256)
-
-            @triton.jit
-            def wait_rows_shmem(buf_ptr, sig_ptr, out_ptr, BLOCK: tl.constexpr):
-                # waits on a slot the other ranks set, and never resets it
-                libshmem_device.signal_wait_until(sig_ptr, libshmem_device.ACLSHMEM_CMP_EQ, 1)
-                offs = tl.arange(0, BLOCK)
-                tl.store(out_ptr + offs, tl.load(buf_ptr + offs))
-
-            def train_shmem(buf, sig, outs):
-                for out in outs:
-                    wait_rows_shmem[(1,)](buf, sig, out, BLOCK=256)
-            """,
-            count=2,
-            doc=True,
-        ),
-        Invalid(
-            """
-            import torch.distributed as dist
-            import triton
-            import triton.language as tl
-            import triton_dist.language as dl
-            from triton_dist.language.extra import libshmem_device
-
-            @triton.jit
-            def gather_kernel(buf_ptr, signal_ptr, x_ptr, out_ptr, n_ranks, BLOCK: tl.constexpr):
-                rank = dl.rank()
-                offs = tl.arange(0, BLOCK)
-                for peer in range(n_ranks):
-                    tl.store(dl.symm_at(buf_ptr, peer) + rank * BLOCK + offs, tl.load(x_ptr + offs))
-                libshmem_device.fence()
-                for peer in range(n_ranks):
-                    dl.notify(signal_ptr + rank * 8, peer, signal=1)
-                for src in range(n_ranks):
-                    token = dl.wait(signal_ptr + src * 8, 1, "gpu", "acquire")
-                    rows = dl.consume_token(buf_ptr, token) + src * BLOCK
-                    tl.store(out_ptr + src * BLOCK + offs, tl.load(rows + offs))
-
-            def run_steps(buf, signal, x, outs, n_ranks, n_cores):
-                for out in outs:
-                    gather_kernel[(n_cores,)](buf, signal, x, out, n_ranks, BLOCK=256)
             """,
         ),
         Invalid(
@@ -138,6 +98,46 @@ class SignalsNotZeroedBetweenLaunches(Rule):
                 for out in outs:
                     step(ws, x, out, n_cores)
             """
+        ),
+        Invalid(
+            """
+            import torch.distributed as dist
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def gather_kernel(buf_ptr, signal_ptr, x_ptr, out_ptr, n_ranks, BLOCK: tl.constexpr):
+                rank = dl.rank()
+                offs = tl.arange(0, BLOCK)
+                for peer in range(n_ranks):
+                    tl.store(dl.symm_at(buf_ptr, peer) + rank * BLOCK + offs, tl.load(x_ptr + offs))
+                libshmem_device.fence()
+                for peer in range(n_ranks):
+                    dl.notify(signal_ptr + rank * 8, peer, signal=1)
+                for src in range(n_ranks):
+                    token = dl.wait(signal_ptr + src * 8, 1, "gpu", "acquire")
+                    rows = dl.consume_token(buf_ptr, token) + src * BLOCK
+                    tl.store(out_ptr + src * BLOCK + offs, tl.load(rows + offs))
+
+            def run_steps(buf, signal, x, outs, n_ranks, n_cores):
+                for out in outs:
+                    gather_kernel[(n_cores,)](buf, signal, x, out, n_ranks, BLOCK=256)
+
+            @triton.jit
+            def wait_rows_shmem(buf_ptr, sig_ptr, out_ptr, BLOCK: tl.constexpr):
+                # waits on a slot the other ranks set, and never resets it
+                libshmem_device.signal_wait_until(sig_ptr, libshmem_device.ACLSHMEM_CMP_EQ, 1)
+                offs = tl.arange(0, BLOCK)
+                tl.store(out_ptr + offs, tl.load(buf_ptr + offs))
+
+            def train_shmem(buf, sig, outs):
+                for out in outs:
+                    wait_rows_shmem[(1,)](buf, sig, out, BLOCK=256)
+            """,
+            count=2,
+            doc=True,
         ),
     ]
     VALID = [
