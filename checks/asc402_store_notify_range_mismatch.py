@@ -6,9 +6,9 @@ from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.analysis.distributed import (
     BARRIERS,
     MAPPING_CALLS,
-    NOTIFY,
     PUT_CALLS,
-    WAIT,
+    SIGNAL_WAITS,
+    SIGNAL_WRITES,
     DistAnalysis,
     call_argument,
 )
@@ -75,7 +75,6 @@ class StoreNotifyRangeMismatch(Rule):
                 for peer in range(1, n_ranks):
                     dl.notify(signal_ptr, peer)
             """,
-            doc=True,
         ),
         Invalid(
             """
@@ -177,6 +176,36 @@ class StoreNotifyRangeMismatch(Rule):
                         dl.notify(slots + src * 8, rank, 0)
             """,
         ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def broadcast(buf_ptr, signal_ptr, x_ptr, n_ranks, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                tile = tl.load(x_ptr + offs)
+                for peer in range(1, n_ranks):
+                    tl.store(dl.symm_at(buf_ptr, peer) + offs, tile)
+                libshmem_device.fence()
+                for peer in range(n_ranks):
+                    dl.notify(signal_ptr, peer)
+
+            @triton.jit
+            def broadcast_shmem(buf_ptr, sig_ptr, x_ptr, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                tile = tl.load(x_ptr + offs)
+                for peer in range(1, libshmem_device.n_pes()):
+                    tl.store(libshmem_device.remote_ptr(buf_ptr, peer) + offs, tile)
+                libshmem_device.fence()
+                for peer in range(libshmem_device.n_pes()):
+                    libshmem_device.signal_op(sig_ptr, 1, libshmem_device.ACLSHMEM_SIGNAL_SET, peer)
+            """,
+            count=2,
+            doc=True,
+        ),
     ]
     VALID = [
         Valid(
@@ -195,8 +224,36 @@ class StoreNotifyRangeMismatch(Rule):
                 libshmem_device.fence()
                 for peer in range(1, n_ranks):
                     dl.notify(signal_ptr, peer)
+
+            @triton.jit
+            def broadcast_shmem(buf_ptr, sig_ptr, x_ptr, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                tile = tl.load(x_ptr + offs)
+                for peer in range(1, libshmem_device.n_pes()):
+                    tl.store(libshmem_device.remote_ptr(buf_ptr, peer) + offs, tile)
+                libshmem_device.fence()
+                for peer in range(1, libshmem_device.n_pes()):
+                    libshmem_device.signal_op(sig_ptr, 1, libshmem_device.ACLSHMEM_SIGNAL_SET, peer)
             """,
             doc=True,
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def broadcast(buf_ptr, signal_ptr, x_ptr, n_ranks, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                tile = tl.load(x_ptr + offs)
+                for peer in range(1, n_ranks):
+                    tl.store(dl.symm_at(buf_ptr, peer) + offs, tile)
+                libshmem_device.fence()
+                for peer in range(1, n_ranks):
+                    dl.notify(signal_ptr, peer)
+            """,
         ),
         Valid(
             """
@@ -274,7 +331,7 @@ class StoreNotifyRangeMismatch(Rule):
 
     def finish(self) -> None:
         for dist in dist_analysis.distributed_kernels(self.context):
-            if not dist.has_call(NOTIFY):
+            if not dist.has_call(*SIGNAL_WRITES):
                 continue
             for loop in dist.nodes:
                 if not (type(loop) is cst.For and _is_notify_loop(dist, loop)):
@@ -306,12 +363,12 @@ class StoreNotifyRangeMismatch(Rule):
 
 
 def _is_notify_loop(dist: DistAnalysis, loop: cst.For) -> bool:
-    return any(dist.calls_in(loop, {NOTIFY})) and not any(dist.calls_in(loop, _STORES))
+    return any(dist.calls_in(loop, SIGNAL_WRITES)) and not any(dist.calls_in(loop, _STORES))
 
 
 def _is_credit_loop(dist: DistAnalysis, loop: cst.For) -> bool:
-    notifies = list(dist.calls_in(loop, {NOTIFY}))
-    return bool(notifies) and all(dist_analysis.signal_is_zero_set(n) for n in notifies)
+    notifies = list(dist.calls_in(loop, SIGNAL_WRITES))
+    return bool(notifies) and all(dist_analysis.signal_is_zero_set(n, dist.qualname_of(n)) for n in notifies)
 
 
 def _wait_loop_before(dist: DistAnalysis, credit_loop: cst.For) -> cst.For | None:
@@ -319,23 +376,26 @@ def _wait_loop_before(dist: DistAnalysis, credit_loop: cst.For) -> cst.For | Non
     block = dist.index.parent(credit_loop)
     if type(block) is not cst.IndentedBlock:
         return None
-    roots = {dist.pointer_root(call_argument(n, 0, "ptr")) for n in dist.calls_in(credit_loop, {NOTIFY})}
+    roots = {dist.pointer_root(dist_analysis.signal_argument(n, dist.qualname_of(n), "slot"))
+             for n in dist.calls_in(credit_loop, SIGNAL_WRITES)}
     statements = list(block.body)
     for statement in reversed(statements[: statements.index(credit_loop)]):
         if any(dist.calls_in(statement, BARRIERS)):
             return None
-        waits = [w for w in dist.calls_in(statement, {WAIT}) if not dist_analysis.waits_for_zero(w)]
+        waits = [w for w in dist.calls_in(statement, SIGNAL_WAITS)
+                 if not dist_analysis.waits_for_zero(w, dist.qualname_of(w))]
         if waits and type(statement) is cst.For and any(
-            dist.pointer_root(dist_analysis.wait_slot(w)) in roots for w in waits
+            dist.pointer_root(dist_analysis.wait_slot(w, dist.qualname_of(w))) in roots for w in waits
         ):
             return statement
     return None
 
 
 def _wait_roles(dist: DistAnalysis, call: cst.Call):
-    if dist.qualname_of(call) != WAIT:
+    name = dist.qualname_of(call)
+    if name not in SIGNAL_WAITS:
         return []
-    return [("slot", dist_analysis.wait_slot(call))]
+    return [("slot", dist_analysis.wait_slot(call, name))]
 
 
 def _store_loop_before(dist: DistAnalysis, notify_loop: cst.For) -> cst.For | None:
@@ -345,7 +405,7 @@ def _store_loop_before(dist: DistAnalysis, notify_loop: cst.For) -> cst.For | No
         return None
     statements = list(block.body)
     for statement in reversed(statements[: statements.index(notify_loop)]):
-        if any(dist.calls_in(statement, BARRIERS | {NOTIFY})):
+        if any(dist.calls_in(statement, BARRIERS | SIGNAL_WRITES)):
             return None
         if any(dist.calls_in(statement, _STORES)):
             return statement if type(statement) is cst.For else None
@@ -372,7 +432,7 @@ def _roles(dist: DistAnalysis, loop: cst.For, roles_of_call) -> set[str]:
         return set()
     variable = {loop.target.value}
     found: set[str] = set()
-    for call in dist.calls_in(loop, _STORES | MAPPING_CALLS | {NOTIFY, WAIT}):
+    for call in dist.calls_in(loop, _STORES | MAPPING_CALLS | SIGNAL_WRITES | SIGNAL_WAITS):
         for role, expr in roles_of_call(dist, call):
             if expr is not None and dist.depends_on(expr, variable):
                 found.add(role)
@@ -391,9 +451,11 @@ def _store_roles(dist: DistAnalysis, call: cst.Call):
 
 
 def _notify_roles(dist: DistAnalysis, call: cst.Call):
-    if dist.qualname_of(call) != NOTIFY:
+    name = dist.qualname_of(call)
+    if name not in SIGNAL_WRITES:
         return []
-    return [("slot", call_argument(call, 0, "ptr")), ("rank", call_argument(call, 1, "rank"))]
+    return [("slot", dist_analysis.signal_argument(call, name, "slot")),
+            ("rank", dist_analysis.signal_argument(call, name, "pe"))]
 
 
 def _one_line(text: str) -> str:

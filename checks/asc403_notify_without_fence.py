@@ -3,36 +3,67 @@ import libcst as cst
 from ascendlint import edits
 from ascendlint.analysis import distributed as dist_analysis
 from ascendlint.diagnostics import FixSafety, Severity
-from ascendlint.analysis.distributed import FENCE, NOTIFY, SYNCHRONOUS_PUT, DistAnalysis
+from ascendlint.analysis.distributed import (
+    FENCE, FUSED_PUTS, NONBLOCKING_PUTS, NOTIFY, PUT_CALLS, QUIET, SIGNAL_OP, SIGNAL_WRITES,
+    DistAnalysis,
+)
 from ascendlint.analysis.module_facts import normalise
 from ascendlint.rule import Invalid, Rule, Valid
 
-CLEAN, DIRTY = False, True  # DIRTY: some path has an MTE store not yet ordered by a fence
+# What some path has pending where a signal is written, as bits (paths join by `|`): an MTE store not yet ordered
+# by a fence, a blocking `putmem` (its data is complete for `dl.notify`, not for `signal_op`), a non-blocking put.
+CLEAN, STORE, PUT, PUT_NBI = 0, 1, 2, 4
 _STORES = frozenset({"tl.store"})
-_ORDERING = frozenset({FENCE, SYNCHRONOUS_PUT})
+# Which pending work each signal write is not ordered after.
+_UNORDERED = {NOTIFY: STORE | PUT_NBI, SIGNAL_OP: STORE | PUT | PUT_NBI}
+_UNORDERED.update({name: PUT | PUT_NBI for name in FUSED_PUTS})
+_PUT_MESSAGE = (
+    "`{call}` after a `{put}` with no `{quiet}()` in between: a fence does not order the put before a separate "
+    "signal, the peer may see the signal first"
+)
 _DEVICE_MODULE = "libshmem_device"
 
 
 class NotifyWithoutFence(Rule):
-    """Flags a `dl.notify` reached by a `tl.store` with no `libshmem_device.fence()` in between on some path.
+    """Flags a signal write (`dl.notify`, `libshmem_device.signal_op`) reached by a `tl.store` with no
+    `libshmem_device.fence()` in between on some path, and a `signal_op` (or a fused `putmem_signal`) reached by a
+    `putmem` / `putmem_nbi` with no `quiet()` in between.
 
-    A synchronous `libshmem_device.putmem` also orders what came before it; `barrier_all()` does not. Stores in
-    `triton.jit` helpers count where the helper is called. Branches of a constexpr `if` never meet: a store under
-    `if not FLAG:` does not reach a notify under `if FLAG:`, not even in the next loop iteration.
+    A synchronous `libshmem_device.putmem` orders what came before it for a `dl.notify` (the catalog's
+    exemption); `barrier_all()` orders nothing here. `quiet()` completes every pending store and put. Stores and
+    puts in `triton.jit` helpers count where the helper is called. Branches of a constexpr `if` never meet: a
+    store under `if not FLAG:` does not reach a notify under `if FLAG:`, not even in the next loop iteration.
     """
 
     code = "ASC403"
     name = "notify-without-fence"
-    message = "`dl.notify` after a store with no `{fence}()` in between: the peer may see the signal first"
+    message = "`{call}` after a store with no `{fence}()` in between: the peer may see the signal first"
     severity = Severity.ERROR
     fix_safety = FixSafety.SAFE
     why = """
-        Stores issued on the MTE path are not ordered with the signal write of `dl.notify`: the peer can observe
-        the signal before the data lands and read a stale buffer. `libshmem_device.fence()` orders the earlier
-        stores before the notify (store -> fence -> notify). A UDMA `putmem` is synchronous and needs no fence.
+        Stores issued on the MTE path are not ordered with a signal write (`dl.notify`, `signal_op`): the peer
+        can observe the signal before the data lands and read a stale buffer. `libshmem_device.fence()` orders
+        the earlier stores before the signal (store -> fence -> signal).
+
+        A `putmem` is another matter. The device library makes `putmem`, `fence`, `quiet` and `signal_op`
+        separate calls (`aclshmem_<type>_putmem`, `aclshmem_fence`, `aclshmem_quiet`, `aclshmemx_signal_op`) and
+        states nothing about how a fence orders a put against a later separate signal; the performance guide
+        says `putmem` returns once the data has arrived, so a `dl.notify` after it needs no fence. Real MoE
+        kernels on this backend report the opposite for `signal_op`: with `putmem -> fence -> signal_op` the SET
+        reached the peer before the payload (the signal rides another channel than the put stream), and the
+        authors fixed it by one of the orderings below. This rule therefore reads:
+
+        - safe: `tl.store` through the mapped address (`remote_ptr` / `dl.symm_at`) -> `fence()` -> signal;
+        - safe: one `putmem_signal` / `putmem_signal_nbi`, the signal carried by the same request as its data
+          (earlier `putmem_nbi` chunks of the same payload drained by `quiet()` before it);
+        - safe: `putmem` / `putmem_nbi` -> `quiet()` -> signal (`quiet()` completes every pending put);
+        - safe, by the catalog and the guide: blocking `putmem` -> `dl.notify`;
+        - unsafe, reported: `putmem` (or `putmem_nbi`) -> `fence()` (or nothing) -> `signal_op`, and
+          `putmem_nbi` -> signal of any kind with no `quiet()` in between.
     """
     fix_notes = """
-        The fix inserts the device fence on its own line before the notify, or before the loop that only
+        Only the store case has a fix; after a `putmem` the message names the missing `quiet()`, to be placed
+        (or the put and its signal fused into one `putmem_signal_nbi`) by hand. The fix inserts the device fence on its own line before the notify, or before the loop that only
         notifies, spelled with the module's own name for `triton_dist.language.extra.libshmem_device` (`fence()`
         when `fence` itself is imported). The host-side package (`import shmem as ash`, which allocates symmetric
         memory) is not that module and has no device fence: when the file does not import `libshmem_device`,
@@ -68,7 +99,6 @@ class NotifyWithoutFence(Rule):
                 libshmem_device.fence()
                 dl.notify(signal_ptr, peer, signal=1, sig_op="set")
             """,
-            doc=True,
         ),
         Invalid(
             """
@@ -268,6 +298,30 @@ class NotifyWithoutFence(Rule):
                 return ash.aclshmem_create_tensor([n], dtype=dtype, device_id=0)
             """,
         ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def publish(buf_ptr, signal_ptr, x_ptr, peer, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                remote = dl.symm_at(buf_ptr, peer)
+                tl.store(remote + offs, tl.load(x_ptr + offs))
+                dl.notify(signal_ptr, peer, signal=1, sig_op="set")
+
+            @triton.jit
+            def publish_shmem(buf_ptr, sig_ptr, x_ptr, nbytes, peer, epoch):
+                # putmem, then fence, then a separate signal: the fence does not order the put before the signal
+                libshmem_device.putmem(buf_ptr, x_ptr, nbytes, peer)
+                libshmem_device.fence()
+                libshmem_device.signal_op(sig_ptr, epoch, libshmem_device.ACLSHMEM_SIGNAL_SET, peer)
+            """,
+            count=2,
+            doc=True,
+        ),
     ]
     VALID = [
         Valid(
@@ -284,8 +338,38 @@ class NotifyWithoutFence(Rule):
                 tl.store(remote + offs, tl.load(x_ptr + offs))
                 libshmem_device.fence()
                 dl.notify(signal_ptr, peer, signal=1, sig_op="set")
+
+            @triton.jit
+            def publish_shmem(buf_ptr, sig_ptr, x_ptr, nbytes, peer, epoch):
+                # one request carries the data and its signal
+                libshmem_device.putmem_signal_nbi(buf_ptr, x_ptr, nbytes, sig_ptr, epoch,
+                                                  libshmem_device.ACLSHMEM_SIGNAL_SET, peer)
+
+            @triton.jit
+            def publish_stores_shmem(buf_ptr, sig_ptr, x_ptr, peer, epoch, BLOCK: tl.constexpr):
+                # MTE stores through the mapped address, fence, then the signal
+                offs = tl.arange(0, BLOCK)
+                tl.store(libshmem_device.remote_ptr(buf_ptr, peer) + offs, tl.load(x_ptr + offs))
+                libshmem_device.fence()
+                libshmem_device.signal_op(sig_ptr, epoch, libshmem_device.ACLSHMEM_SIGNAL_SET, peer)
             """,
             doc=True,
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def publish(buf_ptr, signal_ptr, x_ptr, peer, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                remote = dl.symm_at(buf_ptr, peer)
+                tl.store(remote + offs, tl.load(x_ptr + offs))
+                libshmem_device.fence()
+                dl.notify(signal_ptr, peer, signal=1, sig_op="set")
+            """,
         ),
         Valid(
             """
@@ -384,16 +468,26 @@ class NotifyWithoutFence(Rule):
     def finish(self) -> None:
         helper_effects: dict = {}
         for dist in dist_analysis.distributed_kernels(self.context):
-            if not dist.has_call(NOTIFY):
+            if not dist.has_call(*_UNORDERED):
                 continue
-            unfenced: set[int] = set()
+            unfenced: dict[int, int] = {}
             for choices in _constexpr_choices(self.context.analysis(dist.kernel), dist):
                 order = _FenceOrder(self.context, dist, helper_effects, choices)
                 order.run(dist.kernel.node.body, CLEAN)
-                unfenced |= order.unfenced
-            for notify in dist.calls_to(NOTIFY):
-                if id(notify) in unfenced:
-                    self._report(dist, notify)
+                for key, pending in order.unfenced.items():
+                    unfenced[key] = unfenced.get(key, CLEAN) | pending
+            for signal in dist.calls_to(*sorted(_UNORDERED)):
+                pending = unfenced.get(id(signal), CLEAN)
+                if pending & STORE and dist.qualname_of(signal) in SIGNAL_WRITES:
+                    self._report(dist, signal)
+                elif pending & (PUT | PUT_NBI) and not _signals_own_rank(dist, signal):
+                    self._report_put(dist, signal, pending)
+
+    def _report_put(self, dist: DistAnalysis, signal: cst.Call, pending: int) -> None:
+        quiet = _device_spelling(self.context.facts, "quiet") or f"{_DEVICE_MODULE}.quiet"
+        put = "putmem_nbi" if pending & PUT_NBI else "putmem"
+        call = (dist.qualname_of(signal) or "").replace("shmem.", "")
+        self.report(signal, _PUT_MESSAGE.format(call=call, put=put, quiet=quiet))
 
     def _report(self, dist: DistAnalysis, notify: cst.Call) -> None:
         fence, imported = _fence_spelling(self.context.facts)
@@ -413,7 +507,7 @@ class NotifyWithoutFence(Rule):
         shown = fence or f"{_DEVICE_MODULE}.fence"
         self.report(
             notify,
-            self.message.format(fence=shown),
+            self.message.format(fence=shown, call=(dist.qualname_of(notify) or "").replace("shmem.", "")),
             fix_message=f"Insert `{shown}()` before the notify",
             edits=build,
         )
@@ -428,7 +522,7 @@ class _FenceOrder:
         self.kernels = context.facts.kernels
         self.helper_effects = helper_effects
         self.choices = choices or {}  # constexpr condition text -> the value this compile gives it
-        self.unfenced: set[int] = set()
+        self.unfenced: dict[int, int] = {}  # signal call -> the pending work (bits) some path brings to it
         self.recording = True
 
     def run(self, block: cst.BaseSuite, state: bool) -> bool:
@@ -447,6 +541,10 @@ class _FenceOrder:
             return state
         if type(statement) is cst.If:
             state = self._expression_effects(statement.test, state)
+            if statement.orelse is None and _only_orders(self.dist, statement):
+                # `if NUM_CHUNKS > 1: quiet()`: a compile-time guard that orders exactly when the configuration
+                # has something to order (the puts before it run under the same constants): taken as ordering
+                return self.run(statement.body, state)
             chosen = _chosen_branch(self.dist, statement.test, self.choices)
             if chosen is True:
                 return self.run(statement.body, state)
@@ -454,14 +552,16 @@ class _FenceOrder:
                 return self._else(statement.orelse, state)
             taken = self.run(statement.body, state)
             other = self._else(statement.orelse, state)
-            return taken or other
+            return taken | other
         if type(statement) in (cst.For, cst.While):
             head = statement.iter if type(statement) is cst.For else statement.test
             state = self._expression_effects(head, state)
             entry = state
-            for _ in range(2):  # two rounds reach the fixed point of a two-value lattice
+            for _ in range(4):  # the state only gains bits: three bits reach the fixed point within four rounds
                 end = self.run(statement.body, entry)
-                entry = state or end
+                if entry | end == entry:
+                    break
+                entry = state | end | entry
             after = entry
             if statement.orelse is not None:
                 after = self.run(statement.orelse.body, after)
@@ -483,13 +583,22 @@ class _FenceOrder:
             if type(child) is not cst.Call:
                 continue
             name = dist.qualname_of(child) or ""
+            if name in _UNORDERED:
+                pending = state & _UNORDERED[name]
+                if pending and self.recording:
+                    self.unfenced[id(child)] = self.unfenced.get(id(child), CLEAN) | pending
             if name in _STORES:
-                state = DIRTY
-            elif name in _ORDERING:
+                state |= STORE
+            elif name == FENCE:
+                state &= ~STORE
+            elif name == QUIET:
                 state = CLEAN
-            elif name == NOTIFY:
-                if state is DIRTY and self.recording:
-                    self.unfenced.add(id(child))
+            elif name in FUSED_PUTS:  # its data travels with its own signal: nothing left pending for later ones
+                state = state & ~STORE if name not in NONBLOCKING_PUTS else state
+            elif name in NONBLOCKING_PUTS:
+                state |= PUT_NBI
+            elif name in PUT_CALLS:  # putmem: synchronous, it orders the stores before it
+                state = (state & ~STORE) | PUT
             elif name.startswith("local."):
                 state = self._helper(name[len("local."):], state)
         return state
@@ -548,6 +657,22 @@ def _chosen_branch(dist: DistAnalysis, test: cst.BaseExpression, choices: dict[s
     return choices[key] != negated
 
 
+def _signals_own_rank(dist: DistAnalysis, signal: cst.Call) -> bool:
+    """A `signal_op` to the calling rank itself: the puts still pending went to peers (a put to the own rank is
+    ASC411's finding), so they are not the data this signal announces."""
+    name = dist.qualname_of(signal)
+    pe = dist_analysis.signal_argument(signal, name, "pe")
+    return pe is not None and dist_analysis.is_rank_identity(dist, pe)
+
+
+def _only_orders(dist: DistAnalysis, statement: cst.If) -> bool:
+    """A constexpr ``if`` whose body does nothing but ``fence()`` / ``quiet()``."""
+    if not dist.values.is_constexpr(statement.test):
+        return False
+    calls = [c for c in dist.below(statement.body) if type(c) is cst.Call]
+    return bool(calls) and all(dist.qualname_of(c) in (FENCE, QUIET) for c in calls)
+
+
 def _insertion_statement(dist: DistAnalysis, notify: cst.Call) -> cst.CSTNode | None:
     """The statement to put the fence before: the notify's own line, or the loop(s) that only notify."""
     statement = next((a for a in dist.index.ancestors(notify) if type(a) is cst.SimpleStatementLine), None)
@@ -603,3 +728,12 @@ def _import_edit(loc, module: cst.Module):
         return edits.insert_before_line(loc, 1, line)
     row = loc.span(last)[1].row
     return edits.insert_before_line(loc, row + 1, line)
+
+
+def _device_spelling(facts, function: str) -> str | None:
+    """How this module names a libshmem_device function (``quiet``, ``libshmem_device.quiet``...), or None."""
+    for local, full in facts.aliases.items():
+        if "libshmem_device" in full.split(".") and normalise(full) == f"shmem.{function}":
+            return local
+    module = facts.module_alias("shmem")
+    return f"{module}.{function}" if module is not None else None

@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ascendlint.analysis import distributed as dist_analysis
-from ascendlint.analysis.distributed import WAIT, DistAnalysis
+from ascendlint.analysis.distributed import SIGNAL_WAITS, DistAnalysis
 from ascendlint.diagnostics import Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
@@ -43,7 +43,6 @@ class MissingCreditReturn(Rule):
                     tile = tl.load(dl.consume_token(buf_ptr + buf * BLOCK, token) + offs)
                     tl.store(out_ptr + rnd * BLOCK + offs, tile)
             """,
-            doc=True,
         ),
         Invalid(
             """
@@ -62,8 +61,71 @@ class MissingCreditReturn(Rule):
                     dl.notify(slot, rank, signal=1, sig_op="add")
             """
         ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def consumer(buf_ptr, signal_ptr, out_ptr, n_rounds, BLOCK: tl.constexpr, BUFFER_NUM: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                for rnd in range(n_rounds):
+                    buf = rnd % BUFFER_NUM
+                    slot = signal_ptr + buf
+                    token = dl.wait(slot, 1, "gpu", "acquire", waitValue=rnd + 1)
+                    tile = tl.load(dl.consume_token(buf_ptr + buf * BLOCK, token) + offs)
+                    tl.store(out_ptr + rnd * BLOCK + offs, tile)
+
+            @triton.jit
+            def consumer_shmem(buf_ptr, sig_ptr, out_ptr, n_rounds, BLOCK: tl.constexpr, BUFFER_NUM: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                for rnd in range(n_rounds):
+                    buf = rnd % BUFFER_NUM
+                    slot = sig_ptr + buf * 16
+                    libshmem_device.signal_wait_until(slot, libshmem_device.ACLSHMEM_CMP_EQ, rnd + 1)
+                    tl.store(out_ptr + rnd * BLOCK + offs, tl.load(buf_ptr + buf * BLOCK + offs))
+            """,
+            count=2,
+            doc=True,
+        ),
     ]
     VALID = [
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def consumer(buf_ptr, signal_ptr, out_ptr, n_rounds, rank, BLOCK: tl.constexpr,
+                         BUFFER_NUM: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                for rnd in range(n_rounds):
+                    buf = rnd % BUFFER_NUM
+                    slot = signal_ptr + tl.program_id(0) * BUFFER_NUM + buf
+                    token = dl.wait(slot, 1, "gpu", "acquire", waitValue=rnd + 1)
+                    tile = tl.load(dl.consume_token(buf_ptr + buf * BLOCK, token) + offs)
+                    tl.store(out_ptr + rnd * BLOCK + offs, tile)
+                    libshmem_device.fence()
+                    dl.notify(slot, rank, signal=0, sig_op="set")
+
+            @triton.jit
+            def consumer_shmem(buf_ptr, sig_ptr, out_ptr, n_rounds, BLOCK: tl.constexpr, BUFFER_NUM: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                rank = libshmem_device.my_pe()
+                for rnd in range(n_rounds):
+                    buf = rnd % BUFFER_NUM
+                    slot = sig_ptr + (tl.program_id(0) * BUFFER_NUM + buf) * 16
+                    libshmem_device.signal_wait_until(slot, libshmem_device.ACLSHMEM_CMP_EQ, rnd + 1)
+                    tl.store(out_ptr + rnd * BLOCK + offs, tl.load(buf_ptr + buf * BLOCK + offs))
+                    libshmem_device.fence()
+                    libshmem_device.signal_op(slot, 0, libshmem_device.ACLSHMEM_SIGNAL_SET, rank)
+            """,
+            doc=True,
+        ),
         Valid(
             """
             import triton
@@ -105,7 +167,6 @@ class MissingCreditReturn(Rule):
                     libshmem_device.fence()
                     dl.notify(slot, rank, signal=0, sig_op="set")
             """,
-            doc=True,
         ),
         Valid(
             """
@@ -212,12 +273,13 @@ class MissingCreditReturn(Rule):
 
     def finish(self) -> None:
         for dist in dist_analysis.distributed_kernels(self.context):
-            for wait in dist.calls_to(WAIT):
+            for wait in dist.calls_to(*sorted(SIGNAL_WAITS)):
                 self._check(dist, wait)
 
     def _check(self, dist: DistAnalysis, wait: cst.Call) -> None:
-        slot = dist_analysis.wait_slot(wait)
-        if slot is None or dist_analysis.waits_for_zero(wait):
+        name = dist.qualname_of(wait)
+        slot = dist_analysis.wait_slot(wait, name)
+        if slot is None or dist_analysis.waits_for_zero(wait, name):
             return
         loop = dist_analysis.ring_loop(dist, wait, slot)
         if loop is None:

@@ -49,7 +49,6 @@ class UdmaMappedAddress(Rule):
                 remote = dl.symm_at(buf_ptr, peer)
                 libshmem_device.putmem(buf_ptr, x_ptr, nbytes, peer)
             """,
-            doc=True,
         ),
         Invalid(
             """
@@ -105,6 +104,24 @@ class UdmaMappedAddress(Rule):
                 )
             """,
         ),
+        Invalid(
+            """
+            import triton
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def push(buf_ptr, x_ptr, nbytes, peer):
+                remote = dl.symm_at(buf_ptr, peer)
+                libshmem_device.putmem(remote, x_ptr, nbytes, peer)
+
+            @triton.jit
+            def push_shmem(buf_ptr, x_ptr, nbytes, peer):
+                libshmem_device.putmem(libshmem_device.remote_ptr(buf_ptr, peer), x_ptr, nbytes, peer)
+            """,
+            count=2,
+            doc=True,
+        ),
     ]
     VALID = [
         Valid(
@@ -116,8 +133,23 @@ class UdmaMappedAddress(Rule):
             @triton.jit
             def push(buf_ptr, x_ptr, nbytes, peer):
                 libshmem_device.putmem(buf_ptr, x_ptr, nbytes, peer)
+
+            @triton.jit
+            def push_shmem(buf_ptr, x_ptr, nbytes, peer):
+                libshmem_device.putmem(buf_ptr, x_ptr, nbytes, peer)
             """,
             doc=True,
+        ),
+        Valid(
+            """
+            import triton
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def push(buf_ptr, x_ptr, nbytes, peer):
+                libshmem_device.putmem(buf_ptr, x_ptr, nbytes, peer)
+            """,
         ),
         Valid(
             """

@@ -37,7 +37,6 @@ class UdmaPeSharedByCores(Rule):
                 for pe in range(dl.num_ranks()):
                     libshmem_device.putmem(buf_ptr + rank * nbytes, x_ptr, nbytes, pe)
             """,
-            doc=True,
         ),
         Invalid(
             """
@@ -100,8 +99,62 @@ class UdmaPeSharedByCores(Rule):
                 push_to_all[(n_cores,)](buf, x, x.numel() * x.element_size(), process_index, n_pes)
             """
         ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def all_gather(buf_ptr, x_ptr, nbytes):
+                rank = dl.rank()
+                for pe in range(dl.num_ranks()):
+                    libshmem_device.putmem(buf_ptr + rank * nbytes, x_ptr, nbytes, pe)
+
+            @triton.jit
+            def all_gather_shmem(buf_ptr, x_ptr, nbytes):
+                me = libshmem_device.my_pe()
+                for pe in range(libshmem_device.n_pes()):
+                    if pe != me:
+                        libshmem_device.putmem(buf_ptr + me * nbytes, x_ptr, nbytes, pe)
+            """,
+            count=2,
+            doc=True,
+        ),
     ]
     VALID = [
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+            from triton.language.extra.cann.extension import sub_vec_id
+
+            @triton.jit
+            def all_gather(buf_ptr, x_ptr, nbytes):
+                rank = dl.rank()
+                pid = tl.program_id(0)
+                n_programs = tl.num_programs(0)
+                for pe in range(pid, dl.num_ranks(), n_programs):
+                    libshmem_device.putmem(buf_ptr + rank * nbytes, x_ptr, nbytes, pe)
+
+            @triton.jit
+            def _push_all_shmem(buf_ptr, x_ptr, nbytes):
+                me = libshmem_device.my_pe()
+                for pe in range(libshmem_device.n_pes()):
+                    if pe != me:
+                        libshmem_device.putmem(buf_ptr + me * nbytes, x_ptr, nbytes, pe)
+
+            @triton.jit
+            def all_gather_shmem(buf_ptr, x_ptr, nbytes):
+                # one core drives every pe: the helper runs on program 0's first vector sub-block only
+                if (sub_vec_id() == 0) & (tl.program_id(0) == 0):
+                    _push_all_shmem(buf_ptr, x_ptr, nbytes)
+            """,
+            doc=True,
+        ),
         Valid(
             """
             import triton
@@ -117,7 +170,6 @@ class UdmaPeSharedByCores(Rule):
                 for pe in range(pid, dl.num_ranks(), n_programs):
                     libshmem_device.putmem(buf_ptr + rank * nbytes, x_ptr, nbytes, pe)
             """,
-            doc=True,
         ),
         Valid(
             """

@@ -47,7 +47,6 @@ class UdmaPerTileTransfer(Rule):
                 for k in range(0, K, BLOCK):
                     libshmem_device.putmem(buf_ptr + k, x_ptr + k, BLOCK * 4, peer)
             """,
-            doc=True,
         ),
         Invalid(
             """
@@ -81,6 +80,28 @@ class UdmaPerTileTransfer(Rule):
                     libshmem_device.putmem(buf_ptr + start + k, x_ptr + start + k, BLOCK * 2, peer)
             """
         ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def push_rows(buf_ptr, x_ptr, K, BLOCK: tl.constexpr):
+                peer = (dl.rank() + 1) % dl.num_ranks()
+                for k in range(0, K, BLOCK):
+                    libshmem_device.putmem(buf_ptr + k, x_ptr + k, BLOCK * 4, peer)
+
+            @triton.jit
+            def pull_rows_shmem(buf_ptr, x_ptr, K, BLOCK: tl.constexpr):
+                peer = (libshmem_device.my_pe() + 1) % libshmem_device.n_pes()
+                for k in range(0, K, BLOCK):
+                    libshmem_device.getmem_nbi(buf_ptr + k, x_ptr + k, BLOCK * 4, peer)
+            """,
+            count=2,
+            doc=True,
+        ),
     ]
     VALID = [
         Valid(
@@ -94,8 +115,26 @@ class UdmaPerTileTransfer(Rule):
             def push_rows(buf_ptr, x_ptr, K):
                 peer = (dl.rank() + 1) % dl.num_ranks()
                 libshmem_device.putmem(buf_ptr, x_ptr, K * 4, peer)
+
+            @triton.jit
+            def pull_rows_shmem(buf_ptr, x_ptr, K):
+                peer = (libshmem_device.my_pe() + 1) % libshmem_device.n_pes()
+                libshmem_device.getmem_nbi(buf_ptr, x_ptr, K * 4, peer)
             """,
             doc=True,
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def push_rows(buf_ptr, x_ptr, K):
+                peer = (dl.rank() + 1) % dl.num_ranks()
+                libshmem_device.putmem(buf_ptr, x_ptr, K * 4, peer)
+            """,
         ),
         Valid(
             """

@@ -18,9 +18,12 @@ class BarrierGridOverCores(Rule):
 
     Waiting means `dl.wait`, `barrier_all()`, `signal_wait_until` or a spin loop (`while` on a volatile load
     or an atomic), in the kernel or a `triton.jit` helper it calls. Sized by the core count means
-    `get_*core_num()`, the `num_aicore` / `num_vectorcore` device properties, a host value named as a core or
-    SM count (`n_cores`, `num_sms`), or `min(x, core_count)`; a data-sized grid or a literal grid of more than 20
-    programs is flagged, a grid this module cannot see is not.
+    `get_*core_num()`, the `num_aicore` / `num_vectorcore` device properties, or `min(x, core_count)` (a cap
+    named as a core or SM count, `n_cores`, `num_sms`, counts); a data-sized grid or a literal grid of more than 20
+    programs is flagged, a grid this module cannot see (a parameter of the host function, whatever its name) is
+    not. A kernel that only runs a barrier (`barrier_all_vec()` and nothing else) launched on a literal grid is
+    flagged too: such a launch completes the transfers earlier launches issued, and a barrier does that only for
+    the cores it runs on.
     """
 
     code = "ASC408"
@@ -49,7 +52,6 @@ class BarrierGridOverCores(Rule):
             def run(x):
                 exchange[(triton.cdiv(x.numel(), 1024),)](x, x.numel(), BLOCK=1024)
             """,
-            doc=True,
         ),
         Invalid(
             """
@@ -85,7 +87,8 @@ class BarrierGridOverCores(Rule):
                     pass
                 tl.store(x_ptr + tl.program_id(0), 1)
 
-            def run(counter, x, batch, heads):
+            def run(counter, x):
+                batch, heads = x.shape[0], x.shape[1]
                 grid = (batch, heads)
                 grid_sync[grid](counter, x, batch * heads)
             """
@@ -105,6 +108,31 @@ class BarrierGridOverCores(Rule):
             def run(x):
                 stage_and_sync[(64,)](x, x.numel(), BLOCK=1024)
             """
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def exchange(x_ptr, n, BLOCK: tl.constexpr):
+                offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+                tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+                libshmem_device.barrier_all()
+
+            def run(x):
+                exchange[(triton.cdiv(x.numel(), 1024),)](x, x.numel(), BLOCK=1024)
+
+            @triton.jit
+            def fence_all_puts_shmem():
+                libshmem_device.barrier_all_vec()
+
+            def run_shmem():
+                fence_all_puts_shmem[(1, 1, 1)]()
+            """,
+            count=2,
+            doc=True,
         ),
     ]
     VALID = [
@@ -127,8 +155,37 @@ class BarrierGridOverCores(Rule):
                 props = driver.active.utils.get_device_properties(x.device.index)
                 n_cores = props["num_vectorcore"]
                 exchange[(n_cores,)](x, x.numel(), BLOCK=1024)
+
+            @triton.jit
+            def fence_all_puts_shmem():
+                libshmem_device.barrier_all_vec()
+
+            def run_shmem():
+                from triton.backends.ascend.driver import NPUUtils
+                fence_all_puts_shmem[(NPUUtils().get_aicore_num(), 1, 1)]()
             """,
             doc=True,
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            from triton_dist.language.extra import libshmem_device
+            from triton.runtime import driver
+
+            @triton.jit
+            def exchange(x_ptr, n, BLOCK: tl.constexpr):
+                pid = tl.program_id(0)
+                for start in range(pid * BLOCK, n, tl.num_programs(0) * BLOCK):
+                    offs = start + tl.arange(0, BLOCK)
+                    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+                libshmem_device.barrier_all()
+
+            def run(x):
+                props = driver.active.utils.get_device_properties(x.device.index)
+                n_cores = props["num_vectorcore"]
+                exchange[(n_cores,)](x, x.numel(), BLOCK=1024)
+            """,
         ),
         Valid(
             """
@@ -223,14 +280,44 @@ class BarrierGridOverCores(Rule):
         if not facts.launches:
             return
         waiting = _waiting_kernels(self.context)
+        barrier_only = _barrier_only_kernels(self.context) if waiting else set()
         for launch in facts.launches:
             kernel = launch.kernel
             if kernel is None or kernel.name not in waiting:
                 continue
+            grid = " ".join(self.context.module.code_for_node(launch.grid).split())
+            if kernel.name in barrier_only and _literal_grid(facts, launch):
+                self.report(launch.call, _BARRIER_ONLY_MESSAGE.format(kernel=kernel.name, grid=grid))
+                continue
             if not _grid_is_known_and_not_core_sized(facts, launch):
                 continue
-            grid = " ".join(self.context.module.code_for_node(launch.grid).split())
             self.report(launch.call, self.message.format(kernel=kernel.name, grid=grid))
+
+
+_BARRIER_ONLY_MESSAGE = (
+    "`{kernel}` only runs a barrier, on the literal grid `{grid}`: the barrier completes the transfers of the "
+    "cores it runs on, so it must run on the core grid"
+)
+_BARRIERS = frozenset({"shmem.barrier_all", "shmem.barrier_all_vec", "shmem.barrier", "shmem.barrier_vec"})
+
+
+def _literal_grid(facts, launch) -> bool:
+    """The grid is a literal (`(1, 1, 1)`, `[4]`), not sized by anything at run time."""
+    if grid_core_source(facts, launch) is not None:
+        return False
+    grid = launch_grid(facts, launch)
+    return grid.axes is not None and grid.static_size is not None
+
+
+def _barrier_only_kernels(context) -> set[str]:
+    """Kernels whose body calls barriers and nothing else (no load, store, transfer, signal or helper): a launch
+    of one exists to complete what earlier launches issued, on every core that issued it."""
+    found = set()
+    for name, kernel in context.facts.kernels.items():
+        dist = dist_analysis.for_kernel(context, kernel)
+        if dist.has_call(*_BARRIERS) and all(n in _BARRIERS for n in dist.calls):
+            found.add(name)
+    return found
 
 
 def _grid_is_known_and_not_core_sized(facts, launch) -> bool:
@@ -246,11 +333,12 @@ def _grid_is_known_and_not_core_sized(facts, launch) -> bool:
 
 
 def _unknown(factor: Factor) -> bool:
-    """A factor this module cannot size: unresolved, a compile-time meta value, a host value whose name says it
-    counts cores (`n_cores`, `num_sms`), or a `min(...)` capped by such a value."""
+    """A factor this module cannot size: unresolved, a compile-time meta value, a parameter of the host function
+    that the caller fills (`num_programs`, `n_cores`, `workers`: what it holds is decided elsewhere, whatever its
+    name), or a `min(...)` capped by a value named as a core count."""
     if factor.kind in (Kind.UNKNOWN, Kind.CONSTANT):
         return True
-    if factor.kind is Kind.EXTENT and type(factor.expr) is cst.Name and _counts_cores(factor.expr.value):
+    if factor.kind is Kind.EXTENT and type(factor.expr) is cst.Name:
         return True
     return factor.capped and type(factor.expr) is cst.Call and any(
         type(arg.value) is cst.Name and _counts_cores(arg.value.value) for arg in factor.expr.args

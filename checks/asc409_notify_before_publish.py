@@ -1,7 +1,9 @@
 import libcst as cst
 
 from ascendlint.analysis import distributed as dist_analysis
-from ascendlint.analysis.distributed import MAPPING_CALLS, NOTIFY, PUT_CALLS, DistAnalysis, call_argument
+from ascendlint.analysis.distributed import (
+    CONSUME_TOKEN, MAPPING_CALLS, PUT_CALLS, SIGNAL_WRITES, DistAnalysis, call_argument,
+)
 from ascendlint.diagnostics import Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
@@ -21,7 +23,7 @@ class NotifyBeforePublish(Rule):
     code = "ASC409"
     name = "notify-before-publish"
     message = (
-        "`dl.notify` announces data that is only written later, by the {what} on line {line}: the consumer may "
+        "`{call}` announces data that is only written later, by the {what} on line {line}: the consumer may "
         "read first"
     )
     severity = Severity.ERROR
@@ -47,7 +49,6 @@ class NotifyBeforePublish(Rule):
                     tl.store(dl.symm_at(buf_ptr, peer) + row * BLOCK + offs, tl.load(x_ptr + row * BLOCK + offs))
                     libshmem_device.fence()
             """,
-            doc=True,
         ),
         Invalid(
             """
@@ -102,6 +103,32 @@ class NotifyBeforePublish(Rule):
                     libshmem_device.fence()
             """
         ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def push_rows(buf_ptr, signal_ptr, x_ptr, n_rows, peer, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                for row in range(n_rows):
+                    dl.notify(signal_ptr + row * 8, peer, signal=1, sig_op="set")
+                    tl.store(dl.symm_at(buf_ptr, peer) + row * BLOCK + offs, tl.load(x_ptr + row * BLOCK + offs))
+                    libshmem_device.fence()
+
+            @triton.jit
+            def push_rows_shmem(buf_ptr, sig_ptr, x_ptr, n_rows, peer, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                for row in range(n_rows):
+                    libshmem_device.signal_op(sig_ptr + row * 16, 1, libshmem_device.ACLSHMEM_SIGNAL_SET, peer)
+                    tl.store(libshmem_device.remote_ptr(buf_ptr, peer) + row * BLOCK + offs, tl.load(x_ptr + row * BLOCK + offs))
+                    libshmem_device.fence()
+            """,
+            count=2,
+            doc=True,
+        ),
     ]
     VALID = [
         Valid(
@@ -118,8 +145,32 @@ class NotifyBeforePublish(Rule):
                     tl.store(dl.symm_at(buf_ptr, peer) + row * BLOCK + offs, tl.load(x_ptr + row * BLOCK + offs))
                     libshmem_device.fence()
                     dl.notify(signal_ptr + row * 8, peer, signal=1, sig_op="set")
+
+            @triton.jit
+            def push_rows_shmem(buf_ptr, sig_ptr, x_ptr, n_rows, peer, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                for row in range(n_rows):
+                    tl.store(libshmem_device.remote_ptr(buf_ptr, peer) + row * BLOCK + offs, tl.load(x_ptr + row * BLOCK + offs))
+                    libshmem_device.fence()
+                    libshmem_device.signal_op(sig_ptr + row * 16, 1, libshmem_device.ACLSHMEM_SIGNAL_SET, peer)
             """,
             doc=True,
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def push_rows(buf_ptr, signal_ptr, x_ptr, n_rows, peer, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                for row in range(n_rows):
+                    tl.store(dl.symm_at(buf_ptr, peer) + row * BLOCK + offs, tl.load(x_ptr + row * BLOCK + offs))
+                    libshmem_device.fence()
+                    dl.notify(signal_ptr + row * 8, peer, signal=1, sig_op="set")
+            """,
         ),
         Valid(
             """
@@ -176,22 +227,24 @@ class NotifyBeforePublish(Rule):
     def finish(self) -> None:
         storing_helpers = None  # computed once per module, for the first kernel that notifies
         for dist in dist_analysis.distributed_kernels(self.context):
-            if not dist.has_call(NOTIFY):
+            if not dist.has_call(*SIGNAL_WRITES):
                 continue
             symmetric = dist_analysis.symmetric_params(dist)
             if storing_helpers is None:
                 storing_helpers = _storing_helpers(self.context)
-            for notify in dist.calls_to(NOTIFY):
+            for notify in dist.calls_to(*sorted(SIGNAL_WRITES)):
                 if dist_analysis.credit_return_slot(dist, notify) is not None:
                     continue
                 later = _first_later_publish(dist, notify, symmetric, storing_helpers)
                 if later is not None:
                     line = self.context.locator.span(later)[0].row
-                    self.report(notify, self.message.format(what=_describe(dist, later), line=line))
+                    call = (dist.qualname_of(notify) or "").replace("shmem.", "")
+                    self.report(notify, self.message.format(call=call, what=_describe(dist, later), line=line))
 
 
-def _storing_helpers(context) -> set[str]:
-    """Local `triton.jit` helpers that store (directly or through helpers they call)."""
+def _storing_helpers(context) -> dict[str, set[int]]:
+    """Local `triton.jit` helpers that store, each with the positions of the parameters it stores through
+    (directly or by handing them to a helper that does); an empty set when only its own pointers are written."""
     analyses = {name: dist_analysis.for_kernel(context, kernel) for name, kernel in context.facts.kernels.items()}
     callers: dict[str, list[str]] = {}  # helper -> the local jit functions calling it
     for name, dist in analyses.items():
@@ -199,16 +252,39 @@ def _storing_helpers(context) -> set[str]:
             if called.startswith("local."):
                 callers.setdefault(called[len("local."):], []).append(name)
     pending = [name for name, dist in analyses.items() if dist.has_call("tl.store", *PUT_CALLS)]
-    storing = set(pending)
-    while pending:  # a caller of a storing helper stores: each function is added (and expanded) once
+    storing = {name: _stored_params(analyses[name], {}) for name in pending}
+    while pending:  # a caller of a storing helper stores: a function is expanded again when it gains parameters
         for caller in callers.get(pending.pop(), ()):
-            if caller not in storing:
-                storing.add(caller)
+            params = _stored_params(analyses[caller], storing)
+            if caller not in storing or params - storing[caller]:
+                storing[caller] = storing.get(caller, set()) | params
                 pending.append(caller)
     return storing
 
 
-def _first_later_publish(dist: DistAnalysis, notify: cst.Call, symmetric: set[str], helpers: set[str]):
+def _stored_params(dist: DistAnalysis, storing: dict[str, set[int]]) -> set[int]:
+    """Positions of ``dist``'s parameters that it stores or puts through, or passes on to a helper that does."""
+    params = dist.kernel.params
+    found: set[int] = set()
+    for call in dist.nodes:
+        if type(call) is not cst.Call:
+            continue
+        name = dist.qualname_of(call) or ""
+        if name == "tl.store" or name in PUT_CALLS:
+            pointers = [call_argument(call, 0, "pointer", "dest", "dst")]
+        elif name.startswith("local.") and name[len("local."):] in storing:
+            positional = [a.value for a in call.args if a.keyword is None and not a.star]
+            pointers = [positional[i] for i in storing[name[len("local."):]] if i < len(positional)]
+        else:
+            continue
+        for pointer in pointers:
+            root = dist.pointer_root(pointer) if pointer is not None else None
+            if root in params:
+                found.add(params.index(root))
+    return found
+
+
+def _first_later_publish(dist: DistAnalysis, notify: cst.Call, symmetric: set[str], helpers: dict):
     """The first store/putmem/storing helper call after ``notify`` in its loop body that writes symmetric data."""
     statement = dist_analysis.statement_of(dist, notify)
     block = dist.index.parent(statement)
@@ -231,19 +307,19 @@ def _first_later_publish(dist: DistAnalysis, notify: cst.Call, symmetric: set[st
 def _publish_after_in(dist, notify, statement, symmetric, helpers):
     position = dist.index.order(notify)
     for call in _publishing_calls(dist, statement, helpers):
-        if dist.index.order(call) > position and _writes_symmetric(dist, call, symmetric):
+        if dist.index.order(call) > position and _writes_symmetric(dist, call, symmetric, helpers):
             return call
     return None
 
 
-def _publishes_in(dist: DistAnalysis, node: cst.CSTNode, symmetric: set[str], helpers: set[str]):
+def _publishes_in(dist: DistAnalysis, node: cst.CSTNode, symmetric: set[str], helpers: dict):
     for call in _publishing_calls(dist, node, helpers):
-        if _writes_symmetric(dist, call, symmetric):
+        if _writes_symmetric(dist, call, symmetric, helpers):
             return call
     return None
 
 
-def _publishing_calls(dist: DistAnalysis, node: cst.CSTNode, helpers: set[str]):
+def _publishing_calls(dist: DistAnalysis, node: cst.CSTNode, helpers):
     names = _PUBLISHING | {f"local.{h}" for h in helpers}
     nodes = (node, *dist.below(node)) if type(node) is cst.Call else dist.below(node)
     for child in nodes:
@@ -251,11 +327,17 @@ def _publishing_calls(dist: DistAnalysis, node: cst.CSTNode, helpers: set[str]):
             yield child
 
 
-def _writes_symmetric(dist: DistAnalysis, call: cst.Call, symmetric: set[str]) -> bool:
+def _writes_symmetric(dist: DistAnalysis, call: cst.Call, symmetric: set[str], helpers: dict) -> bool:
     name = dist.qualname_of(call)
     if name in PUT_CALLS:
         return True
-    pointers = [call_argument(call, 0, "pointer")] if name == "tl.store" else [a.value for a in call.args]
+    if name == "tl.store":
+        pointers, stored = [call_argument(call, 0, "pointer")], True
+    else:  # a helper: the arguments it stores through, when they are known
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        written = helpers.get(name[len("local."):])
+        stored = bool(written)
+        pointers = [positional[i] for i in sorted(written)] if written else [a.value for a in call.args]
     for pointer in pointers:
         if pointer is None:
             continue
@@ -263,9 +345,15 @@ def _writes_symmetric(dist: DistAnalysis, call: cst.Call, symmetric: set[str]) -
             type(n) is cst.Call and dist.qualname_of(n) in MAPPING_CALLS for n in (pointer, *dist.below(pointer))
         ):
             return True
-        if dist.pointer_root(pointer) in symmetric and name == "tl.store":
+        if stored and (dist.pointer_root(pointer) in symmetric or _consumed(dist, pointer)):
             return True
     return False
+
+
+def _consumed(dist: DistAnalysis, pointer: cst.BaseExpression) -> bool:
+    """The pointer is ordered after a wait (``dl.consume_token(ptr, token)``, directly or through names): it
+    addresses a buffer that a signal guards, so writing it publishes data."""
+    return dist.derives_from_call(pointer, {CONSUME_TOKEN})
 
 
 def _describe(dist: DistAnalysis, call: cst.Call) -> str:

@@ -45,7 +45,6 @@ class CreditReturnedBeforeRead(Rule):
                     dl.notify(slot, rank, signal=0, sig_op="set")
                     tl.store(out_ptr + rnd * BLOCK + offs, tl.load(tile_ptr + offs))
             """,
-            doc=True,
         ),
         Invalid(
             """
@@ -89,6 +88,37 @@ class CreditReturnedBeforeRead(Rule):
             """,
             count=1,
         ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def consumer(buf_ptr, signal_ptr, out_ptr, n_rounds, rank, BLOCK: tl.constexpr, RING: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                for rnd in range(n_rounds):
+                    slot = signal_ptr + (rnd % RING) * 8
+                    token = dl.wait(slot, 1, "gpu", "acquire", waitValue=rnd + 1)
+                    tile_ptr = dl.consume_token(buf_ptr + (rnd % RING) * BLOCK, token)
+                    dl.notify(slot, rank, signal=0, sig_op="set")
+                    tl.store(out_ptr + rnd * BLOCK + offs, tl.load(tile_ptr + offs))
+
+            @triton.jit
+            def consumer_shmem(buf_ptr, sig_ptr, out_ptr, n_rounds, BLOCK: tl.constexpr, RING: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                me = libshmem_device.my_pe()
+                for rnd in range(n_rounds):
+                    buf = rnd % RING
+                    slot = sig_ptr + buf * 16
+                    libshmem_device.signal_wait_until(slot, libshmem_device.ACLSHMEM_CMP_EQ, rnd + 1)
+                    libshmem_device.signal_op(slot, 0, libshmem_device.ACLSHMEM_SIGNAL_SET, me)
+                    tl.store(out_ptr + rnd * BLOCK + offs, tl.load(buf_ptr + buf * BLOCK + offs))
+            """,
+            count=2,
+            doc=True,
+        ),
     ]
     VALID = [
         Valid(
@@ -108,8 +138,39 @@ class CreditReturnedBeforeRead(Rule):
                     tl.store(out_ptr + rnd * BLOCK + offs, tl.load(tile_ptr + offs))
                     libshmem_device.fence()
                     dl.notify(slot, rank, signal=0, sig_op="set")
+
+            @triton.jit
+            def consumer_shmem(buf_ptr, sig_ptr, out_ptr, n_rounds, BLOCK: tl.constexpr, RING: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                me = libshmem_device.my_pe()
+                for rnd in range(n_rounds):
+                    buf = rnd % RING
+                    slot = sig_ptr + buf * 16
+                    libshmem_device.signal_wait_until(slot, libshmem_device.ACLSHMEM_CMP_EQ, rnd + 1)
+                    tl.store(out_ptr + rnd * BLOCK + offs, tl.load(buf_ptr + buf * BLOCK + offs))
+                    libshmem_device.fence()
+                    libshmem_device.signal_op(slot, 0, libshmem_device.ACLSHMEM_SIGNAL_SET, me)
             """,
             doc=True,
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def consumer(buf_ptr, signal_ptr, out_ptr, n_rounds, rank, BLOCK: tl.constexpr, RING: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                for rnd in range(n_rounds):
+                    slot = signal_ptr + (rnd % RING) * 8
+                    token = dl.wait(slot, 1, "gpu", "acquire", waitValue=rnd + 1)
+                    tile_ptr = dl.consume_token(buf_ptr + (rnd % RING) * BLOCK, token)
+                    tl.store(out_ptr + rnd * BLOCK + offs, tl.load(tile_ptr + offs))
+                    libshmem_device.fence()
+                    dl.notify(slot, rank, signal=0, sig_op="set")
+            """,
         ),
         Valid(
             """
@@ -166,7 +227,7 @@ class CreditReturnedBeforeRead(Rule):
 
     def finish(self) -> None:
         for dist in dist_analysis.distributed_kernels(self.context):
-            if not dist.has_call(dist_analysis.CONSUME_TOKEN):
+            if not dist.has_call(dist_analysis.CONSUME_TOKEN, dist_analysis.SIGNAL_WAIT_UNTIL):
                 continue
             for reset, slot in dist_analysis.credit_returns_in(dist, dist.kernel.node):
                 self._check(dist, reset, slot)
@@ -175,9 +236,11 @@ class CreditReturnedBeforeRead(Rule):
         position = dist.index.order(reset)
         for scope in dist.enclosing_loops(reset) or [dist.kernel.node]:
             consumed = dist_analysis.consumed_pointers(dist, scope, slot)
-            if not consumed:
+            reads = dist_analysis.reads_through(dist, scope, consumed) if consumed else []
+            reads += dist_analysis.untokened_reads(dist, scope, slot)
+            if not reads:
                 continue
-            later = [r for r in dist_analysis.reads_through(dist, scope, consumed) if dist.index.order(r) > position]
+            later = sorted((r for r in reads if dist.index.order(r) > position), key=dist.index.order)
             if later:
                 self.report(reset, self.message.format(line=self.context.locator.span(later[0])[0].row))
             return

@@ -39,7 +39,6 @@ class UdmaLocalTransfer(Rule):
                 for pe in range(tl.program_id(0), dl.num_ranks(), tl.num_programs(0)):
                     libshmem_device.putmem(buf_ptr + rank * nbytes, x_ptr, nbytes, pe)
             """,
-            doc=True,
         ),
         Invalid(
             """
@@ -63,6 +62,28 @@ class UdmaLocalTransfer(Rule):
                         libshmem_device.putmem_nbi(buf_ptr + rank * nbytes, x_ptr, nbytes, pe)
             """
         ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def all_gather(buf_ptr, x_ptr, nbytes):
+                rank = dl.rank()
+                for pe in range(tl.program_id(0), dl.num_ranks(), tl.num_programs(0)):
+                    libshmem_device.putmem(buf_ptr + rank * nbytes, x_ptr, nbytes, pe)
+
+            @triton.jit
+            def scatter_shmem(buf_ptr, x_ptr, nbytes, n_work, WORLD_SIZE: tl.constexpr, LOCAL_RANK: tl.constexpr):
+                for work_id in range(tl.program_id(0), n_work, tl.num_programs(0)):
+                    dst = work_id % WORLD_SIZE
+                    libshmem_device.putmem(buf_ptr + LOCAL_RANK * nbytes, x_ptr + work_id * nbytes, nbytes, dst)
+            """,
+            count=2,
+            doc=True,
+        ),
     ]
     VALID = [
         Valid(
@@ -81,8 +102,37 @@ class UdmaLocalTransfer(Rule):
                     else:
                         offs = tl.arange(0, BLOCK)
                         tl.store(buf_ptr + rank * BLOCK + offs, tl.load(x_ptr + offs))
+
+            @triton.jit
+            def scatter_shmem(buf_ptr, x_ptr, nbytes, n_work, WORLD_SIZE: tl.constexpr, LOCAL_RANK: tl.constexpr,
+                              BLOCK: tl.constexpr):
+                for work_id in range(tl.program_id(0), n_work, tl.num_programs(0)):
+                    dst = work_id % WORLD_SIZE
+                    if dst != LOCAL_RANK:
+                        libshmem_device.putmem(buf_ptr + LOCAL_RANK * nbytes, x_ptr + work_id * nbytes, nbytes, dst)
+                    else:
+                        offs = tl.arange(0, BLOCK)
+                        tl.store(buf_ptr + LOCAL_RANK * BLOCK + offs, tl.load(x_ptr + work_id * BLOCK + offs))
             """,
             doc=True,
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def all_gather(buf_ptr, x_ptr, nbytes, BLOCK: tl.constexpr):
+                rank = dl.rank()
+                for pe in range(tl.program_id(0), dl.num_ranks(), tl.num_programs(0)):
+                    if pe != rank:
+                        libshmem_device.putmem(buf_ptr + rank * nbytes, x_ptr, nbytes, pe)
+                    else:
+                        offs = tl.arange(0, BLOCK)
+                        tl.store(buf_ptr + rank * BLOCK + offs, tl.load(x_ptr + offs))
+            """,
         ),
         Valid(
             """
@@ -145,9 +195,35 @@ def _can_be_own_rank(dist: DistAnalysis, call: cst.Call, pe: cst.BaseExpression)
         return False
     loop = next((l for l in dist.enclosing_loops(call) if type(l) is cst.For and type(l.target) is cst.Name
                  and l.target.value == pe.value), None)
-    if loop is None or not _over_every_rank(dist, loop.iter):
+    if loop is not None:
+        return _over_every_rank(dist, loop.iter) and not _guarded(dist, call, loop, pe.value)
+    if _computed_over_every_rank(dist, pe):
+        scope = dist.enclosing_loops(call)
+        return not _guarded(dist, call, scope[-1] if scope else dist.kernel.node, pe.value)
+    return False
+
+
+def _computed_over_every_rank(dist: DistAnalysis, pe: cst.Name) -> bool:
+    """``pe`` is only ever ``x % n`` with ``x`` a loop variable (or derived from one) not offset from the calling
+    rank, e.g. ``dst = work_id % W``: as ``x`` runs, ``pe`` takes every value below ``n``, rank 0's own among
+    them whatever ``n`` is. ``(rank + 1 + i) % n`` names a peer and a pe loaded from data is the data's business:
+    neither is flagged."""
+    values = dist.assigned_values(pe)
+    if not values:
         return False
-    return not _guarded(dist, call, loop, pe.value)
+    for value in values:
+        while type(value) is cst.Call and dist.qualname_of(value) == "tl.cast" and value.args:
+            value = value.args[0].value
+        if type(value) is not cst.BinaryOperation or type(value.operator) is not cst.Modulo:
+            return False
+        left = value.left
+        if dist_analysis.depends_on_rank(dist, left) or dist_analysis.depends_on_rank(dist, value.right):
+            return False
+        if dist.derives_from_call(left, {"tl.load"}):
+            return False
+        if not any(d.kind == "loop" for d in dist.definitions_reaching(left)):
+            return False
+    return True
 
 
 def _over_every_rank(dist: DistAnalysis, iterable: cst.BaseExpression) -> bool:
@@ -174,9 +250,9 @@ def _guarded(dist: DistAnalysis, call: cst.Call, loop: cst.For, pe_name: str) ->
         if ancestor is loop:
             break
         if type(ancestor) is cst.If and child is not ancestor.test:
-            comparison = _rank_comparison(dist, ancestor.test, pe_name)
+            comparisons = _rank_comparisons(dist, ancestor.test, pe_name)
             in_body = child is ancestor.body
-            if comparison == "ne" and in_body or comparison == "eq" and not in_body:
+            if "ne" in comparisons and in_body or comparisons == {"eq"} and not in_body:
                 return True
         child = ancestor
     for statement in loop.body.body if type(loop.body) is cst.IndentedBlock else ():
@@ -187,6 +263,17 @@ def _guarded(dist: DistAnalysis, call: cst.Call, loop: cst.For, pe_name: str) ->
         ):
             return True
     return False
+
+
+def _rank_comparisons(dist: DistAnalysis, test: cst.BaseExpression, pe_name: str) -> set[str]:
+    """The pe-versus-rank comparisons that must all hold for ``test``: one comparison, or the terms of an
+    ``and`` / ``&`` (``(dst != rank) & (count > 0)``)."""
+    if type(test) is cst.BooleanOperation and type(test.operator) is cst.And or (
+        type(test) is cst.BinaryOperation and type(test.operator) is cst.BitAnd
+    ):
+        return _rank_comparisons(dist, test.left, pe_name) | _rank_comparisons(dist, test.right, pe_name)
+    found = _rank_comparison(dist, test, pe_name)
+    return {found} if found else set()
 
 
 def _rank_comparison(dist: DistAnalysis, test: cst.BaseExpression, pe_name: str) -> str | None:

@@ -65,7 +65,6 @@ class SignalSlotsShareCacheline(Rule):
                     libshmem_device.fence()
                     dl.notify(signal_ptr + task, peer, signal=1)
             """,
-            doc=True,
         ),
         Invalid(
             """
@@ -112,6 +111,31 @@ class SignalSlotsShareCacheline(Rule):
                                                       epoch, libshmem_device.SIGNAL_SET, peer)
             """
         ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def producer(buf_ptr, signal_ptr, x_ptr, n_tasks, peer, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                for task in range(tl.program_id(0), n_tasks, tl.num_programs(0)):
+                    tl.store(dl.symm_at(buf_ptr, peer) + task * BLOCK + offs, tl.load(x_ptr + task * BLOCK + offs))
+                    libshmem_device.fence()
+                    dl.notify(signal_ptr + task, peer, signal=1)
+
+            SIGNAL_SLOT_STRIDE = 1
+
+            @triton.jit
+            def signal_tasks_shmem(sig_ptr, n_tasks, peer):
+                for task in range(tl.program_id(0), n_tasks, tl.num_programs(0)):
+                    libshmem_device.signal_op(sig_ptr + task * SIGNAL_SLOT_STRIDE, 1, libshmem_device.ACLSHMEM_SIGNAL_SET, peer)
+            """,
+            count=2,
+            doc=True,
+        ),
     ]
     VALID = [
         Valid(
@@ -128,8 +152,31 @@ class SignalSlotsShareCacheline(Rule):
                     tl.store(dl.symm_at(buf_ptr, peer) + task * BLOCK + offs, tl.load(x_ptr + task * BLOCK + offs))
                     libshmem_device.fence()
                     dl.notify(signal_ptr + task * 8, peer, signal=1)
+
+            SIGNAL_SLOT_STRIDE = 16  # int32 slots: 16 of them fill one 64-byte line
+
+            @triton.jit
+            def signal_tasks_shmem(sig_ptr, n_tasks, peer):
+                for task in range(tl.program_id(0), n_tasks, tl.num_programs(0)):
+                    libshmem_device.signal_op(sig_ptr + task * SIGNAL_SLOT_STRIDE, 1, libshmem_device.ACLSHMEM_SIGNAL_SET, peer)
             """,
             doc=True,
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def producer(buf_ptr, signal_ptr, x_ptr, n_tasks, peer, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                for task in range(tl.program_id(0), n_tasks, tl.num_programs(0)):
+                    tl.store(dl.symm_at(buf_ptr, peer) + task * BLOCK + offs, tl.load(x_ptr + task * BLOCK + offs))
+                    libshmem_device.fence()
+                    dl.notify(signal_ptr + task * 8, peer, signal=1)
+            """,
         ),
         Valid(
             """
@@ -256,6 +303,24 @@ def _loops_over_ranks(dist: DistAnalysis, iterable: cst.BaseExpression) -> bool:
     return stop is not None and dist_analysis.counts_ranks(dist, stop)
 
 
+def _known_factor(dist: DistAnalysis, factor: cst.BaseExpression) -> int | None:
+    """The integer a stride factor holds: a literal, a module constant (``SIGNAL_SLOT_STRIDE = 1``), or a constexpr
+    parameter to which this module's launches give only known values (the widest of them counts)."""
+    if type(factor) is cst.Integer:
+        return factor.evaluated_value
+    if type(factor) is not cst.Name:
+        return None
+    name = factor.value
+    if name in dist.kernel.params:
+        if name not in dist.kernel.constexpr or dist.assigned_values(factor) is not None:
+            return None
+        values = dist.values.constexpr_values.get(name)
+        return max(values, key=abs) if values else None
+    if dist.values.definitions(factor):
+        return None  # a local of the kernel
+    return dist.facts.module_constants.get(name)
+
+
 def _terms(dist: DistAnalysis, expr: cst.BaseExpression, root: str, coefficient, depth: int) -> list:
     """(known integer factor or None, term) of every non-constant additive term of a slot pointer's offset."""
     if depth > _MAX_DEPTH:
@@ -268,8 +333,9 @@ def _terms(dist: DistAnalysis, expr: cst.BaseExpression, root: str, coefficient,
             return left + _terms(dist, expr.right, root, coefficient, depth + 1)
         if type(expr.operator) is cst.Multiply:
             for factor, other in ((expr.left, expr.right), (expr.right, expr.left)):
-                if type(factor) is cst.Integer:
-                    scaled = None if coefficient is None else coefficient * factor.evaluated_value
+                known = _known_factor(dist, factor)
+                if known is not None:
+                    scaled = None if coefficient is None else coefficient * known
                     return _terms(dist, other, root, scaled, depth + 1)
             # a runtime factor: the terms inside keep their variables but lose a known stride
             return [(None, t) for _, t in _terms(dist, expr.left, root, None, depth + 1)] + [

@@ -1,7 +1,9 @@
 import libcst as cst
 
 from ascendlint.analysis import distributed as dist_analysis
-from ascendlint.analysis.distributed import WAIT, DistAnalysis, call_argument, is_integer
+from ascendlint.analysis.distributed import (
+    SIGNAL_WAIT_UNTIL, SIGNAL_WAITS, DistAnalysis, call_argument, is_integer,
+)
 from ascendlint.diagnostics import Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
@@ -52,7 +54,6 @@ class MultipleResetters(Rule):
                     tl.store(out_ptr + rnd * N + cols, tile, mask=cols < N)
                     dl.notify(slot, rank, 0)
             """,
-            doc=True,
         ),
         Invalid(
             """
@@ -94,6 +95,38 @@ class MultipleResetters(Rule):
                         dl.notify(signal_ptr + (ring * n_ranks + src) * 8, rank, 0)
             """
         ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def column_consumer(buf_ptr, signal_ptr, out_ptr, n_rounds, N, rank, BLOCK: tl.constexpr,
+                                RING: tl.constexpr):
+                cols = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+                for rnd in range(n_rounds):
+                    slot = signal_ptr + (rnd % RING) * 8
+                    token = dl.wait(slot, 1, "gpu", "acquire", waitValue=rnd + 1)
+                    tile = tl.load(dl.consume_token(buf_ptr + (rnd % RING) * N, token) + cols, mask=cols < N)
+                    tl.store(out_ptr + rnd * N + cols, tile, mask=cols < N)
+                    dl.notify(slot, rank, 0)
+
+            @triton.jit
+            def column_consumer_shmem(buf_ptr, sig_ptr, out_ptr, n_rounds, N, BLOCK: tl.constexpr, RING: tl.constexpr):
+                cols = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+                me = libshmem_device.my_pe()
+                for rnd in range(n_rounds):
+                    slot = sig_ptr + (rnd % RING) * 16
+                    libshmem_device.signal_wait_until(slot, libshmem_device.ACLSHMEM_CMP_EQ, rnd + 1)
+                    tile = tl.load(buf_ptr + (rnd % RING) * N + cols, mask=cols < N)
+                    tl.store(out_ptr + rnd * N + cols, tile, mask=cols < N)
+                    libshmem_device.signal_op(slot, 0, libshmem_device.ACLSHMEM_SIGNAL_SET, me)
+            """,
+            count=2,
+            doc=True,
+        ),
     ]
     VALID = [
         Valid(
@@ -114,8 +147,40 @@ class MultipleResetters(Rule):
                     tl.store(out_ptr + rnd * N + cols, tile, mask=cols < N)
                     libshmem_device.fence()
                     dl.notify(slot, rank, 0)
+
+            @triton.jit
+            def consumer_shmem(buf_ptr, sig_ptr, out_ptr, n_rounds, N, BLOCK: tl.constexpr, RING: tl.constexpr):
+                cols = tl.arange(0, BLOCK)
+                me = libshmem_device.my_pe()
+                for rnd in range(tl.program_id(0), n_rounds, tl.num_programs(0)):
+                    slot = sig_ptr + (rnd % RING) * 16
+                    libshmem_device.signal_wait_until(slot, libshmem_device.ACLSHMEM_CMP_EQ, rnd + 1)
+                    tile = tl.load(buf_ptr + (rnd % RING) * N + cols, mask=cols < N)
+                    tl.store(out_ptr + rnd * N + cols, tile, mask=cols < N)
+                    libshmem_device.fence()
+                    libshmem_device.signal_op(slot, 0, libshmem_device.ACLSHMEM_SIGNAL_SET, me)
             """,
             doc=True,
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def consumer(buf_ptr, signal_ptr, out_ptr, n_rounds, N, rank, BLOCK: tl.constexpr,
+                         RING: tl.constexpr):
+                cols = tl.arange(0, BLOCK)
+                for rnd in range(tl.program_id(0), n_rounds, tl.num_programs(0)):
+                    slot = signal_ptr + (rnd % RING) * 8
+                    token = dl.wait(slot, 1, "gpu", "acquire", waitValue=rnd + 1)
+                    tile = tl.load(dl.consume_token(buf_ptr + (rnd % RING) * N, token) + cols, mask=cols < N)
+                    tl.store(out_ptr + rnd * N + cols, tile, mask=cols < N)
+                    libshmem_device.fence()
+                    dl.notify(slot, rank, 0)
+            """,
         ),
         Valid(
             """
@@ -180,13 +245,13 @@ class MultipleResetters(Rule):
     def finish(self) -> None:
         single_program = dist_analysis.kernels_launched_on_one_program(self.context.facts)
         for dist in dist_analysis.distributed_kernels(self.context):
-            if not dist.has_call(WAIT):
+            if not dist.has_call(*SIGNAL_WAITS):
                 continue
             for loop, waits in _ring_loops(dist).items():
                 self._check_loop(dist, loop, waits, dist.kernel.name in single_program)
 
     def _check_loop(self, dist: DistAnalysis, loop: cst.CSTNode, waits: list, single_program: bool) -> None:
-        roots = {dist.pointer_root(dist_analysis.wait_slot(w)) for w in waits}
+        roots = {dist.pointer_root(_slot(dist, w)) for w in waits}
         resets = [(call, slot) for call, slot in dist_analysis.credit_returns_in(dist, loop)
                   if dist.pointer_root(slot) in roots]
         seen: dict[tuple, cst.Call] = {}
@@ -204,12 +269,12 @@ class MultipleResetters(Rule):
 
     def _resets_a_range(self, dist, loop, call, slot, waits) -> bool:
         inner = [l for l in dist.enclosing_loops(call) if l is not loop and _inside(dist, l, loop)]
-        if not inner or not all(_single_slot(w) for w in waits):
+        if not inner or not all(_single_slot(dist, w) for w in waits):
             return False
         if any(l is not loop for w in waits for l in dist.enclosing_loops(w) if _inside(dist, l, loop)):
             return False  # the consumer waits on a range of slots in a loop of its own
         for reset_loop in inner:
-            if any(dist.calls_in(reset_loop, {WAIT})):
+            if any(dist.calls_in(reset_loop, SIGNAL_WAITS)):
                 return False
             variables = dist_analysis.iteration_names(dist, [reset_loop])
             if dist.depends_on(slot, variables):
@@ -220,9 +285,9 @@ class MultipleResetters(Rule):
 def _ring_loops(dist: DistAnalysis) -> dict:
     """ring loop -> the consumer waits (not for 0) whose ring index advances with it."""
     found: dict = {}
-    for wait in dist.calls_to(WAIT):
-        slot = dist_analysis.wait_slot(wait)
-        if slot is None or dist_analysis.waits_for_zero(wait):
+    for wait in dist.calls_to(*sorted(SIGNAL_WAITS)):
+        slot = _slot(dist, wait)
+        if slot is None or dist_analysis.waits_for_zero(wait, dist.qualname_of(wait)):
             continue
         loop = dist_analysis.ring_loop(dist, wait, slot)
         if loop is not None:
@@ -232,13 +297,18 @@ def _ring_loops(dist: DistAnalysis) -> dict:
 
 def _shared(dist: DistAnalysis, call: cst.Call, slot, waits) -> bool:
     """Every program runs this reset on a slot it waited on, and nothing splits the slots between programs."""
-    same = [w for w in waits if dist_analysis.same_code(dist, dist_analysis.wait_slot(w), slot)]
-    return bool(same) and not any(dist.partitioned_by_program(w, dist_analysis.wait_slot(w)) for w in same) \
+    same = [w for w in waits if dist_analysis.same_code(dist, _slot(dist, w), slot)]
+    return bool(same) and not any(dist.partitioned_by_program(w, _slot(dist, w)) for w in same) \
         and not dist.partitioned_by_program(call, slot)
 
 
-def _single_slot(wait: cst.Call) -> bool:
-    return is_integer(call_argument(wait, 1, "numBarriers"), 1)
+def _slot(dist: DistAnalysis, wait: cst.Call):
+    return dist_analysis.wait_slot(wait, dist.qualname_of(wait))
+
+
+def _single_slot(dist: DistAnalysis, wait: cst.Call) -> bool:
+    """The wait polls one slot: `dl.wait(p, 1, ...)`, or any `signal_wait_until`."""
+    return dist.qualname_of(wait) == SIGNAL_WAIT_UNTIL or is_integer(call_argument(wait, 1, "numBarriers"), 1)
 
 
 def _inside(dist: DistAnalysis, node: cst.CSTNode, outer: cst.CSTNode) -> bool:

@@ -16,9 +16,10 @@ class SignalsNotZeroedBetweenLaunches(Rule):
     that waits on a signal buffer and leaves it set, without zeroing that buffer and then a cross-rank barrier
     before each launch.
 
-    The kernel leaves a buffer set when its programs signal slots of it and wait on them (for a non-zero value
-    that is not a launch argument such as an epoch) and never return them to 0; a kernel that hands every credit
-    back needs no zeroing, and flags only the host sets are left alone. Zeroing is `buf.zero_()` or `buf.fill_(0)`
+    The kernel leaves a buffer set when it waits on slots of it (for a non-zero value that is not a launch
+    argument such as an epoch) and never returns them to 0, whether its own programs or other ranks set them; a
+    kernel that hands every credit back needs no zeroing, and flags the host raises itself (`torch.ones`,
+    `fill_(1)`, `flag[i] = 1` in the launching function) are left alone, as are modules for GPU backends. Zeroing is `buf.zero_()` or `buf.fill_(0)`
     on the launch's argument (or the object it comes from); the barrier is a host call named like a barrier
     (`dist.barrier()`, `nvshmem_barrier_all_on_stream(stream)`) between the zeroing and the launch. Opt-in
     (`extend-select = ["ASC414"]`): host code resets signals in too many ways for the rule to be sure.
@@ -70,7 +71,6 @@ class SignalsNotZeroedBetweenLaunches(Rule):
                 for out in outs:
                     gather_kernel[(n_cores,)](buf, signal, x, out, n_ranks, BLOCK=256)
             """,
-            doc=True,
         ),
         Invalid(
             """
@@ -98,6 +98,46 @@ class SignalsNotZeroedBetweenLaunches(Rule):
                 for out in outs:
                     step(ws, x, out, n_cores)
             """
+        ),
+        Invalid(
+            """
+            import torch.distributed as dist
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def gather_kernel(buf_ptr, signal_ptr, x_ptr, out_ptr, n_ranks, BLOCK: tl.constexpr):
+                rank = dl.rank()
+                offs = tl.arange(0, BLOCK)
+                for peer in range(n_ranks):
+                    tl.store(dl.symm_at(buf_ptr, peer) + rank * BLOCK + offs, tl.load(x_ptr + offs))
+                libshmem_device.fence()
+                for peer in range(n_ranks):
+                    dl.notify(signal_ptr + rank * 8, peer, signal=1)
+                for src in range(n_ranks):
+                    token = dl.wait(signal_ptr + src * 8, 1, "gpu", "acquire")
+                    rows = dl.consume_token(buf_ptr, token) + src * BLOCK
+                    tl.store(out_ptr + src * BLOCK + offs, tl.load(rows + offs))
+
+            def run_steps(buf, signal, x, outs, n_ranks, n_cores):
+                for out in outs:
+                    gather_kernel[(n_cores,)](buf, signal, x, out, n_ranks, BLOCK=256)
+
+            @triton.jit
+            def wait_rows_shmem(buf_ptr, sig_ptr, out_ptr, BLOCK: tl.constexpr):
+                # waits on a slot the other ranks set, and never resets it
+                libshmem_device.signal_wait_until(sig_ptr, libshmem_device.ACLSHMEM_CMP_EQ, 1)
+                offs = tl.arange(0, BLOCK)
+                tl.store(out_ptr + offs, tl.load(buf_ptr + offs))
+
+            def train_shmem(buf, sig, outs):
+                for out in outs:
+                    wait_rows_shmem[(1,)](buf, sig, out, BLOCK=256)
+            """,
+            count=2,
+            doc=True,
         ),
     ]
     VALID = [
@@ -128,8 +168,49 @@ class SignalsNotZeroedBetweenLaunches(Rule):
                     signal.fill_(0)
                     dist.barrier()
                     gather_kernel[(n_cores,)](buf, signal, x, out, n_ranks, BLOCK=256)
+
+            @triton.jit
+            def wait_rows_shmem(buf_ptr, sig_ptr, out_ptr, BLOCK: tl.constexpr):
+                libshmem_device.signal_wait_until(sig_ptr, libshmem_device.ACLSHMEM_CMP_EQ, 1)
+                offs = tl.arange(0, BLOCK)
+                tl.store(out_ptr + offs, tl.load(buf_ptr + offs))
+
+            def train_shmem(buf, sig, outs):
+                for out in outs:
+                    sig.zero_()
+                    dist.barrier()
+                    wait_rows_shmem[(1,)](buf, sig, out, BLOCK=256)
             """,
             doc=True,
+        ),
+        Valid(
+            """
+            import torch.distributed as dist
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def gather_kernel(buf_ptr, signal_ptr, x_ptr, out_ptr, n_ranks, BLOCK: tl.constexpr):
+                rank = dl.rank()
+                offs = tl.arange(0, BLOCK)
+                for peer in range(n_ranks):
+                    tl.store(dl.symm_at(buf_ptr, peer) + rank * BLOCK + offs, tl.load(x_ptr + offs))
+                libshmem_device.fence()
+                for peer in range(n_ranks):
+                    dl.notify(signal_ptr + rank * 8, peer, signal=1)
+                for src in range(n_ranks):
+                    token = dl.wait(signal_ptr + src * 8, 1, "gpu", "acquire")
+                    rows = dl.consume_token(buf_ptr, token) + src * BLOCK
+                    tl.store(out_ptr + src * BLOCK + offs, tl.load(rows + offs))
+
+            def run_steps(buf, signal, x, outs, n_ranks, n_cores):
+                for out in outs:
+                    signal.fill_(0)
+                    dist.barrier()
+                    gather_kernel[(n_cores,)](buf, signal, x, out, n_ranks, BLOCK=256)
+            """,
         ),
         Valid(
             """
@@ -181,6 +262,8 @@ class SignalsNotZeroedBetweenLaunches(Rule):
         facts = self.context.facts
         if not facts.launches or not dist_analysis.imports_distributed(facts):
             return
+        if dist_analysis.targets_other_backend(self.context):
+            return  # written for a GPU backend of Triton-distributed
         leaving: dict[str, list[str]] = {}
         for launch in facts.launches:
             kernel = launch.kernel
@@ -189,6 +272,9 @@ class SignalsNotZeroedBetweenLaunches(Rule):
             if kernel.name not in leaving:
                 leaving[kernel.name] = _buffers_left_set(dist_analysis.for_kernel(self.context, kernel))
             for param in leaving[kernel.name]:
+                argument = _argument_for(kernel, launch.call, param)
+                if self._host_sets(launch.call, argument):
+                    continue  # a ready flag the host raises: its business, not a stale signal
                 if self._repeated(launch.call):
                     self._check(launch, kernel, param, _argument_for(kernel, launch.call, param))
                     break  # one finding per launch
@@ -208,6 +294,32 @@ class SignalsNotZeroedBetweenLaunches(Rule):
                     if last < self.context.index.order(c) < position and _is_barrier(c)]
         if not barriers:
             self.report(launch.call, self.barrier_message.format(buffer=text))
+
+    def _host_sets(self, call: cst.Call, argument: cst.BaseExpression | None) -> bool:
+        """The host function launching ``call`` gives the argument's buffer a non-zero value itself:
+        ``torch.ones(...)``, ``torch.full(..., v)``, ``x.fill_(v)`` with ``v != 0``, or ``x[...] = v``."""
+        target = _root_name(argument) if argument is not None else None
+        function = self._host_function(call)
+        if target is None or function is None:
+            return False
+        for node in self.context.index.subtree(function):
+            if type(node) is cst.Call:
+                name = dotted_name(node.func) or ""
+                func = node.func
+                if type(func) is cst.Attribute and func.attr.value == "fill_" and _root_name(func.value) == target:
+                    if node.args and not (dist_analysis.is_integer(node.args[0].value, 0)
+                                          or _is_zero_float(node.args[0].value)):
+                        return True
+            elif type(node) is cst.Assign:
+                for assigned in node.targets:
+                    where = assigned.target
+                    if type(where) is cst.Subscript and _root_name(where) == target:
+                        return True
+                    if type(where) is cst.Name and where.value == target and type(node.value) is cst.Call:
+                        maker = (dotted_name(node.value.func) or "").split(".")[-1]
+                        if maker in ("ones", "ones_like", "full", "full_like"):
+                            return True
+        return False
 
     # -- where a launch repeats ------------------------------------------------------------------------------
     def _repeated(self, call: cst.Call) -> bool:
@@ -241,14 +353,15 @@ class SignalsNotZeroedBetweenLaunches(Rule):
 
 
 def _buffers_left_set(dist: DistAnalysis) -> list[str]:
-    """Kernel parameters whose slots the kernel's own programs set and wait on, and never reset to 0.
+    """Kernel parameters whose slots the kernel waits on and never resets to 0: set by its own programs, or by
+    other ranks (a kernel that only waits).
 
     A wait for a value the launch passes in (an epoch, a call count) is not fooled by the previous launch's
-    signals, and a buffer that only the host sets is the host's business: neither counts.
+    signals; a buffer the host itself raises is the host's business (see `_host_sets`): neither counts.
     """
     waited: list[str] = []
     for wait in dist.calls_to(*_SIGNAL_WAITS):
-        if dist.qualname_of(wait) == WAIT and dist_analysis.waits_for_zero(wait):
+        if dist_analysis.waits_for_zero(wait, dist.qualname_of(wait)):
             continue
         if _epoch(dist, _expected_value(dist, wait)):
             continue  # epoch-style signalling: each launch waits for a value of its own
@@ -257,8 +370,7 @@ def _buffers_left_set(dist: DistAnalysis) -> list[str]:
         if root is not None and root not in waited:
             waited.append(root)
     reset = {dist.pointer_root(slot) for _, slot in dist_analysis.credit_returns_in(dist, dist.kernel.node)}
-    signalled = {dist.pointer_root(pointer) for pointer in _signal_writes(dist)}
-    return [root for root in waited if root not in reset and root in signalled]
+    return [root for root in waited if root not in reset]
 
 
 def _expected_value(dist: DistAnalysis, wait: cst.Call) -> cst.BaseExpression | None:
@@ -274,20 +386,6 @@ def _epoch(dist: DistAnalysis, expected: cst.BaseExpression | None) -> bool:
     reads = dist.reads_in(expected)
     return bool(reads) and all(
         all(d.kind == "param" for d in dist.values.definitions(read)) for read in reads)
-
-
-def _signal_writes(dist: DistAnalysis) -> list[cst.BaseExpression]:
-    """Slot pointers the kernel writes signals to (notify, signal_op, putmem_signal, int_p, atomics)."""
-    found = []
-    for call in dist.calls_to(dist_analysis.NOTIFY, "shmem.signal_op", "shmem.int_p", "tl.atomic_add",
-                              "tl.atomic_xchg", "tl.atomic_cas"):
-        if call.args:
-            found.append(call.args[0].value)
-    for call in dist.calls_to("shmem.putmem_signal", "shmem.putmem_signal_nbi"):
-        pointer = dist_analysis.call_argument(call, 3, "sig_addr")
-        if pointer is not None:
-            found.append(pointer)
-    return found
 
 
 def _argument_for(kernel: Kernel, call: cst.Call, param: str) -> cst.BaseExpression | None:

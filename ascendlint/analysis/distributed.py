@@ -22,6 +22,16 @@ from .walk import NodeIndex
 
 WAIT = "dl.wait"
 NOTIFY = "dl.notify"
+# The libshmem_device (aclshmem) dialect of the same protocol: `signal_op(slot, value, SET/ADD, pe)` writes a
+# signal, `signal_wait_until(slot, cmp, value)` waits for one, `putmem_signal(_nbi)` writes data and then a signal
+# in one request. `SIGNAL_WRITES` / `SIGNAL_WAITS` are what every ASC4xx rule reads as "notify" and "wait".
+SIGNAL_OP = "shmem.signal_op"
+SIGNAL_WAIT_UNTIL = "shmem.signal_wait_until"
+FUSED_PUTS = frozenset({"shmem.putmem_signal", "shmem.putmem_signal_nbi"})
+SIGNAL_WRITES = frozenset({NOTIFY, SIGNAL_OP})
+SIGNAL_WAITS = frozenset({WAIT, SIGNAL_WAIT_UNTIL})
+QUIET = "shmem.quiet"
+NONBLOCKING_PUTS = frozenset({"shmem.putmem_nbi", "shmem.putmem_signal_nbi"})
 CONSUME_TOKEN = "dl.consume_token"
 MAPPING_CALLS = frozenset({"dl.symm_at", "shmem.remote_ptr"})
 PUT_CALLS = frozenset({"shmem.putmem", "shmem.putmem_nbi", "shmem.putmem_signal", "shmem.putmem_signal_nbi"})
@@ -33,7 +43,7 @@ SYNCHRONOUS_PUT = "shmem.putmem"
 PROGRAM_ID = "tl.program_id"
 RANK_COUNTS = frozenset({"dl.num_ranks", "shmem.n_pes"})
 # Calls that block until other programs (or ranks) have done something.
-PROGRAM_WAITS = frozenset({WAIT, "shmem.signal_wait_until"}) | BARRIERS
+PROGRAM_WAITS = frozenset({WAIT, "shmem.signal_wait_until", "gpu.shmem.signal_wait_until"}) | BARRIERS
 # Calls that synchronise per iteration: a transfer in such a loop is a pipeline step, not a per-tile copy.
 PIPELINE_SYNC = PROGRAM_WAITS | {NOTIFY, "shmem.signal_op"}
 _LOOPS = (cst.For, cst.While)
@@ -76,18 +86,55 @@ def is_integer(expr: cst.BaseExpression | None, value: int) -> bool:
     return type(expr) is cst.Integer and expr.evaluated_value == value
 
 
-def signal_is_zero_set(call: cst.Call) -> bool:
-    """``dl.notify(slot, rank, 0)`` with the default ``sig_op="set"``: a credit return."""
-    signal = call_argument(call, 2, "signal")
-    sig_op = call_argument(call, 3, "sig_op")
-    plain_set = sig_op is None or (type(sig_op) is cst.SimpleString and sig_op.evaluated_value == "set")
-    return is_integer(signal, 0) and plain_set
+# Where each signal call keeps its slot, value, operation and target: (position, keywords) per role.
+_SIGNAL_ARGUMENTS = {
+    NOTIFY: {"slot": (0, ("ptr",)), "value": (2, ("signal",)), "op": (3, ("sig_op",)), "pe": (1, ("rank",))},
+    SIGNAL_OP: {"slot": (0, ("sig_addr",)), "value": (1, ("signal",)), "op": (2, ("sig_op",)), "pe": (3, ("pe",))},
+    "shmem.putmem_signal": {"slot": (3, ("sig_addr",)), "value": (4, ("signal",)), "op": (5, ("sig_op",)),
+                            "pe": (6, ("pe",))},
+    WAIT: {"slot": (0, ("barrierPtrs",)), "value": (4, ("waitValue",)), "count": (1, ("numBarriers",))},
+    SIGNAL_WAIT_UNTIL: {"slot": (0, ("sig_addr",)), "value": (2, ("cmp_val",)), "cmp": (1, ("cmp_", "cmp"))},
+}
+_SIGNAL_ARGUMENTS["shmem.putmem_signal_nbi"] = _SIGNAL_ARGUMENTS["shmem.putmem_signal"]
+
+
+def signal_argument(call: cst.Call, qualname: str | None, role: str) -> cst.BaseExpression | None:
+    """``slot``, ``value``, ``op``, ``pe`` (writes) or ``cmp``, ``count`` (waits) of a signal call of either
+    dialect; None when the call has no such argument."""
+    spec = _SIGNAL_ARGUMENTS.get(qualname or "", {}).get(role)
+    return call_argument(call, spec[0], *spec[1]) if spec else None
+
+
+def signal_operation(call: cst.Call, qualname: str | None) -> str | None:
+    """"set" or "add" for a signal write (``sig_op="set"``, ``ACLSHMEM_SIGNAL_SET``, ``SIGNAL_ADD``...); None when
+    the operation is not spelled so that it can be read. ``dl.notify`` without ``sig_op`` sets."""
+    op = signal_argument(call, qualname, "op")
+    if op is None:
+        return "set" if qualname == NOTIFY else None
+    if type(op) is cst.SimpleString:
+        text = op.evaluated_value.lower()
+        return text if text in ("set", "add") else None
+    name = op.attr.value if type(op) is cst.Attribute else op.value if type(op) is cst.Name else None
+    if name is not None:
+        upper = name.upper()
+        if upper.endswith("SET"):
+            return "set"
+        if upper.endswith("ADD"):
+            return "add"
+    return None
+
+
+def signal_is_zero_set(call: cst.Call, qualname: str | None = NOTIFY) -> bool:
+    """A credit return: ``dl.notify(slot, rank, 0)`` with the default ``sig_op="set"``, or
+    ``signal_op(slot, 0, SIGNAL_SET, pe)``."""
+    return is_integer(signal_argument(call, qualname, "value"), 0) and signal_operation(call, qualname) == "set"
 
 
 class DistAnalysis:
     """Distributed calls, value sources and pointer provenance of one kernel."""
 
-    def __init__(self, kernel: Kernel, facts: ModuleFacts, index: NodeIndex, values: KernelAnalysis) -> None:
+    def __init__(self, kernel: Kernel, facts: ModuleFacts, index: NodeIndex, values: KernelAnalysis,
+                 gpu_backend: bool = False) -> None:
         self.kernel = kernel
         self.facts = facts
         self.index = index
@@ -96,12 +143,17 @@ class DistAnalysis:
         self.calls: dict[str, list[cst.Call]] = {}
         # Parameters through which callers pass a program id (filled for the module by `distributed_kernels`).
         self.program_params: set[str] = set()
+        # A helper whose every call in this module runs on one program only (`if pid == 0:` around the call in the
+        # caller, or a caller that itself runs on one program): filled by `distributed_kernels`.
+        self.single_program = False
         self.qualnames: dict[int, str] = {}
         self._below: dict[int, list[cst.CSTNode]] = {}
         self._reads: dict[int, list[cst.Name]] = {}
         for node in self.nodes:
             if type(node) is cst.Call:
                 name = facts.qualname(node.func) or _local_call_name(node)
+                if gpu_backend and name in _ASCEND_SIGNAL_CALLS:
+                    name = "gpu." + name  # NVSHMEM's / ROCSHMEM's own signal API: not the aclshmem semantics
                 if name:
                     self.qualnames[id(node)] = name
                     self.calls.setdefault(name, []).append(node)
@@ -266,16 +318,32 @@ class DistAnalysis:
         programs (``pid == 0``) or tests a variable of ``key`` (``if pe < pid``). ``if pid < n_producers`` alone only
         splits roles: every program of the role still runs ``node``.
         """
-        if self.depends_on_program_id(key):
+        if self.single_program or self.depends_on_program_id(key):
             return True
         for loop in self.enclosing_loops(node):
             if type(loop) is cst.For and self.depends_on_program_id(loop.iter):
                 return True
         key_names = self.names_feeding(key) - set(self.kernel.params)  # the key's own variables
         for guard in self.guards(node):
-            selects = _selects_single_programs(guard.test) or self.names_feeding(guard.test) & key_names
-            if selects and self.depends_on_program_id(guard.test):
+            if self.selects_single_programs(guard.test):
                 return True
+            if self.names_feeding(guard.test) & key_names and self.depends_on_program_id(guard.test):
+                return True
+        return False
+
+    def selects_single_programs(self, test: cst.BaseExpression) -> bool:
+        """``test`` holds for single programs only: ``pid == k``, also as one side of ``and`` / ``&``
+        (``(sub_vec_id() == 0) & (pid == 0)``), or on both sides of ``or`` / ``|``."""
+        while type(test) is cst.UnaryOperation and type(test.operator) is not cst.Not:
+            test = test.expression
+        if type(test) is cst.Comparison:
+            return any(type(t.operator) is cst.Equal for t in test.comparisons) and self.depends_on_program_id(test)
+        if type(test) is cst.BooleanOperation or (
+            type(test) is cst.BinaryOperation and type(test.operator) in (cst.BitAnd, cst.BitOr)
+        ):
+            left, right = self.selects_single_programs(test.left), self.selects_single_programs(test.right)
+            both = type(test.operator) in (cst.Or, cst.BitOr)
+            return (left and right) if both else (left or right)
         return False
 
     # -- pointer provenance --------------------------------------------------------------------------------------
@@ -408,14 +476,6 @@ def _local_call_name(call: cst.Call) -> str | None:
     return f"local.{call.func.value}" if type(call.func) is cst.Name else None
 
 
-def _selects_single_programs(test: cst.BaseExpression) -> bool:
-    if type(test) is cst.Comparison:
-        return any(type(t.operator) is cst.Equal for t in test.comparisons)
-    if type(test) is cst.BooleanOperation:
-        return _selects_single_programs(test.left) or _selects_single_programs(test.right)
-    return False
-
-
 def _is_read(index: NodeIndex, name: cst.Name) -> bool:
     parent = index.parent(name)
     if type(parent) is cst.Attribute and parent.attr is name:
@@ -423,11 +483,17 @@ def _is_read(index: NodeIndex, name: cst.Name) -> bool:
     return not (type(parent) is cst.Arg and parent.keyword is name)
 
 
+# The aclshmem signal calls that the ASC4xx rules read as signal writes and waits. In a module written for a GPU
+# backend the same names are NVSHMEM's or ROCSHMEM's, whose ordering rules differ: there they are left unread.
+_ASCEND_SIGNAL_CALLS = frozenset({SIGNAL_OP, SIGNAL_WAIT_UNTIL})
+
+
 def for_kernel(context: FileContext, kernel: Kernel) -> DistAnalysis:
     """The shared ``DistAnalysis`` of ``kernel`` in this file (built on first request)."""
     return context.memo(
         ("dist", id(kernel.node)),
-        lambda: DistAnalysis(kernel, context.facts, context.index, context.analysis(kernel)),
+        lambda: DistAnalysis(kernel, context.facts, context.index, context.analysis(kernel),
+                             context.memo(("dist-gpu-backend",), lambda: targets_other_backend(context))),
     )
 
 
@@ -471,7 +537,31 @@ def _link_program_params(context: FileContext, analyses: list[DistAnalysis]) -> 
                         if param not in helper.program_params and caller.depends_on_program_id(value):
                             helper.program_params.add(param)
                             changed = True
+    _link_single_program_helpers(context, analyses, by_name)
     return True
+
+
+def _link_single_program_helpers(context: FileContext, analyses: list, by_name: dict) -> None:
+    """Mark the helpers that only ever run on one program: every call of them in this module sits under a guard
+    that selects single programs (``if (sub_vec_id() == 0) & (pid == 0):``) or in a function that does.
+    A launched kernel is never such a helper."""
+    launched = {launch.kernel.name for launch in context.facts.launches if launch.kernel is not None}
+    sites: dict[str, list[tuple[DistAnalysis, cst.Call]]] = {}
+    for caller in analyses:
+        for name, calls in caller.calls.items():
+            if name.startswith("local.") and name[len("local."):] in by_name:
+                sites.setdefault(name[len("local."):], []).extend((caller, call) for call in calls)
+    changed = True
+    while changed:
+        changed = False
+        for name, calls in sites.items():
+            helper = by_name[name]
+            if helper.single_program or name in launched:
+                continue
+            if all(caller is not helper and (caller.single_program or any(
+                    caller.selects_single_programs(g.test) for g in caller.guards(call))) for caller, call in calls):
+                helper.single_program = True
+                changed = True
 
 
 def _bound_arguments(kernel: Kernel, call: cst.Call) -> Iterator[tuple[str, cst.BaseExpression]]:
@@ -514,8 +604,10 @@ STORE = "tl.store"
 LOAD = "tl.load"
 RANK_IDS = frozenset({"dl.rank", "shmem.my_pe"})
 # Kernel parameters whose names say they hold the calling rank (`rank`, `my_pe`, `local_rank`...).
-_RANK_PARAM = re.compile(r"^(rank|my_rank|my_pe|pe_id|rank_id|local_rank|cur_rank|this_rank)$")
-_RANK_COUNT_PARAM = re.compile(r"^(n_?ranks|num_ranks|world_size|world|rank_size|n_?pes|npes|num_pes|nranks)$")
+# Either case: constexpr spellings (`LOCAL_RANK`, `WORLD_SIZE: tl.constexpr`) say the same.
+_RANK_PARAM = re.compile(r"^(rank|my_rank|my_pe|pe_id|rank_id|local_rank|cur_rank|this_rank)$", re.IGNORECASE)
+_RANK_COUNT_PARAM = re.compile(
+    r"^(n_?ranks|num_ranks|world_size|world|rank_size|n_?pes|npes|num_pes|nranks)$", re.IGNORECASE)
 
 
 def statement_of(dist: DistAnalysis, node: cst.CSTNode) -> cst.CSTNode:
@@ -529,34 +621,45 @@ def statement_of(dist: DistAnalysis, node: cst.CSTNode) -> cst.CSTNode:
 
 
 def credit_return_slot(dist: DistAnalysis, call: cst.Call) -> cst.BaseExpression | None:
-    """The slot pointer of a credit return: ``dl.notify(slot, rank, 0)`` or ``tl.store(slot, 0)``; else None."""
+    """The slot pointer of a credit return: ``dl.notify(slot, rank, 0)``, ``signal_op(slot, 0, SET, pe)`` or
+    ``tl.store(slot, 0)``; else None."""
     name = dist.qualname_of(call)
-    if name == NOTIFY:
-        zero = signal_is_zero_set(call)
-    elif name == STORE:
-        zero = is_integer(call_argument(call, 1, "value"), 0)
-    else:
-        return None
-    return call_argument(call, 0, "ptr", "pointer") if zero else None
+    if name in SIGNAL_WRITES:
+        return signal_argument(call, name, "slot") if signal_is_zero_set(call, name) else None
+    if name == STORE and is_integer(call_argument(call, 1, "value"), 0):
+        return call_argument(call, 0, "pointer")
+    return None
 
 
 def credit_returns_in(dist: DistAnalysis, node: cst.CSTNode) -> list[tuple[cst.Call, cst.BaseExpression]]:
     """(call, slot pointer) of every credit return below ``node``."""
     found = []
-    for call in dist.calls_in(node, {NOTIFY, STORE}):
+    for call in dist.calls_in(node, SIGNAL_WRITES | {STORE}):
         slot = credit_return_slot(dist, call)
         if slot is not None:
             found.append((call, slot))
     return found
 
 
-def wait_slot(call: cst.Call) -> cst.BaseExpression | None:
-    return call_argument(call, 0, "barrierPtrs")
+def signal_writes_in(dist: DistAnalysis, node: cst.CSTNode) -> list[cst.Call]:
+    """``dl.notify`` and ``signal_op`` calls below ``node`` (the fused ``putmem_signal`` is a data put)."""
+    return list(dist.calls_in(node, SIGNAL_WRITES))
 
 
-def waits_for_zero(call: cst.Call) -> bool:
-    """A producer's wait for a free slot (``waitValue=0``)."""
-    return is_integer(call_argument(call, 4, "waitValue"), 0)
+def wait_slot(call: cst.Call, qualname: str | None = WAIT) -> cst.BaseExpression | None:
+    """The slot a wait of either dialect polls."""
+    return signal_argument(call, qualname, "slot")
+
+
+def waits_for_zero(call: cst.Call, qualname: str | None = WAIT) -> bool:
+    """A producer's wait for a free slot: ``dl.wait(..., waitValue=0)``, ``signal_wait_until(slot, CMP_EQ, 0)``."""
+    if not is_integer(signal_argument(call, qualname, "value"), 0):
+        return False
+    if qualname != SIGNAL_WAIT_UNTIL:
+        return True
+    cmp = signal_argument(call, qualname, "cmp")
+    name = cmp.attr.value if type(cmp) is cst.Attribute else cmp.value if type(cmp) is cst.Name else None
+    return is_integer(cmp, 0) or (name is not None and name.upper().endswith("EQ"))
 
 
 def iteration_names(dist: DistAnalysis, loops: list) -> set[str]:
@@ -696,6 +799,31 @@ def reads_through(dist: DistAnalysis, scope: cst.CSTNode, consumed: list[cst.Cal
             if any(id(n) in consumed_ids for n in nodes) or (targets and dist.names_feeding(pointer) & targets):
                 found.append(call)
                 break
+    return found
+
+
+def untokened_reads(dist: DistAnalysis, scope: cst.CSTNode, slot: cst.BaseExpression) -> list[cst.Call]:
+    """Loads that a ``signal_wait_until`` on ``slot`` guards in ``scope``: the shmem dialect has no token, so a
+    guarded read is a ``tl.load`` after the wait whose address shares a variable of ``scope`` with the slot (the
+    ring index ``buf`` of ``sig + buf * 16`` and ``inbox + buf * BLOCK``), off another buffer than the slot's."""
+    waits = [
+        w for w in dist.calls_in(scope, {SIGNAL_WAIT_UNTIL})
+        if not waits_for_zero(w, SIGNAL_WAIT_UNTIL) and wait_slot(w, SIGNAL_WAIT_UNTIL) is not None
+        and same_code(dist, wait_slot(w, SIGNAL_WAIT_UNTIL), slot)
+    ]
+    if not waits:
+        return []
+    first = min(dist.index.order(w) for w in waits)
+    root = dist.pointer_root(slot)
+    params = set(dist.kernel.params)
+    shared = dist.names_feeding(slot) - params - {root}
+    found = []
+    for call in dist.calls_in(scope, {LOAD}):
+        pointer = call_argument(call, 0, "pointer")
+        if pointer is None or dist.index.order(call) < first or dist.pointer_root(pointer) in (root, None):
+            continue
+        if dist.names_feeding(pointer) & shared:
+            found.append(call)
     return found
 
 

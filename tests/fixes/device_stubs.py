@@ -111,18 +111,40 @@ def getmem_nbi(dest, source, bytes, pe, qp_id=0):
 
 
 @triton.jit(noinline=True)
+def _putmem_signal(dest, source, nbytes, sig_addr, signal, sig_op, pe):
+    pass
+
+
+@triton.jit
 def putmem_signal(dest, source, nbytes, sig_addr, signal, sig_op, pe):
-    pass
+    _putmem_signal(dest, source, _runtime(nbytes), sig_addr, _runtime(signal), _runtime(sig_op), _runtime(pe))
+
+
+@triton.jit
+def _runtime(value):
+    """``value`` as a runtime scalar: the `noinline` stand-ins take no compile-time constants, the real externs
+    take the library's integer constants (`ACLSHMEM_SIGNAL_SET`, `ACLSHMEM_CMP_EQ`...)."""
+    return tl.program_id(0) * 0 + value
 
 
 @triton.jit(noinline=True)
+def _signal_op(sig_addr, signal, sig_op, pe):
+    pass
+
+
+@triton.jit
 def signal_op(sig_addr, signal, sig_op, pe):
-    pass
+    _signal_op(sig_addr, _runtime(signal), _runtime(sig_op), _runtime(pe))
 
 
 @triton.jit(noinline=True)
-def signal_wait_until(sig_addr, cmp, cmp_val):
+def _signal_wait_until(sig_addr, cmp, cmp_val):
     pass
+
+
+@triton.jit
+def signal_wait_until(sig_addr, cmp, cmp_val):
+    _signal_wait_until(sig_addr, _runtime(cmp), _runtime(cmp_val))
 
 
 @triton.jit(noinline=True)
@@ -136,6 +158,12 @@ _LIBSHMEM_DEVICE = (
     "putmem_nbi", "getmem_nbi", "putmem_signal", "signal_op", "signal_wait_until", "int_p",
 )
 _HOST_SHMEM = ("aclshmem_init", "aclshmem_create_tensor", "aclshmem_finalize")
+# The device library's integer constants (values as in Triton-distributed's `libshmem_device.py`, pr179).
+_LIBSHMEM_CONSTANTS = {
+    "ACLSHMEM_TEAM_INVALID": -1, "ACLSHMEM_TEAM_WORLD": 0,
+    "ACLSHMEM_CMP_EQ": 0, "ACLSHMEM_CMP_NE": 1, "ACLSHMEM_CMP_GT": 2, "ACLSHMEM_CMP_GE": 3, "ACLSHMEM_CMP_LT": 4,
+    "ACLSHMEM_CMP_LE": 5, "ACLSHMEM_SIGNAL_SET": 0, "ACLSHMEM_SIGNAL_ADD": 1,
+}
 
 
 def _module(name: str, attributes: dict, package: bool = False) -> types.ModuleType:
@@ -162,7 +190,8 @@ def install_host_package() -> None:
 def install() -> None:
     """Put the stand-ins into ``sys.modules`` under the real module names."""
     here = globals()
-    device = _module("triton_dist.language.extra.libshmem_device", {n: here[n] for n in _LIBSHMEM_DEVICE})
+    device = _module("triton_dist.language.extra.libshmem_device",
+                     {**{n: here[n] for n in _LIBSHMEM_DEVICE}, **_LIBSHMEM_CONSTANTS})
     extra = _module("triton_dist.language.extra", {"libshmem_device": device}, package=True)
     language = _module("triton_dist.language", {**{n: here[n] for n in _LANGUAGE}, "extra": extra}, package=True)
     root = _module("triton_dist", {"language": language, "jit": triton.jit}, package=True)

@@ -290,6 +290,11 @@ OVERRIDES: dict[tuple[str, str], dict] = {
     # The originals hand UDMA an address mapped by symm_at / remote_ptr, which the emulator rejects (the trap):
     # the fixed kernels are judged by what a one-sided put / get of `nbytes` must leave on the ranks.
     ("ASC405-example-0", "push"): {"expect": {"name": "udma_put", "args": {"dest": "buf_ptr", "source": "x_ptr"}}},
+    # The page's example: the same push in both dialects (`dl.symm_at`, `libshmem_device.remote_ptr`).
+    ("ASC405-example-3", "push"): {"expect": {"name": "udma_put", "args": {"dest": "buf_ptr", "source": "x_ptr"}}},
+    ("ASC405-example-3", "push_shmem"): {
+        "expect": {"name": "udma_put", "args": {"dest": "buf_ptr", "source": "x_ptr"}},
+    },
     ("ASC405-example-1", "pull"): {
         "expect": {"name": "udma_get", "args": {"dest": "y_ptr", "source": "buf_ptr", "offset": "offset"}},
     },
