@@ -7,11 +7,11 @@ import difflib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import notebook
 from .diagnostics import Diagnostic
 from .source import content_digest
 
 if TYPE_CHECKING:
+    from . import notebook
     from .runner import FileResult, Linter, Options
 
 SUFFIX = ".ipynb"
@@ -24,6 +24,7 @@ def is_notebook(filename: str, path: Path | None) -> bool:
 def process_notebook(
     linter: "Linter", data: bytes, filename: str, path: Path | None, options: "Options"
 ) -> "tuple[FileResult, bytes | None]":
+    from . import notebook  # notebook support loads with the first notebook
     from .runner import FileResult
 
     result = FileResult(path=filename)
