@@ -9,7 +9,6 @@ from __future__ import annotations
 import ast
 import dataclasses
 import functools
-import traceback
 import warnings
 from typing import Iterable, Sequence
 
@@ -302,6 +301,8 @@ def parser_limit_diagnostic(filename: str, message: str, row: int, column: int, 
 
 def _internal_error(filename: str, code: str, exc: BaseException, rules) -> Diagnostic:
     rule = _rule_named(rules, INTERNAL_ERROR)
+    import traceback  # only for a rule that crashed
+
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
     return Diagnostic(

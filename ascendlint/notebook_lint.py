@@ -3,7 +3,6 @@ in cell coordinates, and fixed cells are written into the notebook (see ``notebo
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -72,6 +71,8 @@ def process_notebook(
 
 def cell_diff(before: notebook.Notebook, after: notebook.Notebook, filename: str) -> str:
     """A unified diff per changed cell, named ``file:cell N`` as ruff names notebook positions."""
+    import difflib  # only for --diff
+
     old, new = before.cell_texts(), after.cell_texts()
     parts = []
     for number in sorted(old):

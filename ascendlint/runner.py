@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence, Union
@@ -262,4 +261,6 @@ def read_path(path: Path) -> tuple[bytes, str | None]:
 def unified_diff(source: SourceText, new_text: str, filename: str) -> str:
     old_lines = source_lines(source.text, keepends=True)
     new_lines = source_lines(new_text, keepends=True)
+    import difflib  # only for --diff
+
     return "".join(difflib.unified_diff(old_lines, new_lines, fromfile=filename, tofile=filename))

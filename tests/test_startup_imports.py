@@ -36,6 +36,7 @@ with open(sys.argv[1], "w") as handle:
 FORBIDDEN = (
     "ascendlint.emulate", "ascendlint.notebook", "ascendlint.server", "ascendlint.docs", "ascendlint.add_noqa",
     "importlib.metadata",  # the entry-point scan and the metadata lookup: the stored index answers both
+    "traceback", "difflib",  # only for a crashed rule and for --diff
     "pathspec", "multiprocessing", "concurrent.futures", "nbformat", "triton", "torch", "numpy", "pygls",
 )
 
