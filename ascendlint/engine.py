@@ -22,7 +22,8 @@ from .analysis.module_facts import ModuleFacts
 from .analysis.project import ModuleInProject, summarise
 from .locator import Locator
 from .prefilter import could_hold_kernel  # noqa: F401 - part of the engine's interface
-from .rule import Report, Rule
+from .reports import Report
+from .rule import Rule
 from .source import ParseFailure, ParserLimit, parse_module
 from .analysis.walk import NodeIndex
 

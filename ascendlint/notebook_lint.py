@@ -4,14 +4,25 @@ in cell coordinates, and fixed cells are written into the notebook (see ``notebo
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, Sequence
 
 from .diagnostics import Diagnostic
+from .file_result import FileResult, Options
 from .source import content_digest
 
 if TYPE_CHECKING:
     from . import notebook
-    from .runner import FileResult, Linter, Options
+
+
+class Linter(Protocol):
+    """What notebook support asks of ``runner.Linter`` (named here so that this module never imports the runner,
+    which imports it)."""
+
+    def rules_for(self, path: Path | None) -> list: ...
+
+    def lint_source(self, text: str, filename: str, rules: Sequence | None = None, unit=None) -> list[Diagnostic]: ...
+
+    def _classes(self, rules: Sequence) -> list: ...
 
 SUFFIX = ".ipynb"
 
@@ -21,10 +32,9 @@ def is_notebook(filename: str, path: Path | None) -> bool:
 
 
 def process_notebook(
-    linter: "Linter", data: bytes, filename: str, path: Path | None, options: "Options"
-) -> "tuple[FileResult, bytes | None]":
+    linter: Linter, data: bytes, filename: str, path: Path | None, options: Options
+) -> tuple[FileResult, bytes | None]:
     from . import notebook  # notebook support loads with the first notebook
-    from .runner import FileResult
 
     result = FileResult(path=filename)
     rules = linter.rules_for(path)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence, Union
 
@@ -11,6 +10,7 @@ from . import selection
 from .cache import ResultCache, content_key, rules_fingerprint
 from .config import Settings, relative_to_root
 from .diagnostics import Diagnostic
+from .file_result import FileResult, Options
 from .notebook_lint import is_notebook, process_notebook
 from .prefilter import could_hold_kernel
 from .rule_index import RuleInfo, rule_classes
@@ -30,27 +30,6 @@ if TYPE_CHECKING:
 
 
 RuleLike = Union[type["Rule"], RuleInfo]  # a rule class, or its index entry (classes load when first needed)
-
-
-@dataclass
-class FileResult:
-    path: str
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    fixed: list[Diagnostic] = field(default_factory=list)
-    rejected_fixes: list[Diagnostic] = field(default_factory=list)
-    diff: str = ""
-    error: str | None = None  # the file could not be read or written: nothing about it is known
-    text: str | None = None  # the (fixed) text, kept only when there are findings to show in context
-    source_digest: str | None = None  # digest of the bytes the fixes were computed from (set when fixes change them)
-    sources: dict[str, str] = field(default_factory=dict)  # a notebook's cell texts, by output.source_key
-    summaries: dict | None = None  # JSON summaries of the module's jit helpers, for its importers (tree_order)
-
-
-@dataclass
-class Options:
-    fix: bool = False
-    unsafe_fixes: bool = False
-    diff: bool = False
 
 
 class Linter:
