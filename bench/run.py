@@ -111,8 +111,14 @@ class Bench:
 
 
 def tool(name: str) -> str | None:
-    found = BIN / name
-    return str(found) if found.exists() else shutil.which(name)
+    """The tool's own executable: this environment's, else the base interpreter's, else the one on PATH. A version
+    manager's shim on PATH (pyenv's is a shell script that starts the tool) would add its own start-up to
+    every run, tens of milliseconds that a one-file comparison would count against the tool."""
+    for folder in (BIN, Path(sys.base_prefix) / "bin"):
+        found = folder / name
+        if found.exists():
+            return str(found)
+    return shutil.which(name)
 
 
 def measure_tree(bench: Bench, tree: Tree, with_fixit: bool, explicit: bool = False,
