@@ -41,6 +41,8 @@ class Linter:
         self.cache = cache
         self._fingerprints: dict[tuple[str, ...], str] = {}
         self._loaded: dict[tuple[str, ...], list] = {}
+        self._relative: dict[Path, str] = {}  # each file's path relative to the root, worked out once
+        self._rules_of: dict[Path, list[RuleLike]] = {}  # each file's rules after per-file-ignores
         self._per_file = []
         if settings.per_file_ignores:
             import pathspec  # only for per-file-ignores: a run without them never matches a pattern
@@ -49,13 +51,27 @@ class Linter:
                 (pathspec.GitIgnoreSpec.from_lines([glob]), codes) for glob, codes in settings.per_file_ignores.items()
             ]
 
+    def bind(self, path: Path, relative: str) -> None:
+        """What discovery found for a file: its path relative to the root of these settings."""
+        self._relative[path] = relative
+
+    def relative_path(self, path: Path) -> str:
+        found = self._relative.get(path)
+        if found is None:
+            found = self._relative[path] = relative_to_root(path, self.settings.root)
+        return found
+
     def rules_for(self, path: Path | None) -> list[RuleLike]:
         if path is None or not self._per_file:
             return self.rules
-        relative = relative_to_root(path, self.settings.root)
-        ignored = [c for spec, codes in self._per_file if spec.match_file(relative) or spec.match_file(path.name)
-                   for c in codes]
-        return selection.without(self.rules, [c.upper() for c in ignored]) if ignored else self.rules
+        found = self._rules_of.get(path)
+        if found is None:
+            relative = self.relative_path(path)
+            ignored = [c for spec, codes in self._per_file if spec.match_file(relative) or spec.match_file(path.name)
+                       for c in codes]
+            found = selection.without(self.rules, [c.upper() for c in ignored]) if ignored else self.rules
+            self._rules_of[path] = found
+        return found
 
     def lint_source(self, text: str, filename: str, rules: Sequence[RuleLike] | None = None,
                     unit: "ModuleInProject | None" = None) -> list[Diagnostic]:
@@ -151,7 +167,7 @@ class Linter:
         if fingerprint is None:
             fingerprint = rules_fingerprint(rules, self.settings.rule_options)
             self._fingerprints[codes] = fingerprint
-        key = content_key(relative_to_root(path, self.settings.root), data)
+        key = content_key(self.relative_path(path), data)
         if unit is not None:  # the findings also depend on the summaries of the linted modules it imports
             key = content_key(key, unit.seen.encode("utf-8"))
         return fingerprint, key
