@@ -14,11 +14,12 @@ RULE_PAGE = "docs/rules/{code}.md"
 FALLBACK_REPOSITORY = "https://github.com/OWNER/ascendlint"
 
 _template: str | None = None
-_known_repository: list[str] = []  # the URL as the rule index stored it (a metadata lookup costs a distribution scan)
+_known_repository: list = []  # [the URL] as the rule index stored it (a metadata lookup costs a distribution scan)
 
 
-def remember_repository(url: str) -> None:
-    """Use ``url`` as the declared repository (the rule index read it from the metadata when it was built)."""
+def remember_repository(url) -> None:
+    """Use ``url`` as the declared repository (the rule index read it from the metadata when it was built; it
+    stores whatever ``declared_repository_url`` gave, so a package that declares none is remembered too)."""
     _known_repository[:] = [url]
 
 

@@ -164,13 +164,14 @@ def _read(path: Path) -> tuple[RuleInfo, ...] | None:
             for r in stored["rules"]
         )
         unchanged = all(_stat_line(source) == line for source, line in stored["sources"].items())
-        repository = stored.get("repository")
+        repository = stored["repository"]
+        if repository is not None and not isinstance(repository, str):
+            return None
     except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
         return None
     if not infos or not unchanged or not _builtin_codes() <= {info.code for info in infos}:
         return None  # a built-in rule missing from the index would silently not run
-    if isinstance(repository, str) and repository:
-        docs_links.remember_repository(repository)  # as the metadata said when the index was built
+    docs_links.remember_repository(repository)  # as the metadata said when the index was built
     return infos
 
 

@@ -106,3 +106,24 @@ def test_the_probe_sees_a_module_that_is_not_needed(project):
     opt_in = next(r for r in all_rules() if not r.default and r.code in builtin_modules())
     modules, _ = _loaded(project, "--select", opt_in.code)
     assert _unneeded(modules, set(), set()) != []
+
+
+def test_the_stored_index_answers_the_repository_url_without_a_metadata_lookup(tmp_path, monkeypatch):
+    from ascendlint import docs_links
+
+    monkeypatch.setenv(rule_index_module.CACHE_ENV, str(tmp_path / "user-cache"))
+    monkeypatch.setattr(docs_links, "_known_repository", [])
+    declared = docs_links.declared_repository_url()
+    rule_index_module.rule_index()  # builds and stores the index, with the URL the metadata declares
+    (stored,) = (tmp_path / "user-cache").glob("rules-*.json")
+    document = json.loads(stored.read_text())
+    assert document["repository"] == declared
+    document["repository"] = "https://example.invalid/kept"  # outside the records' digest: read back as stored
+    stored.write_text(json.dumps(document))
+
+    def refuse():
+        raise AssertionError("the metadata was looked up although the stored index holds the URL")
+
+    monkeypatch.setattr(docs_links, "declared_repository_url", refuse)
+    assert rule_index_module.rule_index()
+    assert docs_links.repository_url() == "https://example.invalid/kept"
