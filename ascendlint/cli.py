@@ -109,7 +109,7 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
             found = discover(paths, settings, force_exclude=force_exclude, settings_for=resolver.for_path)
             files = found.files
             errors = _discovery_errors(paths, found)
-            linters.prepare(files)
+            linters.prepare(found.sources)  # each file with the settings discovery resolved for it
             if show_files:
                 _emit("".join(f"{path}\n" for path in files), output_file)
                 sys.exit(EXIT_ERROR if errors else EXIT_CLEAN)

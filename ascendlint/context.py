@@ -13,7 +13,7 @@ from .analysis.walk import NodeIndex
 
 if TYPE_CHECKING:
     from .analysis.values import KernelAnalysis
-    from .rule import Report
+    from .reports import Report
 
 
 @dataclass

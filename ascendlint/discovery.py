@@ -24,11 +24,25 @@ if TYPE_CHECKING:  # imported where used: a run over named files only never matc
     import pathspec
 
 
+@dataclass(frozen=True)
+class SourceFile:
+    """A file to lint and what governs it, resolved once, here: the settings of its closest configuration file
+    and its path relative to their root (what per-file-ignores and the result cache's key use)."""
+
+    path: Path
+    settings: Settings
+    relative: str
+
+
 @dataclass
 class Discovery:
-    files: list[Path] = field(default_factory=list)
+    sources: list[SourceFile] = field(default_factory=list)
     errors: list[tuple[Path, str]] = field(default_factory=list)  # skipped: errors if named, else warnings
     unreadable: list[tuple[Path, str]] = field(default_factory=list)  # folders that could not be listed: errors
+
+    @property
+    def files(self) -> list[Path]:
+        return [source.path for source in self.sources]
 
 
 def _spec(patterns) -> pathspec.PathSpec:
@@ -108,24 +122,28 @@ def discover(paths: list[Path], settings: Settings, force_exclude: bool = False,
     excludes = _Excludes()
     seen: dict[str, int] = {}  # resolved path -> position in result.files
 
-    def add(path: Path) -> None:
+    def add(path: Path, governing: Settings, relative: str | None = None) -> None:
         """Each file once, whatever the links to it (two names would lint and fix it twice); the file's own name
         is kept over a symbolic link's."""
         key = os.path.normcase(os.path.realpath(path))
         position = seen.get(key)
+        if position is not None and not (result.sources[position].path.is_symlink() and not path.is_symlink()):
+            return
+        source = SourceFile(path, governing, relative_to_root(path, governing.root) if relative is None else relative)
         if position is None:
-            seen[key] = len(result.files)
-            result.files.append(path)
-        elif result.files[position].is_symlink() and not path.is_symlink():
-            result.files[position] = path
+            seen[key] = len(result.sources)
+            result.sources.append(source)
+        else:
+            result.sources[position] = source
 
     for path in paths:
-        if force_exclude and path.exists() and _force_excluded(path, settings_for(path), excludes):
+        governing = settings_for(path) if force_exclude and path.exists() else None
+        if governing is not None and _force_excluded(path, governing, excludes):
             continue
         if path.is_symlink() and not path.exists():
             result.errors.append((path, _dangling_reason(path)))
         elif path.is_file():
-            add(path)
+            add(path, settings_for(path) if governing is None else governing)
         elif path.is_dir():
             _walk(path, settings_for, excludes, add, result)
         elif not path.exists():
@@ -135,8 +153,10 @@ def discover(paths: list[Path], settings: Settings, force_exclude: bool = False,
     return result
 
 
-def _excluded(path: Path, is_dir: bool, settings: Settings, exclude: pathspec.PathSpec) -> bool:
-    relative = relative_to_root(path, settings.root)
+def _excluded(path: Path, is_dir: bool, settings: Settings, exclude: pathspec.PathSpec,
+              relative: str | None = None) -> bool:
+    if relative is None:
+        relative = relative_to_root(path, settings.root)
     suffix = "/" if is_dir else ""
     return exclude.match_file(relative + suffix) or exclude.match_file(path.name + suffix)
 
@@ -193,7 +213,8 @@ def _walk(top: Path, settings_for, excludes: _Excludes, add, result: Discovery) 
             if not name.endswith(SOURCE_SUFFIXES):
                 continue
             child = folder_path / name
-            if _excluded(child, False, settings, exclude) or _ignored(_real(child), False, specs):
+            relative = relative_to_root(child, settings.root)
+            if _excluded(child, False, settings, exclude, relative) or _ignored(_real(child), False, specs):
                 continue
             if child.is_symlink() and not child.exists():
                 result.errors.append((child, _dangling_reason(child)))
@@ -201,7 +222,7 @@ def _walk(top: Path, settings_for, excludes: _Excludes, add, result: Discovery) 
             if not child.is_file():  # a FIFO or device named *.py would block or stream forever
                 result.errors.append((child, "not a regular file"))
                 continue
-            add(child)
+            add(child, settings, relative)
 
 
 def _real(path: Path) -> Path:

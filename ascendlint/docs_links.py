@@ -14,11 +14,23 @@ RULE_PAGE = "docs/rules/{code}.md"
 FALLBACK_REPOSITORY = "https://github.com/OWNER/ascendlint"
 
 _template: str | None = None
+_known_repository: list = []  # [the URL] as the rule index stored it (a metadata lookup costs a distribution scan)
+
+
+def remember_repository(url) -> None:
+    """Use ``url`` as the declared repository (the rule index read it from the metadata when it was built; it
+    stores whatever ``declared_repository_url`` gave, so a package that declares none is remembered too)."""
+    _known_repository[:] = [url]
+
+
+def repository_url() -> str:
+    """The ``Repository`` URL the installed package declares (pyproject.toml ``[project.urls]``)."""
+    return _known_repository[0] if _known_repository else declared_repository_url()
 
 
 @lru_cache(maxsize=1)
-def repository_url() -> str:
-    """The ``Repository`` URL the installed package declares (pyproject.toml ``[project.urls]``)."""
+def declared_repository_url() -> str:
+    """``repository_url`` read from the installed package's metadata."""
     try:
         from importlib.metadata import PackageNotFoundError, metadata
     except ImportError:  # pragma: no cover

@@ -9,7 +9,6 @@ from __future__ import annotations
 import ast
 import dataclasses
 import functools
-import traceback
 import warnings
 from typing import Iterable, Sequence
 
@@ -23,7 +22,8 @@ from .analysis.module_facts import ModuleFacts
 from .analysis.project import ModuleInProject, summarise
 from .locator import Locator
 from .prefilter import could_hold_kernel  # noqa: F401 - part of the engine's interface
-from .rule import Report, Rule
+from .reports import Report
+from .rule import Rule
 from .source import ParseFailure, ParserLimit, parse_module
 from .analysis.walk import NodeIndex
 
@@ -302,6 +302,8 @@ def parser_limit_diagnostic(filename: str, message: str, row: int, column: int, 
 
 def _internal_error(filename: str, code: str, exc: BaseException, rules) -> Diagnostic:
     rule = _rule_named(rules, INTERNAL_ERROR)
+    import traceback  # only for a rule that crashed
+
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
     return Diagnostic(

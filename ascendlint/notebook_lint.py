@@ -3,16 +3,26 @@ in cell coordinates, and fixed cells are written into the notebook (see ``notebo
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, Sequence
 
-from . import notebook
 from .diagnostics import Diagnostic
+from .file_result import FileResult, Options
 from .source import content_digest
 
 if TYPE_CHECKING:
-    from .runner import FileResult, Linter, Options
+    from . import notebook
+
+
+class Linter(Protocol):
+    """What notebook support asks of ``runner.Linter`` (named here so that this module never imports the runner,
+    which imports it)."""
+
+    def rules_for(self, path: Path | None) -> list: ...
+
+    def lint_source(self, text: str, filename: str, rules: Sequence | None = None, unit=None) -> list[Diagnostic]: ...
+
+    def _classes(self, rules: Sequence) -> list: ...
 
 SUFFIX = ".ipynb"
 
@@ -22,9 +32,9 @@ def is_notebook(filename: str, path: Path | None) -> bool:
 
 
 def process_notebook(
-    linter: "Linter", data: bytes, filename: str, path: Path | None, options: "Options"
-) -> "tuple[FileResult, bytes | None]":
-    from .runner import FileResult
+    linter: Linter, data: bytes, filename: str, path: Path | None, options: Options
+) -> tuple[FileResult, bytes | None]:
+    from . import notebook  # notebook support loads with the first notebook
 
     result = FileResult(path=filename)
     rules = linter.rules_for(path)
@@ -71,6 +81,8 @@ def process_notebook(
 
 def cell_diff(before: notebook.Notebook, after: notebook.Notebook, filename: str) -> str:
     """A unified diff per changed cell, named ``file:cell N`` as ruff names notebook positions."""
+    import difflib  # only for --diff
+
     old, new = before.cell_texts(), after.cell_texts()
     parts = []
     for number in sorted(old):

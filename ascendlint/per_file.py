@@ -12,6 +12,7 @@ from typing import Callable, Iterable
 
 from .cache import ResultCache
 from .config import Settings, SettingsResolver
+from .discovery import SourceFile
 from .runner import FileResult, Linter, Options
 
 
@@ -27,14 +28,24 @@ class LinterSet:
         self._use_cache = use_cache
         self._linters: dict[int, Linter] = {}
         self._caches: dict[Path, ResultCache] = {}
+        self._by_path: dict[Path, Linter] = {}  # the discovered files, bound to their linters by ``prepare``
 
-    def prepare(self, paths: Iterable[Path]) -> None:
-        """Resolve every path's settings and build its linter now (configuration errors surface before linting,
-        and worker processes inherit the complete set)."""
-        for path in paths:
-            self.linter_for(path)
+    def prepare(self, files: Iterable[SourceFile | Path]) -> None:
+        """Build every file's linter now (configuration errors surface before linting, and worker processes
+        inherit the complete set). A discovered file brings the settings discovery resolved for it, and its
+        relative path, which its linter keeps: neither is looked up again for it in the run."""
+        for item in files:
+            if isinstance(item, SourceFile):
+                linter = self.linter_for_settings(item.settings)
+                linter.bind(item.path, item.relative)
+                self._by_path[item.path] = linter
+            else:
+                self.linter_for(item)
 
     def linter_for(self, path: Path | None) -> Linter:
+        found = self._by_path.get(path) if path is not None else None
+        if found is not None:
+            return found
         settings = self.resolver.for_path(path if path is not None else Path.cwd())
         return self.linter_for_settings(settings)
 
@@ -78,4 +89,6 @@ class LinterSet:
     def without_cache(self) -> "LinterSet":
         twin = LinterSet(self.resolver, self._make_linter, use_cache=False)
         twin._linters = {key: linter.without_cache() for key, linter in self._linters.items()}
+        twins = {id(linter): twin._linters[key] for key, linter in self._linters.items()}
+        twin._by_path = {path: twins[id(linter)] for path, linter in self._by_path.items()}
         return twin

@@ -6,7 +6,6 @@ import importlib
 import inspect
 import pkgutil
 from functools import lru_cache
-from importlib.metadata import entry_points
 from types import ModuleType
 
 from .rule import Rule
@@ -40,6 +39,8 @@ def _rules_in(obj) -> list[type[Rule]]:
 @lru_cache(maxsize=1)
 def all_rules() -> tuple[type[Rule], ...]:
     """Every known rule, sorted by code; built-in rules load even when the package is not installed."""
+    from importlib.metadata import entry_points  # the scan of installed distributions: only for the whole set
+
     rules: dict[str, type[Rule]] = {}
     targets = [BUILTIN]
     for entry in entry_points(group=GROUP):
@@ -53,6 +54,40 @@ def all_rules() -> tuple[type[Rule], ...]:
                 raise RegistryError(f"two rules claim code {rule.code}: {existing.__module__} and {rule.__module__}")
             rules[rule.code] = rule
     return tuple(sorted(rules.values(), key=lambda r: r.code))
+
+
+def builtin_modules() -> dict[str, str]:
+    """Built-in rule modules by the code their file name carries (``asc101_launch_num_warps.py`` holds ASC101),
+    found by listing the package, not by importing it: whatever rule files ``checks/`` holds, nothing is listed
+    by hand."""
+    package = importlib.import_module(BUILTIN)
+    found = {}
+    for info in pkgutil.iter_modules(package.__path__):
+        head = info.name.split("_", 1)[0]
+        if not info.name.startswith("_") and head[:3] == "asc" and head[3:].isdigit():
+            found[head.upper()] = f"{BUILTIN}.{info.name}"
+    return found
+
+
+def rules_for_codes(codes) -> list[type[Rule]]:
+    """The rule classes of ``codes`` (in that order), importing only the built-in rule modules that hold them.
+
+    For callers whose codes come from a current rule index (``rule_index``): the index was built by
+    ``all_rules``, which refused two rules claiming one code, and it is rebuilt whenever a distribution is
+    installed or removed, so a code that is a built-in file's is that file's rule. A code no built-in file
+    carries (a plugin's), or a file that turns out not to hold its code, falls back to the whole registry with
+    its entry-point scan."""
+    codes = list(codes)
+    modules = builtin_modules()
+    if all(code in modules for code in codes):
+        by_code: dict[str, type[Rule]] = {}
+        for name in dict.fromkeys(modules[code] for code in codes):
+            for rule in _rules_in(importlib.import_module(name)):
+                by_code.setdefault(rule.code, rule)
+        if all(code in by_code for code in codes):
+            return [by_code[code] for code in codes]
+    every = {rule.code: rule for rule in all_rules()}
+    return [every[code] for code in codes if code in every]
 
 
 def rule_by_code_or_name(key: str) -> type[Rule] | None:

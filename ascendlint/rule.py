@@ -10,17 +10,17 @@ from __future__ import annotations
 import inspect
 import textwrap
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, ClassVar, Iterable
+from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
 
-from .diagnostics import Applicability, Edit, FixSafety, Location, Severity
+from .diagnostics import Applicability, FixSafety, Severity
+from .reports import EditBuilder, Report
 
 if TYPE_CHECKING:
     from .context import FileContext
-    from .locator import Locator
 
-EditBuilder = Callable[["Locator"], Iterable[Edit]]
+__all__ = ["EditBuilder", "Invalid", "Report", "Rule", "Valid"]  # Report and EditBuilder live in ``reports``
 
 
 @dataclass(frozen=True)
@@ -47,20 +47,6 @@ class Invalid:
         object.__setattr__(self, "code", textwrap.dedent(self.code).lstrip("\n"))
         if self.fixed is not None:
             object.__setattr__(self, "fixed", textwrap.dedent(self.fixed).lstrip("\n"))
-
-
-@dataclass
-class Report:
-    """A finding before positions are resolved (positions are computed only for files that report)."""
-
-    rule: type["Rule"]
-    node: cst.CSTNode | None
-    message: str
-    severity: Severity
-    span: tuple[Location, Location] | None = None
-    fix_message: str | None = None
-    edits: EditBuilder | None = None
-    applicability: Applicability | None = None
 
 
 class Rule:

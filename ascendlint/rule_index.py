@@ -5,9 +5,12 @@ the ``ascendlint.checks`` entry point (another large slice); a run whose files a
 or the result cache needs neither. The index (code, name, option names, where the class lives) is stored as plain
 JSON in the user's cache folder, keyed by everything that can change the set of rules: the tool version, the
 built-in rule files (size, mtime) and the modification times of the import path's folders (installing or
-removing a plugin package changes its site-packages folder). Rule classes are only ever obtained from the
-registry, never by importing a module named in the stored index. An index whose records do not match their stored
-digest, or that lacks a built-in rule, is ignored and rebuilt: a damaged or edited index never means fewer rules.
+removing a plugin package changes its site-packages folder). The index also keeps the repository URL the
+package's metadata declares (for the default documentation links), read when it is built: looking it up again
+would cost another scan of the distributions. Rule classes are only ever obtained from the registry (which, for
+built-in rules, imports only the files of the rules a run enables), never by importing a module named in the
+stored index. An index whose records do not match their stored digest, or that lacks a built-in rule, is ignored
+and rebuilt: a damaged or edited index never means fewer rules.
 """
 
 from __future__ import annotations
@@ -20,10 +23,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import __version__
+from . import __version__, docs_links
 
 CACHE_ENV = "ASCENDLINT_USER_CACHE"  # overrides the user cache folder (tests, read-only homes)
-_FORMAT = 3  # 2: a digest of the records, checked on reading; 3: each rule's default tier
+_FORMAT = 4  # 2: a digest of the records, checked on reading; 3: each rule's default tier; 4: the repository URL
 
 
 @dataclass(frozen=True)
@@ -71,12 +74,14 @@ def rule_index(use_stored: bool = True) -> tuple[RuleInfo, ...]:
 
 
 def rule_classes(rules) -> list:
-    """The rule classes for index entries (classes pass through), from the registry alone."""
+    """The rule classes for index entries (classes pass through), from the registry alone: only the modules of
+    these rules are imported when they are all built-in (``registry.rules_for_codes``)."""
     if all(isinstance(rule, type) for rule in rules):
         return list(rules)
-    from .registry import all_rules
+    from .registry import rules_for_codes
 
-    by_code = {rule.code: rule for rule in all_rules()}
+    wanted = [rule.code for rule in rules if not isinstance(rule, type)]
+    by_code = {rule.code: rule for rule in rules_for_codes(wanted)}
     return [rule if isinstance(rule, type) else by_code[rule.code] for rule in rules if rule.code in by_code]
 
 
@@ -159,10 +164,14 @@ def _read(path: Path) -> tuple[RuleInfo, ...] | None:
             for r in stored["rules"]
         )
         unchanged = all(_stat_line(source) == line for source, line in stored["sources"].items())
+        repository = stored["repository"]
+        if repository is not None and not isinstance(repository, str):
+            return None
     except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
         return None
     if not infos or not unchanged or not _builtin_codes() <= {info.code for info in infos}:
         return None  # a built-in rule missing from the index would silently not run
+    docs_links.remember_repository(repository)  # as the metadata said when the index was built
     return infos
 
 
@@ -179,7 +188,8 @@ def _write(path: Path, infos: tuple[RuleInfo, ...]) -> None:
         fd, tmp = tempfile.mkstemp(prefix=".rules-", suffix=".tmp", dir=path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump({"rules": records, "sources": sources, "digest": _records_digest(records)}, handle)
+                json.dump({"rules": records, "sources": sources, "digest": _records_digest(records),
+                           "repository": docs_links.declared_repository_url()}, handle)
             os.replace(tmp, path)
         except BaseException:
             os.unlink(tmp)

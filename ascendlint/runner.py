@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import copy
-import difflib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence, Union
 
@@ -12,6 +10,7 @@ from . import selection
 from .cache import ResultCache, content_key, rules_fingerprint
 from .config import Settings, relative_to_root
 from .diagnostics import Diagnostic
+from .file_result import FileResult, Options
 from .notebook_lint import is_notebook, process_notebook
 from .prefilter import could_hold_kernel
 from .rule_index import RuleInfo, rule_classes
@@ -33,27 +32,6 @@ if TYPE_CHECKING:
 RuleLike = Union[type["Rule"], RuleInfo]  # a rule class, or its index entry (classes load when first needed)
 
 
-@dataclass
-class FileResult:
-    path: str
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    fixed: list[Diagnostic] = field(default_factory=list)
-    rejected_fixes: list[Diagnostic] = field(default_factory=list)
-    diff: str = ""
-    error: str | None = None  # the file could not be read or written: nothing about it is known
-    text: str | None = None  # the (fixed) text, kept only when there are findings to show in context
-    source_digest: str | None = None  # digest of the bytes the fixes were computed from (set when fixes change them)
-    sources: dict[str, str] = field(default_factory=dict)  # a notebook's cell texts, by output.source_key
-    summaries: dict | None = None  # JSON summaries of the module's jit helpers, for its importers (tree_order)
-
-
-@dataclass
-class Options:
-    fix: bool = False
-    unsafe_fixes: bool = False
-    diff: bool = False
-
-
 class Linter:
     """Settings resolved once per run; lints any number of files."""
 
@@ -63,6 +41,8 @@ class Linter:
         self.cache = cache
         self._fingerprints: dict[tuple[str, ...], str] = {}
         self._loaded: dict[tuple[str, ...], list] = {}
+        self._relative: dict[Path, str] = {}  # each file's path relative to the root, worked out once
+        self._rules_of: dict[Path, list[RuleLike]] = {}  # each file's rules after per-file-ignores
         self._per_file = []
         if settings.per_file_ignores:
             import pathspec  # only for per-file-ignores: a run without them never matches a pattern
@@ -71,13 +51,27 @@ class Linter:
                 (pathspec.GitIgnoreSpec.from_lines([glob]), codes) for glob, codes in settings.per_file_ignores.items()
             ]
 
+    def bind(self, path: Path, relative: str) -> None:
+        """What discovery found for a file: its path relative to the root of these settings."""
+        self._relative[path] = relative
+
+    def relative_path(self, path: Path) -> str:
+        found = self._relative.get(path)
+        if found is None:
+            found = self._relative[path] = relative_to_root(path, self.settings.root)
+        return found
+
     def rules_for(self, path: Path | None) -> list[RuleLike]:
         if path is None or not self._per_file:
             return self.rules
-        relative = relative_to_root(path, self.settings.root)
-        ignored = [c for spec, codes in self._per_file if spec.match_file(relative) or spec.match_file(path.name)
-                   for c in codes]
-        return selection.without(self.rules, [c.upper() for c in ignored]) if ignored else self.rules
+        found = self._rules_of.get(path)
+        if found is None:
+            relative = self.relative_path(path)
+            ignored = [c for spec, codes in self._per_file if spec.match_file(relative) or spec.match_file(path.name)
+                       for c in codes]
+            found = selection.without(self.rules, [c.upper() for c in ignored]) if ignored else self.rules
+            self._rules_of[path] = found
+        return found
 
     def lint_source(self, text: str, filename: str, rules: Sequence[RuleLike] | None = None,
                     unit: "ModuleInProject | None" = None) -> list[Diagnostic]:
@@ -173,7 +167,7 @@ class Linter:
         if fingerprint is None:
             fingerprint = rules_fingerprint(rules, self.settings.rule_options)
             self._fingerprints[codes] = fingerprint
-        key = content_key(relative_to_root(path, self.settings.root), data)
+        key = content_key(self.relative_path(path), data)
         if unit is not None:  # the findings also depend on the summaries of the linted modules it imports
             key = content_key(key, unit.seen.encode("utf-8"))
         return fingerprint, key
@@ -262,4 +256,6 @@ def read_path(path: Path) -> tuple[bytes, str | None]:
 def unified_diff(source: SourceText, new_text: str, filename: str) -> str:
     old_lines = source_lines(source.text, keepends=True)
     new_lines = source_lines(new_text, keepends=True)
+    import difflib  # only for --diff
+
     return "".join(difflib.unified_diff(old_lines, new_lines, fromfile=filename, tofile=filename))

@@ -122,15 +122,16 @@ def interleaved(commands: list[tuple[str, list[str], Path | None]], repeat: int,
                 lines: int = 0) -> list[Series]:
     """Runs taken in turns (one of each command, then the next round), so that a ratio of two of them compares
     runs made under the same load: on a shared machine the speed drifts by a third within minutes, far more
-    than the differences measured. Each command is (label, argv, working folder or None). A command past the
-    limit or longer than ``LONG_RUN`` runs no more."""
+    than the differences measured. Each command is (label, argv, working folder or None); the argv may be a
+    function that returns it, called before each of its runs (to edit a file first). A command past the limit or
+    longer than ``LONG_RUN`` runs no more."""
     found = [Series(label, lines=lines) for label, _, _ in commands]
     done: set[int] = set()
     for _ in range(repeat):
         for position, (_, command, cwd) in enumerate(commands):
             if position in done:
                 continue
-            run = run_process(command, limit, cwd)
+            run = run_process(command() if callable(command) else command, limit, cwd)
             found[position].runs.append(run)
             if run.over_limit or run.wall > LONG_RUN:
                 done.add(position)

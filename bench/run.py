@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench import memory, profile_rules, scaling  # noqa: E402
+from bench import hook, memory, profile_rules, scaling  # noqa: E402
 from bench.corpus import REPO, Tree, build_kernel_tree, build_mixed_tree, build_real_tree, line_count  # noqa: E402
 from bench.measure import CODE, LONG_RUN, FileTiming, Series, interleaved, lint_files_alone, series  # noqa: E402
 
@@ -40,8 +40,9 @@ PYTHON = sys.executable
 BIN = Path(sys.executable).parent
 DOC = REPO / "docs" / "performance.md"
 SECTIONS = {"synthetic": ("<!-- bench:start -->", "<!-- bench:end -->"),
-            "tree": ("<!-- bench-tree:start -->", "<!-- bench-tree:end -->")}
-PARTS = ("kernel", "mixed", "single", "profile", "scaling", "memory", "tree")
+            "tree": ("<!-- bench-tree:start -->", "<!-- bench-tree:end -->"),
+            "hook": ("<!-- bench-hook:start -->", "<!-- bench-hook:end -->")}
+PARTS = ("kernel", "mixed", "single", "profile", "scaling", "memory", "tree", "hook")
 SLOWEST = 15
 FILE_BAR = 1.0  # seconds: every real file, alone, cold
 PARSE_ONLY = (
@@ -110,8 +111,14 @@ class Bench:
 
 
 def tool(name: str) -> str | None:
-    found = BIN / name
-    return str(found) if found.exists() else shutil.which(name)
+    """The tool's own executable: this environment's, else the base interpreter's, else the one on PATH. A version
+    manager's shim on PATH (pyenv's is a shell script that starts the tool) would add its own start-up to
+    every run, tens of milliseconds that a one-file comparison would count against the tool."""
+    for folder in (BIN, Path(sys.base_prefix) / "bin"):
+        found = folder / name
+        if found.exists():
+            return str(found)
+    return shutil.which(name)
 
 
 def measure_tree(bench: Bench, tree: Tree, with_fixit: bool, explicit: bool = False,
@@ -409,6 +416,21 @@ def run_tree(bench: Bench, source: Path, work: Path) -> list[str]:
     return out
 
 
+# -- the hook section ------------------------------------------------------------------------------------------
+
+
+def run_hook(bench: Bench, args) -> list[str]:
+    """One edited real kernel file as pre-commit checks it, in turns with flake8 (``bench.hook``)."""
+    source = args.hook_file.resolve() if args.hook_file else hook.pick_file(args.tree.resolve())
+    if source is None:
+        raise SystemExit(f"no kernel file under {args.tree}")
+    print(f"measuring one edited file as a hook checks it ({source}) ...", flush=True)
+    result = hook.measure(bench.command_line(), source, args.work, args.hook_rounds, bench.run_limit, tool)
+    base = args.tree.resolve() if args.tree and source.is_relative_to(args.tree.resolve()) else None
+    shown = str(source.relative_to(base)) if base else source.name
+    return [*hook.render(result, shown), "### targets", "", *render_targets(hook.target_rows(result))]
+
+
 def _progress(total: int):
     done = iter(range(1, total + 1))
 
@@ -487,6 +509,9 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "ascendlint-bench")
     parser.add_argument("--no-fixit", action="store_true", help="skip fixit (about 1k lines/s)")
     parser.add_argument("--no-write", action="store_true", help="print only; leave docs/performance.md alone")
+    parser.add_argument("--hook-file", type=Path, help="the file of the hook part (default: the kernel file of "
+                        "median size under --tree)")
+    parser.add_argument("--hook-rounds", type=int, default=hook.ROUNDS, help="rounds of the hook part")
     args = parser.parse_args()
     parts = set(PARTS) if not args.only else {p.strip() for p in args.only.split(",")}
     unknown = parts - set(PARTS)
@@ -494,22 +519,26 @@ def main() -> None:
         parser.error(f"unknown parts: {', '.join(sorted(unknown))}")
     if "tree" in parts and args.tree is None:
         parts.discard("tree")
+    if "hook" in parts and args.tree is None and args.hook_file is None:
+        parts.discard("hook")
 
     bench = Bench(args)
     args.work.mkdir(parents=True, exist_ok=True)
     snapshot_code(args.work)
     sections = {}
-    if parts - {"tree"}:
+    if parts - {"tree", "hook"}:
         sections["synthetic"] = run_synthetic(bench, args, parts)
     if "tree" in parts:
         sections["tree"] = run_tree(bench, args.tree.resolve(), args.work)
-    full_synthetic = set(PARTS) - {"tree"} <= parts
+    if "hook" in parts:
+        sections["hook"] = run_hook(bench, args)
+    full_synthetic = set(PARTS) - {"tree", "hook"} <= parts
     facts = [f"- {fact}" for fact in machine_facts(bench)]
     for name, lines in sections.items():
         lines = [*facts, "", *lines]
         print("\n".join(lines))
         # A partial or filtered run never overwrites the documented numbers.
-        if not args.no_write and not bench.rule_args and (name == "tree" or full_synthetic):
+        if not args.no_write and not bench.rule_args and (name in ("tree", "hook") or full_synthetic):
             write_doc(name, lines)
             print(f"\nwrote the {name} section of {DOC.relative_to(REPO)}")
 

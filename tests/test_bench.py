@@ -100,3 +100,40 @@ def test_interleaved_runs_take_turns_and_stop_a_command_past_the_limit(tmp_path)
     assert [len(s.runs) for s in found] == [3, 3, 1]
     assert found[2].runs[0].over_limit and not found[0].runs[0].over_limit
     assert log.read_text() == "abs" + "ab" + "ab"
+
+
+def test_interleaved_calls_a_command_function_before_each_of_its_runs(tmp_path):
+    import sys
+
+    from bench.measure import interleaved
+
+    log = tmp_path / "order.txt"
+    calls = []
+
+    def edited():
+        calls.append(len(calls))
+        return [sys.executable, "-c", f"open({str(log)!r}, 'a').write('e{len(calls)}')"]
+
+    plain = [sys.executable, "-c", f"open({str(log)!r}, 'a').write('p')"]
+    found = interleaved([("edited", edited, None), ("plain", plain, None)], 2, 30.0)
+    assert [len(s.runs) for s in found] == [2, 2] and calls == [0, 1]
+    assert log.read_text() == "e1p" + "e2p"
+
+
+def test_the_hook_file_is_the_median_kernel_file_and_never_edited_in_place(tmp_path):
+    from bench import hook
+
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg@history").mkdir()
+    for name, size in (("a", 1), ("b", 3), ("c", 5)):
+        (tree / "pkg" / f"{name}.py").write_text("import triton\n" + "x = 1\n" * size)
+    (tree / "pkg" / "plain.py").write_text("x = 1\n" * 2)  # never mentions triton: not a kernel file
+    (tree / "pkg@history" / "old.py").write_text("import triton\n")
+    picked = hook.pick_file(tree)
+    assert picked == tree / "pkg" / "b.py"
+    before = picked.read_bytes()
+    result = hook.measure(["true"], picked, tmp_path / "work", rounds=2, tool=lambda name: None)
+    assert picked.read_bytes() == before and result.file.parent == tmp_path / "work" / "hook"
+    assert result.file.read_text().count("# edit ") == 2  # edited before each of its two runs
+    assert [len(s.runs) for s in result.series.values()] == [2, 2, 2]

@@ -12,6 +12,7 @@ from functools import cached_property
 
 import libcst as cst
 
+from .module_names import resolve_relative
 from .walk import NodeIndex
 
 _PREFIXES = (
@@ -217,8 +218,6 @@ class ModuleFacts:
             return base or None
         if not self.name:
             return None
-        from .project import resolve_relative
-
         return resolve_relative(self.name, level, base, self.is_package) or None
 
     def qualname(self, node: cst.BaseExpression) -> str | None:

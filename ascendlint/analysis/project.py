@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
+from .module_names import resolve_relative
+
 if TYPE_CHECKING:
     from .module_facts import ModuleFacts
 
@@ -131,14 +133,6 @@ def module_name(path: Path) -> str:
             break
         folder = folder.parent
     return ".".join(parts)
-
-
-def resolve_relative(module: str, level: int, target: str, is_package: bool) -> str:
-    """``from ..x import y`` in ``module``: the absolute name of ``..x``."""
-    package = module.split(".") if is_package else module.split(".")[:-1]
-    if level > 1:
-        package = package[: len(package) - (level - 1)]
-    return ".".join([*package, target] if target else package)
 
 
 _FROM_IMPORT = re.compile(r"^\s*from\s+(\.*)([\w.]*)\s+import\b", re.MULTILINE)

@@ -7,6 +7,7 @@ formats print only their document.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
@@ -51,14 +52,22 @@ def register(name: str) -> Callable[[Formatter], Formatter]:
     return decorate
 
 
+# The built-in formats by name, and the module that registers each: a run imports only the format it prints
+# (``tests/output/test_format_table.py`` keeps this table equal to what the modules register).
+BUILTIN_FORMATS = {
+    "full": "text", "concise": "text", "json": "json_format", "json-lines": "json_format", "sarif": "sarif",
+    "rdjson": "rdjson", "github": "github", "junit": "junit", "grouped": "grouped", "gitlab": "gitlab",
+}
+
+
 def names() -> list[str]:
-    _load_builtin()
-    return sorted(_FORMATS)
+    return sorted({*BUILTIN_FORMATS, *_FORMATS})
 
 
 def get(name: str) -> Formatter:
     """The format ``name``; all but those in RAW_FILENAMES see file names and messages as ``shown`` makes them."""
-    _load_builtin()
+    if name not in _FORMATS and name in BUILTIN_FORMATS:
+        importlib.import_module(f"{__name__}.{BUILTIN_FORMATS[name]}")  # registers it
     formatter = _FORMATS[name]
     if name in RAW_FILENAMES:
         return formatter
@@ -104,23 +113,6 @@ def showable(report: RunReport) -> RunReport:
         fixed=[one(d) for d in report.fixed],
         sources={shown(name): text for name, text in report.sources.items()},
     )
-
-
-_builtin_loaded = False
-
-
-def _load_builtin() -> None:
-    """Import the built-in formats once (importing one format module directly must not hide the others)."""
-    global _builtin_loaded
-    if _builtin_loaded:
-        return
-    _builtin_loaded = True
-    from . import json_format, text  # noqa: F401  (importing registers the formats)
-    for optional in ("sarif", "rdjson", "github", "junit", "grouped", "gitlab"):
-        try:
-            __import__(f"{__name__}.{optional}")
-        except ImportError:
-            continue
 
 
 def sorted_diagnostics(diagnostics: Sequence[Diagnostic]) -> list[Diagnostic]:

@@ -1,0 +1,29 @@
+"""What linting one file gives back, and the options that decide it: the records the runner and notebook support
+share (both build results; neither needs the other to describe them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .diagnostics import Diagnostic
+
+
+@dataclass
+class FileResult:
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    fixed: list[Diagnostic] = field(default_factory=list)
+    rejected_fixes: list[Diagnostic] = field(default_factory=list)
+    diff: str = ""
+    error: str | None = None  # the file could not be read or written: nothing about it is known
+    text: str | None = None  # the (fixed) text, kept only when there are findings to show in context
+    source_digest: str | None = None  # digest of the bytes the fixes were computed from (set when fixes change them)
+    sources: dict[str, str] = field(default_factory=dict)  # a notebook's cell texts, by output.source_key
+    summaries: dict | None = None  # JSON summaries of the module's jit helpers, for its importers (tree_order)
+
+
+@dataclass
+class Options:
+    fix: bool = False
+    unsafe_fixes: bool = False
+    diff: bool = False
