@@ -253,7 +253,8 @@ class DotLhsReuse(Rule):
             self._report(analysis, reuse.call, reuse.lhs, list(reuse.reads), copies)
 
     def _report(self, analysis, call, lhs, reads, copies) -> None:
-        first = min(reads, key=analysis.index.order)
+        others = [r for r in reads if r is not lhs]  # name another read than the dot's own next iteration
+        first = min(others or reads, key=analysis.index.order)
         line = self.context.locator.span(first)[0].row
         message = self.message.format(name=lhs.value, line=line)
         line_node = next((a for a in analysis.index.ancestors(call) if type(a) is cst.SimpleStatementLine), None)

@@ -59,3 +59,9 @@ def test_asc306_is_opt_in_and_selected_by_its_code():
     assert "ASC301" in default and "ASC306" not in default
     assert "ASC306" in {r.code for r in selection.resolve(rules, ["ASC"], ["ASC306"], [])}
     assert "ASC306" in {r.code for r in selection.resolve(rules, ["ASC3"], [], [])}
+
+
+def test_the_message_names_a_read_other_than_the_dots_own_next_iteration():
+    text = HEAD + "        acc += tl.dot(b_q, b_k)\n" + "    tl.store(o + offs, acc + b_q)\n"
+    (finding,) = lint(text, "ASC301")
+    assert finding.message.endswith("(line 14)"), finding.message  # the store after the loop, not line 12
