@@ -9,7 +9,8 @@ by the engine, before any rule runs; the CLI asks the same function to say which
 GPU-only evidence: a CUDA device (``device="cuda"``, ``"cuda:4"``, ``torch.device("cuda")``, ``.cuda()``,
 ``torch.cuda.*``), ``x.is_cuda``, inline assembly in PTX (or AMD GCN) text, ``triton.language.extra.cuda`` (its
 ``libdevice`` included), and the AMD counterparts ``triton.language.extra.hip``, ``torch.version.hip``,
-``is_hip``. NPU evidence: ``torch_npu``, ``torch.npu``, ``.npu()``, ``"npu"`` devices, ``is_npu``,
+``is_hip``, and a GPU backend's folder on the path (``nvidia``, ``cuda``, ``amd``, ``hip``, ``rocm``: Triton-
+distributed keeps its GPU kernels in ``kernels/nvidia/`` and ``kernels/amd/``). NPU evidence: ``torch_npu``, ``torch.npu``, ``.npu()``, ``"npu"`` devices, ``is_npu``,
 ``triton.language.extra.cann`` / ``.ascend``, any imported module with ``ascend`` or ``npu`` in its name
 (``triton_dist.language.extra.ascend``, ``vllm_ascend``), vector/cube/AI core counts (``get_vectorcore_num``,
 ``"num_aicore"``), and a folder on the path (relative to the project root) named with ``ascend`` or ``npu``
@@ -33,6 +34,7 @@ _GPU_DEVICE = re.compile(r"^cuda(:\d+)?$")
 _NPU_DEVICE = re.compile(r"^npu(:\d+)?$")
 _CORE_COUNT = re.compile(r"(vector|cube|ai)_?core", re.IGNORECASE)
 _NPU_NAME_TOKENS = {"ascend", "npu"}
+_GPU_FOLDER_TOKENS = {"nvidia", "cuda", "amd", "hip", "rocm"}  # a GPU backend's folder (`kernels/nvidia/`)
 # Dotted PTX mnemonics (``cvt.rn.f16.f32``, ``mov.b32``, ``ld.global.v4.b32``) and AMD GCN ones (``v_add_f32``).
 _PTX = re.compile(r"\b[a-z][a-z0-9]*(\.[a-z][a-z0-9]*)+\b")
 _GCN = re.compile(r"\b[vs]_[a-z][a-z0-9_]*\b")
@@ -84,26 +86,30 @@ NOT_CUDA_ONLY = Platform()
 
 def classify(text: str, path: str | None = None) -> Platform:
     """The evidence in ``text`` (a module's source) and in the folders of ``path`` (relative to the project root)."""
-    if _GPU_WORDS.search(text) is None:
-        return NOT_CUDA_ONLY
-    folder = _npu_folder(path)
+    folder = _folder(path, _NPU_NAME_TOKENS)
     if folder is not None:  # decided by the path: nothing in the text can make the module CUDA-only
         return Platform(npu=(folder,))
+    gpu_folder = _folder(path, _GPU_FOLDER_TOKENS)
+    if gpu_folder is None and _GPU_WORDS.search(text) is None:
+        return NOT_CUDA_ONLY
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return NOT_CUDA_ONLY  # the engine reports what it can of a module it cannot parse
     collector = _Collector()
+    if gpu_folder is not None:
+        collector.gpu.append(gpu_folder)
     collector.run(tree)
     by_line = lambda e: e.line or 0  # noqa: E731
     return Platform(gpu=tuple(sorted(collector.gpu, key=by_line)), npu=tuple(sorted(collector.npu, key=by_line)))
 
 
-def _npu_folder(path: str | None) -> Evidence | None:
+def _folder(path: str | None, tokens: set[str]) -> Evidence | None:
+    """The first folder of ``path`` whose name has one of ``tokens`` as a word (``vllm_ascend``, ``nvidia``)."""
     if not path:
         return None
     for folder in PurePosixPath(path.replace("\\", "/")).parts[:-1]:
-        if _NPU_NAME_TOKENS & set(re.split(r"[_\-.\s]+", folder.lower())):
+        if tokens & set(re.split(r"[_\-.\s]+", folder.lower())):
             return Evidence(f"the folder `{folder}` on the path")
     return None
 

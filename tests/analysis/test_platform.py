@@ -99,6 +99,13 @@ def test_an_npu_folder_on_the_path_is_npu_evidence(folder):
     assert not found.cuda_only and found.npu and found.npu[0].line is None
 
 
+@pytest.mark.parametrize("folder", ["kernels/nvidia", "kernels/amd", "cuda", "ops/rocm"])
+def test_a_gpu_backend_folder_is_gpu_evidence(folder):
+    found = classify(module(), f"pkg/{folder}/kernels.py")  # the module itself names no device
+    assert found.cuda_only and found.gpu[0].line is None
+    assert not classify(module(), f"pkg/{folder}/_ascend/kernels.py").cuda_only  # an NPU folder wins
+
+
 def test_the_file_name_and_unrelated_folders_are_not_evidence():
     assert classify(GPU_ONLY["is_cuda assert"], "ascend_docs_npu.py").cuda_only  # a file name, not a folder
     assert classify(GPU_ONLY["is_cuda assert"], "benchmarks/gpu/kernels.py").cuda_only
