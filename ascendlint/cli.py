@@ -116,7 +116,8 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
             errors = _discovery_errors(paths, found)
             linters.prepare(files)
             if show_files:
-                _emit("".join(f"{path}{_cuda_only_note(linters, path)}\n" for path in files), output_file)
+                found = parallel.platforms(linters, files)
+                _emit("".join(f"{path}{_cuda_only_note(found.get(path))}\n" for path in files), output_file)
                 sys.exit(EXIT_ERROR if errors else EXIT_CLEAN)
     except (ConfigError, selection.SelectionError) as exc:
         click.echo(f"error: {exc}", err=True)
@@ -181,20 +182,20 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
     sys.exit(EXIT_FINDINGS if remaining and not exit_zero else EXIT_CLEAN)
 
 
-def _cuda_only_note(linters: LinterSet, path: Path) -> str:
+def _cuda_only_note(found) -> str:
     """`--show-files`: what follows a file's path when the run treats it as CUDA-only."""
-    found = linters.linter_for(path).platform_of_path(path)
     return f"  ({found.reason()}: Ascend rules skipped)" if found is not None and found.cuda_only else ""
 
 
 def _say_cuda_only(linters: LinterSet, files: list[Path]) -> None:
     """`--verbose`: one note per file treated as CUDA-only, with the evidence, on standard error."""
     count = 0
+    found = parallel.platforms(linters, files)
     for path in files:
-        found = linters.linter_for(path).platform_of_path(path)
-        if found is not None and found.cuda_only:
+        verdict = found.get(path)
+        if verdict is not None and verdict.cuda_only:
             count += 1
-            click.echo(f"note: {output.shown(str(path))}: {found.reason()}; the Ascend rules reported nothing "
+            click.echo(f"note: {output.shown(str(path))}: {verdict.reason()}; the Ascend rules reported nothing "
                        "(`lint-cuda-only = true` or --lint-cuda-only lints it)", err=True)
     click.echo(f"note: {count} of {len(files)} file{'s' if len(files) != 1 else ''} treated as CUDA-only", err=True)
 

@@ -86,7 +86,12 @@ def _lint(text: str, filename: str, rules: Sequence[type[Rule]], options: dict[s
         facts.imported_helpers = project.project.for_imports(facts)
     else:
         facts = ModuleFacts(module, index)
-    facts.platform = platform.classify(text, platform_path) if platform_path is not None else platform.NOT_CUDA_ONLY
+    if platform_path is None:
+        facts.platform = platform.NOT_CUDA_ONLY
+    elif project is not None and project.cuda_only_importers:  # decided over the tree (tree_order)
+        facts.platform = platform.through_importers(project.cuda_only_importers)
+    else:
+        facts.platform = platform.classify(text, platform_path)
     skipped = facts.platform.cuda_only  # Ascend rules report nothing in a CUDA-only module; tool rules still run
     context = FileContext(
         filename=filename,

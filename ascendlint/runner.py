@@ -95,22 +95,19 @@ class Linter:
         """The file's path relative to the project root: where the CUDA-only decision looks for NPU folders."""
         return filename if filename == "-" else relative_to_root(Path(filename), self.settings.root)
 
-    def platform_of(self, text: str, filename: str):
+    def platform_of(self, text: str, filename: str, complete: bool = False):
         """How the engine treats this text: ``analysis.platform.Platform`` (CUDA-only or not, and why), or None
         when CUDA-only modules are linted anyway."""
         if self.lint_cuda_only:
             return None
         from .analysis import platform
 
-        return platform.classify(text, self.tree_path(filename))
+        return platform.classify(text, self.tree_path(filename), complete)
 
-    def platform_of_path(self, path: Path):
-        """``platform_of`` for a file on disk, read as a run reads it (None also when it cannot be read or cannot
-        hold a kernel: such a file is not linted as a module at all)."""
-        if self.lint_cuda_only:
-            return None
-        data, error = read_path(path)
-        if error is not None or not could_hold_kernel(data):
+    def platform_of_data(self, path: Path, data: bytes, complete: bool = False):
+        """``platform_of`` for a file's bytes, read as a run reads them (None also when they cannot hold a kernel
+        or be decoded: such a file is not linted as a module at all)."""
+        if self.lint_cuda_only or not could_hold_kernel(data):
             return None
         if is_notebook(str(path), path):
             from . import notebook
@@ -119,9 +116,9 @@ class Linter:
                 book = notebook.read(data)
             except notebook.NotebookError:
                 return None
-            return self.platform_of(book.text, str(path)) if book is not None and book.cells else None
+            return self.platform_of(book.text, str(path), complete) if book is not None and book.cells else None
         try:
-            return self.platform_of(decode_source(data).text, str(path))
+            return self.platform_of(decode_source(data).text, str(path), complete)
         except SourceDecodeError:
             return None
 

@@ -84,13 +84,22 @@ class Platform:
 NOT_CUDA_ONLY = Platform()
 
 
-def classify(text: str, path: str | None = None) -> Platform:
-    """The evidence in ``text`` (a module's source) and in the folders of ``path`` (relative to the project root)."""
+def through_importers(importers) -> Platform:
+    """The verdict for a module with no evidence of its own that only CUDA-only modules import."""
+    shown = ", ".join(f"`{name}`" for name in list(importers)[:3])
+    more = f" and {len(importers) - 3} more" if len(importers) > 3 else ""
+    return Platform(gpu=(Evidence(f"imported only by CUDA-only modules ({shown}{more})"),))
+
+
+def classify(text: str, path: str | None = None, complete: bool = False) -> Platform:
+    """The evidence in ``text`` (a module's source) and in the folders of ``path`` (relative to the project root).
+
+    A text that cannot be CUDA-only is answered without looking for NPU evidence, unless ``complete``."""
     folder = _folder(path, _NPU_NAME_TOKENS)
     if folder is not None:  # decided by the path: nothing in the text can make the module CUDA-only
         return Platform(npu=(folder,))
     gpu_folder = _folder(path, _GPU_FOLDER_TOKENS)
-    if gpu_folder is None and _GPU_WORDS.search(text) is None:
+    if gpu_folder is None and not complete and _GPU_WORDS.search(text) is None:
         return NOT_CUDA_ONLY
     try:
         tree = ast.parse(text)

@@ -213,3 +213,59 @@ def test_one_setting_turns_it_off(cli, write, tmp_path):
     write("ascendlint.toml", 'lint-cuda-only = "yes"\n')
     bad = cli("check", ".", cwd=tmp_path)
     assert bad.returncode == 2 and "`lint-cuda-only` must be true or false" in bad.stderr
+
+
+# -- a module that only CUDA-only modules import ------------------------------------------------------------------
+HELPER = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def backward(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+def run_backward(x, n):
+    backward[(triton.cdiv(n, 128),)](x, n, BLOCK=128, num_warps=4)
+"""
+GPU_FORWARD = GPU_ONLY["is_cuda assert"] + "\nfrom .helper import run_backward\n"
+NPU_FORWARD = NPU_TOO["torch_npu import"] + "\nfrom .helper import run_backward\n"
+
+
+def _findings(cli, tmp_path, *extra):
+    run = cli("check", ".", "--no-cache", "--format", "json", *extra, cwd=tmp_path)
+    return sorted({d["filename"] for d in json.loads(run.stdout)}), run
+
+
+def test_a_module_only_cuda_only_modules_import_is_cuda_only_too(cli, write, tmp_path):
+    write("pkg/__init__.py", "")
+    write("pkg/helper.py", HELPER)
+    write("pkg/gpu.py", GPU_FORWARD)
+    files, run = _findings(cli, tmp_path, "-v")
+    assert files == [], run.stderr
+    assert "note: pkg/helper.py: CUDA-only module: imported only by CUDA-only modules (`pkg/gpu.py`)" in run.stderr
+    listed = cli("check", ".", "--show-files", cwd=tmp_path).stdout
+    assert "pkg/helper.py  (CUDA-only module: imported only by" in listed
+    alone = cli("check", "pkg/helper.py", "--no-cache", "--format", "json", cwd=tmp_path)
+    assert [d["code"] for d in json.loads(alone.stdout)] == ["ASC101"]  # linted alone, nothing says so
+    assert _findings(cli, tmp_path, "--lint-cuda-only")[0] == ["pkg/gpu.py", "pkg/helper.py"]
+
+
+def test_an_npu_importer_or_evidence_of_its_own_keeps_it_linted(cli, write, tmp_path):
+    write("pkg/__init__.py", "")
+    write("pkg/helper.py", HELPER)
+    write("pkg/gpu.py", GPU_FORWARD)
+    write("pkg/npu.py", NPU_FORWARD)
+    assert _findings(cli, tmp_path)[0] == ["pkg/helper.py", "pkg/npu.py"]
+    (tmp_path / "pkg" / "npu.py").unlink()
+    write("pkg/helper.py", HELPER + "\nimport torch_npu\n")
+    assert _findings(cli, tmp_path)[0] == ["pkg/helper.py"]
+
+
+def test_it_follows_a_chain_of_such_modules(cli, write, tmp_path):
+    write("pkg/__init__.py", "")
+    write("pkg/base.py", HELPER)
+    write("pkg/helper.py", HELPER.replace("def backward", "def backward2").replace("backward[", "backward2[")
+          + "\nfrom .base import run_backward as run_base\n")
+    write("pkg/gpu.py", GPU_FORWARD)
+    assert _findings(cli, tmp_path)[0] == []
