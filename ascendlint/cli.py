@@ -80,9 +80,13 @@ def main() -> None:
 @click.option("--show-files", is_flag=True, help="Print the files that would be linted, then exit.")
 @click.option("--quiet", "-q", is_flag=True, help="Print findings only, no summary.")
 @click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` to every line with findings; report nothing else.")
+@click.option("--lint-cuda-only/--no-lint-cuda-only", default=None,
+              help="Lint CUDA-only modules with the Ascend rules too (config: `lint-cuda-only`; default: no).")
+@click.option("--verbose", "-v", is_flag=True,
+              help="Also say, on standard error, which files were treated as CUDA-only and why.")
 def check(paths, select, extend_select, ignore, output_format, output_file, fix, unsafe_fixes, diff, show_fixes,
           statistics, exit_zero, exit_non_zero_on_fix, no_cache, jobs, stdin_filename, config_path, force_exclude,
-          show_settings, show_files, quiet, add_noqa) -> None:
+          show_settings, show_files, quiet, add_noqa, lint_cuda_only, verbose) -> None:
     """Lint PATHS (files or folders; `-` reads standard input). Default: the current folder."""
     from_stdin = list(paths) == [Path("-")] or (not paths and stdin_filename is not None)
     paths = [Path("-")] if from_stdin else (list(paths) or [Path(".")])
@@ -96,7 +100,8 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
         first = Path(stdin_filename) if from_stdin and stdin_filename else paths[0]
         settings = resolver.for_path(first if from_stdin or first.exists() else Path.cwd())
         docs_links.use_template(settings.docs_url)
-        linters = LinterSet(resolver, lambda s, cache: Linter(_enabled_rules(rules, s, *overrides), s, cache=cache),
+        linters = LinterSet(resolver, lambda s, cache: Linter(_enabled_rules(rules, s, *overrides), s, cache=cache,
+                                                              lint_cuda_only=lint_cuda_only),
                             use_cache=not (no_cache or from_stdin))
         if show_settings:
             _emit(_settings_text(settings, linters.linter_for_settings(settings)), output_file)
@@ -111,7 +116,8 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
             errors = _discovery_errors(paths, found)
             linters.prepare(found.sources)  # each file with the settings discovery resolved for it
             if show_files:
-                _emit("".join(f"{path}\n" for path in files), output_file)
+                found = parallel.platforms(linters, files)
+                _emit("".join(f"{path}{_cuda_only_note(found.get(path))}\n" for path in files), output_file)
                 sys.exit(EXIT_ERROR if errors else EXIT_CLEAN)
     except (ConfigError, selection.SelectionError) as exc:
         click.echo(f"error: {exc}", err=True)
@@ -131,6 +137,8 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
         for d in [*r.diagnostics, *r.fixed]:
             d.url = docs_links.rule_url(d.code)
     errors.extend(f"{r.path}: {r.error}" for r in results if r.error)
+    if verbose and not from_stdin:
+        _say_cuda_only(linters, files)
     for message in errors:
         click.echo(f"error: Failed to lint {output.shown(message)}", err=True)
     if add_noqa:
@@ -174,6 +182,24 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
     sys.exit(EXIT_FINDINGS if remaining and not exit_zero else EXIT_CLEAN)
 
 
+def _cuda_only_note(found) -> str:
+    """`--show-files`: what follows a file's path when the run treats it as CUDA-only."""
+    return f"  ({found.reason()}: Ascend rules skipped)" if found is not None and found.cuda_only else ""
+
+
+def _say_cuda_only(linters: LinterSet, files: list[Path]) -> None:
+    """`--verbose`: one note per file treated as CUDA-only, with the evidence, on standard error."""
+    count = 0
+    found = parallel.platforms(linters, files)
+    for path in files:
+        verdict = found.get(path)
+        if verdict is not None and verdict.cuda_only:
+            count += 1
+            click.echo(f"note: {output.shown(str(path))}: {verdict.reason()}; the Ascend rules reported nothing "
+                       "(`lint-cuda-only = true` or --lint-cuda-only lints it)", err=True)
+    click.echo(f"note: {count} of {len(files)} file{'s' if len(files) != 1 else ''} treated as CUDA-only", err=True)
+
+
 def _discovery_errors(paths: list[Path], found) -> list[str]:
     """Problems with paths named on the command line are errors; those met while walking are warnings."""
     errors = []
@@ -205,6 +231,7 @@ def _settings_text(settings: Settings, linter: Linter) -> str:
         f"exclude = {json.dumps(settings.exclude)}",
         f"extend-exclude = {json.dumps(settings.extend_exclude)}",
         f"respect-gitignore = {json.dumps(settings.respect_gitignore)}",
+        f"lint-cuda-only = {json.dumps(linter.lint_cuda_only)}",
         f"docs-url = {json.dumps(docs_links.rule_url('{code}', settings.docs_url))}",
         f"per-file-ignores = {json.dumps(settings.per_file_ignores)}",
         f"rule-options = {json.dumps(settings.rule_options, sort_keys=True)}",

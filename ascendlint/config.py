@@ -45,6 +45,7 @@ class Settings:
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     rule_options: dict[str, dict] = field(default_factory=dict)
     respect_gitignore: bool = True
+    lint_cuda_only: bool = False  # lint CUDA-only modules with the Ascend rules too (analysis.platform)
     docs_url: str | None = None  # rule page URL template with ``{code}``; None: the default (see docs_links)
     root: Path = field(default_factory=Path.cwd)
     path: Path | None = None
@@ -169,6 +170,10 @@ def settings_from_table(table: dict, config_path: Path, known_rules) -> Settings
             if not isinstance(value, bool):
                 raise ConfigError(f"{config_path}: `respect-gitignore` must be true or false")
             settings.respect_gitignore = value
+        elif key == "lint-cuda-only":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{config_path}: `lint-cuda-only` must be true or false")
+            settings.lint_cuda_only = value
         elif key == "docs-url":
             if not isinstance(value, str) or "{code}" not in value:
                 raise ConfigError(f"{config_path}: `docs-url` must be a URL template containing `{{code}}`")

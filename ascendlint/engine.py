@@ -18,6 +18,7 @@ from . import fixes, noqa
 from .collector import paused_for_one_file
 from .context import FileContext
 from .diagnostics import Diagnostic, Edit, Fix, Location, Severity
+from .analysis import platform
 from .analysis.module_facts import ModuleFacts
 from .analysis.project import ModuleInProject, summarise
 from .locator import Locator
@@ -40,19 +41,27 @@ def lint_text(
     rules: Sequence[type[Rule]],
     options: dict[str, dict] | None = None,
     project: ModuleInProject | None = None,
+    tree_path: str | None = None,
+    lint_cuda_only: bool = False,
 ) -> list[Diagnostic]:
     """All findings for one decoded source text, sorted, with suppressions applied.
 
     With ``project``, the module is linted as part of the tree: jit helpers it imports from modules linted before
-    it are known by their summaries, and (when asked) its own helpers' summaries are exported."""
+    it are known by their summaries, and (when asked) its own helpers' summaries are exported.
+
+    A CUDA-only module (``analysis.platform``: GPU-only evidence, no NPU evidence in the text or in the folders of
+    ``tree_path``, the path relative to the project root, ``filename`` when not given) gets no finding from the
+    Ascend rules, only from the tool rules (ASC001-ASC003), unless ``lint_cuda_only``."""
     if noqa.skips_file(text):
         return []
     with paused_for_one_file():
-        return _lint(text, filename, rules, options or {}, project)
+        return _lint(text, filename, rules, options or {}, project,
+                     None if lint_cuda_only else (filename if tree_path is None else tree_path))
 
 
 def _lint(text: str, filename: str, rules: Sequence[type[Rule]], options: dict[str, dict],
-          project: ModuleInProject | None) -> list[Diagnostic]:
+          project: ModuleInProject | None, platform_path: str | None) -> list[Diagnostic]:
+    """``platform_path``: where the module sits, for the CUDA-only decision; None: lint it whatever it shows."""
     enabled = {rule.code for rule in rules}
     try:
         module = parse_module(text)
@@ -77,6 +86,13 @@ def _lint(text: str, filename: str, rules: Sequence[type[Rule]], options: dict[s
         facts.imported_helpers = project.project.for_imports(facts)
     else:
         facts = ModuleFacts(module, index)
+    if platform_path is None:
+        facts.platform = platform.NOT_CUDA_ONLY
+    elif project is not None and project.cuda_only_importers:  # decided over the tree (tree_order)
+        facts.platform = platform.through_importers(project.cuda_only_importers)
+    else:
+        facts.platform = platform.classify(text, platform_path)
+    skipped = facts.platform.cuda_only  # Ascend rules report nothing in a CUDA-only module; tool rules still run
     context = FileContext(
         filename=filename,
         text=text,
@@ -88,7 +104,7 @@ def _lint(text: str, filename: str, rules: Sequence[type[Rule]], options: dict[s
     crashed: dict[str, BaseException] = {}
     instances = []
     for rule in rules:
-        if rule.tool_rule:
+        if rule.tool_rule or skipped:
             continue
         try:
             instances.append(rule(context, options.get(rule.code)))
@@ -106,7 +122,9 @@ def _lint(text: str, filename: str, rules: Sequence[type[Rule]], options: dict[s
     if INTERNAL_ERROR in enabled:
         diagnostics.extend(_internal_error(filename, code, exc, rules) for code, exc in crashed.items())
     kept, used = _unsuppressed(diagnostics, context.locator)
-    kept.extend(_unused_noqa(context, rules, used, crashed))
+    # In a CUDA-only module the Ascend rules did not run: their codes in a `# noqa` are not stale there.
+    not_run = [r.code for r in rules if not r.tool_rule] if skipped else []
+    kept.extend(_unused_noqa(context, rules, used, [*crashed, *not_run]))
     if project is not None and project.export:
         project.exported = _summaries(facts)
     context.release()
@@ -220,7 +238,7 @@ def _unsuppressed(diagnostics: Iterable[Diagnostic], locator: Locator) -> tuple[
     return kept, used
 
 
-def _unused_noqa(context: FileContext, rules, used, crashed: dict[str, BaseException]) -> list[Diagnostic]:
+def _unused_noqa(context: FileContext, rules, used, crashed) -> list[Diagnostic]:
     """ASC003 runs after suppression: it needs to know which ``# noqa`` codes suppressed something."""
     rule = _rule_named(rules, UNUSED_NOQA)
     if rule is None:

@@ -68,6 +68,29 @@ def worker_count(jobs: int, sizes: Sequence[int]) -> int:
     return best
 
 
+def platforms(linter: Linter, paths: Sequence[Path]) -> dict[Path, object]:
+    """How a run treats each file (``analysis.platform.Platform``, None when CUDA-only modules are linted anyway
+    or the file is not a module), with the verdicts decided over the tree: for `--show-files` and `--verbose`."""
+    read = []
+    for path in paths:
+        data, error = read_path(path)
+        if error is None and could_hold_kernel(data):
+            read.append((path, data))
+    from .tree_order import cuda_only_through_importers, plan as plan_tree
+
+    tree = plan_tree(read)
+    through = cuda_only_through_importers(tree, read, linter.platform_of_data) if tree.members else {}
+    found = {}
+    for index, (path, data) in enumerate(read):
+        if index in through:
+            from .analysis.platform import through_importers
+
+            found[path] = through_importers(through[index])
+        else:
+            found[path] = linter.platform_of_data(path, data)
+    return found
+
+
 def lint_paths(linter: Linter, paths: Sequence[Path], options: Options, jobs: int = 0) -> list[FileResult]:
     """One result per path, in order; fixes are written (``--fix``) and new results cached by the caller's linter.
 
@@ -84,9 +107,11 @@ def lint_paths(linter: Linter, paths: Sequence[Path], options: Options, jobs: in
         else:
             candidates.append((position, path, data))
 
-    from .tree_order import plan as plan_tree
+    from .tree_order import cuda_only_through_importers, plan as plan_tree
 
-    tree = plan_tree([(path, data) for _, path, data in candidates])
+    planned = [(path, data) for _, path, data in candidates]
+    tree = plan_tree(planned)
+    through = cuda_only_through_importers(tree, planned, linter.platform_of_data) if tree.members else {}
     project = None
     for number, wave in enumerate(tree.waves, 1):
         if tree.members and project is None:
@@ -97,6 +122,9 @@ def lint_paths(linter: Linter, paths: Sequence[Path], options: Options, jobs: in
         for index in wave:
             position, path, data = candidates[index]
             unit = tree.unit(index, project) if project is not None else None
+            if unit is not None and index in through:
+                unit.cuda_only_importers = through[index]
+                unit.seen += "|cuda-only through its importers"
             cached = linter.cached_result(data, str(path), path, options, None, unit)
             if cached is not None:
                 results[position] = cached

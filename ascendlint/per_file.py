@@ -82,6 +82,9 @@ class LinterSet:
     def write_back(self, path: Path, result: FileResult, new_data: bytes | None, options: Options) -> FileResult:
         return self.linter_for(path).write_back(path, result, new_data, options)
 
+    def platform_of_data(self, path: Path, data: bytes, complete: bool = False):
+        return self.linter_for(path).platform_of_data(path, data, complete)
+
     def load_rules(self) -> None:
         for linter in self._linters.values():
             linter.load_rules()

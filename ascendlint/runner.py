@@ -35,10 +35,13 @@ RuleLike = Union[type["Rule"], RuleInfo]  # a rule class, or its index entry (cl
 class Linter:
     """Settings resolved once per run; lints any number of files."""
 
-    def __init__(self, rules: Sequence[RuleLike], settings: Settings, cache: ResultCache | None = None) -> None:
+    def __init__(self, rules: Sequence[RuleLike], settings: Settings, cache: ResultCache | None = None,
+                 lint_cuda_only: bool | None = None) -> None:
         self.rules = list(rules)
         self.settings = settings
         self.cache = cache
+        # Ascend rules in CUDA-only modules: the setting, unless the command line says otherwise.
+        self.lint_cuda_only = settings.lint_cuda_only if lint_cuda_only is None else lint_cuda_only
         self._fingerprints: dict[tuple[str, ...], str] = {}
         self._loaded: dict[tuple[str, ...], list] = {}
         self._relative: dict[Path, str] = {}  # each file's path relative to the root, worked out once
@@ -79,7 +82,39 @@ class Linter:
         from . import engine
 
         return engine.lint_text(text, filename, self._classes(rules or self.rules), self.settings.rule_options,
-                                project=unit)
+                                project=unit, tree_path=self.tree_path(filename),
+                                lint_cuda_only=self.lint_cuda_only)
+
+    def tree_path(self, filename: str) -> str:
+        """The file's path relative to the project root: where the CUDA-only decision looks for NPU folders."""
+        return filename if filename == "-" else relative_to_root(Path(filename), self.settings.root)
+
+    def platform_of(self, text: str, filename: str, complete: bool = False):
+        """How the engine treats this text: ``analysis.platform.Platform`` (CUDA-only or not, and why), or None
+        when CUDA-only modules are linted anyway."""
+        if self.lint_cuda_only:
+            return None
+        from .analysis import platform
+
+        return platform.classify(text, self.tree_path(filename), complete)
+
+    def platform_of_data(self, path: Path, data: bytes, complete: bool = False):
+        """``platform_of`` for a file's bytes, read as a run reads them (None also when they cannot hold a kernel
+        or be decoded: such a file is not linted as a module at all)."""
+        if self.lint_cuda_only or not could_hold_kernel(data):
+            return None
+        if is_notebook(str(path), path):
+            from . import notebook
+
+            try:
+                book = notebook.read(data)
+            except notebook.NotebookError:
+                return None
+            return self.platform_of(book.text, str(path), complete) if book is not None and book.cells else None
+        try:
+            return self.platform_of(decode_source(data).text, str(path), complete)
+        except SourceDecodeError:
+            return None
 
     def load_rules(self) -> None:
         """Import the enabled rule classes, and with them libcst and the engine, now (before forking workers)."""
@@ -166,6 +201,8 @@ class Linter:
         fingerprint = self._fingerprints.get(codes)
         if fingerprint is None:
             fingerprint = rules_fingerprint(rules, self.settings.rule_options)
+            if self.lint_cuda_only:  # the same file gives other findings
+                fingerprint += "+cuda-only-linted"
             self._fingerprints[codes] = fingerprint
         key = content_key(self.relative_path(path), data)
         if unit is not None:  # the findings also depend on the summaries of the linted modules it imports

@@ -35,6 +35,7 @@ class Member:
     is_package: bool
     providers: tuple[str, ...]  # the linted modules it imports from that export summaries
     export: bool  # another linted module imports from this one
+    importers: tuple[int, ...] = ()  # positions of the linted modules that import from this one
 
 
 @dataclass
@@ -54,6 +55,35 @@ class TreePlan:
         )
         return ModuleInProject(member.name, member.is_package, project, export=member.export,
                                seen=f"{'export:' if member.export else ''}{seen}")
+
+
+def cuda_only_through_importers(tree: TreePlan, files: Sequence[tuple[Path, bytes]], platform_of) -> dict:
+    """Position -> the CUDA-only modules that import it, for each module of the tree that shows no evidence of its
+    own (neither GPU-only nor NPU) and that only CUDA-only modules import (a GPU kernel's backward kept in its own
+    module): it is CUDA-only too. ``platform_of(path, data, complete)`` classifies one file (None: CUDA-only
+    modules are linted anyway). Followed through chains of such modules."""
+    verdicts: dict = {}
+
+    def verdict(position: int):
+        if position not in verdicts:
+            path, data = files[position]
+            verdicts[position] = platform_of(path, data, True)
+        return verdicts[position]
+
+    found: dict[int, tuple[str, ...]] = {}
+    changed = True
+    while changed:
+        changed = False
+        for position, member in tree.members.items():
+            if position in found or not member.export or not member.importers:
+                continue
+            own = verdict(position)
+            if own is None or own.gpu or own.npu:
+                continue
+            if all(i in found or (verdict(i) is not None and verdict(i).cuda_only) for i in member.importers):
+                found[position] = tuple(sorted(str(files[i][0]) for i in member.importers))
+                changed = True
+    return found
 
 
 def plan(files: Sequence[tuple[Path, bytes]]) -> TreePlan:
@@ -80,11 +110,15 @@ def plan(files: Sequence[tuple[Path, bytes]]) -> TreePlan:
 
     position_of = {name: position for position, (name, _, _) in names.items() if name in providers}
     members: dict[int, Member] = {}
+    importers: dict[str, list[int]] = {}
+    for position, (name, _, imports) in names.items():
+        for module in (imports & providers) - {name}:
+            importers.setdefault(module, []).append(position)
     for position, (name, is_package, imports) in names.items():
         used = tuple(sorted((imports & providers) - {name}))
         export = name in providers
         if used or export:
-            members[position] = Member(name, is_package, used, export)
+            members[position] = Member(name, is_package, used, export, tuple(importers.get(name, ())))
     order = lint_order({name: set(members[position_of[name]].providers) for name in providers})
     waves = [[position_of[name] for name in wave] for wave in order]
     waves.append([position for position in range(len(files)) if position not in set(position_of.values())])

@@ -3,11 +3,16 @@ import re
 import libcst as cst
 
 from ascendlint import edits
+from ascendlint.analysis.module_facts import dotted_name
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
 _IGNORED = ("num_warps", "num_stages")
 _IN_COMMENT = re.compile(r"\b(num_warps|num_stages)\s*=")
+_LOOP_MESSAGE = (
+    "`num_stages` on `tl.range` has no effect on Ascend: triton-ascend drops the loop's `tt.num_stages` attribute "
+    "when it lowers the kernel, and nothing in its backend reads it"
+)
 _KEYWORD_IN_COMMENT = re.compile(r"\b(?:num_warps|num_stages)\s*=\s*[^,\s)#]+")
 
 
@@ -20,10 +25,13 @@ class _CommentCollector(cst.CSTVisitor):
 
 
 class LaunchNumWarps(Rule):
-    """Flags `num_warps` / `num_stages` passed to a launch or a `triton.Config`, including commented-out ones.
+    """Flags `num_warps` / `num_stages` passed to a launch or a `triton.Config`, including commented-out ones, and
+    `num_stages=` on a `tl.range` loop.
 
-    Also found in a dict passed as `**kwargs` to a launch or Config. A launch or Config that passes
-    `force_simt_only=True` is left alone.
+    Also found in a dict passed as `**kwargs` to a launch or Config. Left alone: a launch or Config that passes
+    `force_simt_only=True`; a keyword that names a parameter of the launched kernel (`num_warps: tl.constexpr`
+    declared by the kernel, in this module or in a linted module it imports), which is the kernel's own
+    argument; and CUDA-only modules, where no Ascend rule reports (see the configuration's `lint-cuda-only`).
     """
 
     code = "ASC101"
@@ -35,7 +43,10 @@ class LaunchNumWarps(Rule):
         Ascend NPUs have no warps. On the default SIMD compile path triton-ascend accepts `num_warps` and
         `num_stages`, prints a warning and ignores them (only the SIMT mode, `force_simt_only=True`, reads
         `num_warps`). Autotune configs that vary them benchmark the same kernel several times, and readers are led
-        to believe they matter.
+        to believe they matter. `tl.range(..., num_stages=N)` asks for a software-pipelined loop: the frontend
+        records it as the loop's `tt.num_stages` attribute, and triton-ascend 3.2.0's lowering to Linalg drops the
+        attribute (compiled offline, the Linalg of such a loop is identical to the one without it); nothing in the
+        Ascend backend's sources reads it. It is dead code of the same kind, with the same severity.
     """
     INVALID = [
         Invalid(
@@ -144,6 +155,38 @@ class LaunchNumWarps(Rule):
         Invalid(
             """
             import triton
+            import triton.language as tl
+
+            @triton.jit
+            def row_sum(x_ptr, y_ptr, n, BLOCK: tl.constexpr, NUM_STAGES: tl.constexpr):
+                acc = tl.zeros((BLOCK,), dtype=tl.float32)
+                for start in tl.range(0, n, BLOCK, num_stages=NUM_STAGES):
+                    offs = start + tl.arange(0, BLOCK)
+                    acc += tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+                tl.store(y_ptr + tl.arange(0, BLOCK), acc)
+
+            def run(x, y, n):
+                row_sum[(1,)](x, y, n, BLOCK=128, NUM_STAGES=2)
+            """,
+            fixed="""
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def row_sum(x_ptr, y_ptr, n, BLOCK: tl.constexpr, NUM_STAGES: tl.constexpr):
+                acc = tl.zeros((BLOCK,), dtype=tl.float32)
+                for start in tl.range(0, n, BLOCK):
+                    offs = start + tl.arange(0, BLOCK)
+                    acc += tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+                tl.store(y_ptr + tl.arange(0, BLOCK), acc)
+
+            def run(x, y, n):
+                row_sum[(1,)](x, y, n, BLOCK=128, NUM_STAGES=2)
+            """,
+        ),
+        Invalid(
+            """
+            import triton
 
             def run(x):
                 k[(1,)](x, **dict(num_stages=3))
@@ -189,6 +232,33 @@ class LaunchNumWarps(Rule):
                 setup(x, num_warps=4)
             """
         ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def count(x_ptr, out_ptr, n, num_warps: tl.constexpr):
+                lanes = tl.arange(0, num_warps * 32)
+                tl.store(out_ptr + lanes, tl.load(x_ptr + lanes, mask=lanes < n), mask=lanes < n)
+
+            def run(x, out, n):
+                count[(1,)](x, out, n, num_warps=8)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def row_sum(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+                acc = tl.zeros((BLOCK,), dtype=tl.float32)
+                for start in tl.range(0, n, BLOCK, loop_unroll_factor=2):
+                    acc += tl.load(x_ptr + start + tl.arange(0, BLOCK))
+                tl.store(y_ptr + tl.arange(0, BLOCK), acc)
+            """
+        ),
     ]
 
     def __init__(self, context, options=None) -> None:
@@ -197,14 +267,49 @@ class LaunchNumWarps(Rule):
         self._possible = any(keyword in context.text for keyword in _IGNORED)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not self._possible or not self._is_launch_or_config(node) or _passes_simt(node):
+        if not self._possible:
             return
+        if self.facts.qualname(node.func) == "tl.range":
+            self._check_loop(node)
+            return
+        if not self._is_launch_or_config(node) or _passes_simt(node):
+            return
+        own = self._kernel_params(node)
         for index, arg in enumerate(node.args):
             if arg.keyword is not None and arg.keyword.value in _IGNORED:
+                if arg.keyword.value in own:  # the kernel's own argument, not a launch option
+                    continue
                 self._report_argument(arg, node.args, index, arg.keyword.value)
             elif arg.star == "**":
                 self._check_kwargs_dict(node, arg.value)
         self._check_comments(node)
+
+    def _check_loop(self, node: cst.Call) -> None:
+        """``tl.range(..., num_stages=N)``: the frontend sets ``tt.num_stages`` on the loop, and triton-ascend's
+        lowering to Linalg drops it (nothing of the Ascend backend reads it)."""
+        for index, arg in enumerate(node.args):
+            if arg.keyword is not None and arg.keyword.value == "num_stages":
+                self.report(
+                    arg,
+                    _LOOP_MESSAGE,
+                    fix_message="Remove `num_stages`",
+                    edits=lambda loc, args=node.args, i=index: [edits.delete_argument(loc, list(args), i)],
+                )
+
+    def _kernel_params(self, call: cst.Call) -> set[str]:
+        """Parameters of the launched kernel, when the module defines it or a linted module exports it: a kernel
+        that declares its own ``num_warps`` (a real Triton-distributed kernel sizes its thread loop by it) takes
+        ``num_warps=8`` at the launch as an argument, and removing it leaves a required argument missing."""
+        if type(call.func) is not cst.Subscript:
+            return set()
+        name = dotted_name(call.func.value)
+        if name is None:
+            return set()
+        kernel = self.facts.kernels.get(name)
+        if kernel is not None:
+            return set(kernel.params)
+        summary = self.facts.imported_helpers.get(name)
+        return set(summary.params) if summary is not None else set()
 
     def _is_launch_or_config(self, node: cst.Call) -> bool:
         """Any ``something[grid](...)`` call counts as a launch: kernels also arrive as parameters or attributes."""

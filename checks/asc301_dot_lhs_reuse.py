@@ -1,27 +1,23 @@
 import libcst as cst
 
 from ascendlint import edits
+from ascendlint.analysis.dot_lhs import lhs_reuses
 from ascendlint.analysis.dtypes import operand_partner_is_float, surely_float
-from ascendlint.analysis.values import argument
 from ascendlint.diagnostics import Applicability, FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
-
-_METADATA_ATTRIBUTES = {"dtype", "shape", "type", "ndim", "numel"}
-
 
 class DotLhsReuse(Rule):
     """Flags a `tl.dot` whose left operand is a name that is read again after the dot.
 
-    Later reads include other dots, stores, arithmetic, a copy taken after the dot, and the next iteration of a
-    loop. Reads inside the same `tl.dot` call, metadata reads such as `.dtype` or `.shape`, reads after the name
-    was reassigned and reads in the other branch of an `if` do not count.
+    Later reads include other dots (as left or right operand), stores, arithmetic, a copy taken after the dot,
+    and reads on the next iteration of a loop other than by the same dot. Reads inside the same `tl.dot` call,
+    metadata reads such as `.dtype` or `.shape`, reads after the name was reassigned and reads in the other branch
+    of an `if` do not count.
 
-    The flash-attention shape is reported on purpose: a query tile loaded once before a KV loop and passed as the
-    left operand of `tl.dot(q, k)` on every iteration. Reuse across iterations is the trap itself (the first
-    iteration's dot may overwrite `q`, every later one reads what is left), a second use as left operand is one
-    of the confirmed clobber patterns, and nothing in the shape makes the first dot leave its operand intact; that
-    some published kernels use it does not show it safe, only that a clobber there shows up as numeric drift
-    rather than a failure. Copying the tile inside the loop costs one vector add per iteration.
+    One shape is left to ASC306 (opt-in): a tile defined before a loop and read again only as the left operand of
+    the same dot on the next iteration (the flash-attention query tile). Whether the cube unit clobbers an operand
+    it reads again unchanged has not been reproduced on hardware, and triton-ascend's own fused-attention tutorial,
+    written that way, passes its accuracy test on the NPU.
     """
 
     code = "ASC301"
@@ -83,45 +79,6 @@ class DotLhsReuse(Rule):
         Invalid(
             """
             import triton
-            import triton.language as language
-
-            @triton.jit
-            def kernel(q, k, o, NK, BT: language.constexpr):
-                offs = language.arange(0, BT)[:, None] * BT + language.arange(0, BT)[None, :]
-                b_q = language.load(q + offs)
-                acc = language.zeros([BT, BT], dtype=language.float32)
-                for i_k in range(0, NK):
-                    b_k = language.load(k + i_k * BT * BT + offs)
-                    acc = language.dot(
-                        b_q,
-                        b_k,
-                        acc,
-                    )
-                language.store(o + offs, acc)
-            """,
-            fixed="""
-            import triton
-            import triton.language as language
-
-            @triton.jit
-            def kernel(q, k, o, NK, BT: language.constexpr):
-                offs = language.arange(0, BT)[:, None] * BT + language.arange(0, BT)[None, :]
-                b_q = language.load(q + offs)
-                acc = language.zeros([BT, BT], dtype=language.float32)
-                for i_k in range(0, NK):
-                    b_k = language.load(k + i_k * BT * BT + offs)
-                    b_q_c = language.load(q + offs, volatile=True)
-                    acc = language.dot(
-                        b_q_c,
-                        b_k,
-                        acc,
-                    )
-                language.store(o + offs, acc)
-            """,
-        ),
-        Invalid(
-            """
-            import triton
             import triton.language as tl
 
             @triton.jit
@@ -148,33 +105,6 @@ class DotLhsReuse(Rule):
                     b_k_c = b_k + 0.0
                     acc += tl.dot(b_k_c, b_q) + b_k
                 tl.store(o + offs, acc)
-            """,
-        ),
-        Invalid(
-            """
-            import triton
-            import triton.language as tl
-
-            @triton.jit
-            def kernel(q, k, o, NK, BT: tl.constexpr):
-                offs = tl.arange(0, BT)[:, None] * BT + tl.arange(0, BT)[None, :]
-                b_q = tl.load(q + offs, mask=offs < BT * BT, other=0)
-                for i_k in range(0, NK):
-                    b_k = tl.load(k + i_k * BT * BT + offs)
-                    tl.store(o + i_k * BT * BT + offs, tl.dot(b_q, b_k))
-            """,
-            fixed="""
-            import triton
-            import triton.language as tl
-
-            @triton.jit
-            def kernel(q, k, o, NK, BT: tl.constexpr):
-                offs = tl.arange(0, BT)[:, None] * BT + tl.arange(0, BT)[None, :]
-                b_q = tl.load(q + offs, mask=offs < BT * BT, other=0)
-                for i_k in range(0, NK):
-                    b_k = tl.load(k + i_k * BT * BT + offs)
-                    b_q_c = tl.load(q + offs, mask=offs < BT * BT, other=0, volatile=True)
-                    tl.store(o + i_k * BT * BT + offs, tl.dot(b_q_c, b_k))
             """,
         ),
         Invalid(
@@ -227,8 +157,43 @@ class DotLhsReuse(Rule):
                 return tl.dot(b_s.to(b_v.dtype), b_v) + tl.sum(b_q, 1)[:, None]
             """,
         ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def two_dots(q, k, v, o, NK, BT: tl.constexpr):
+                offs = tl.arange(0, BT)[:, None] * BT + tl.arange(0, BT)[None, :]
+                b_q = tl.load(q + offs)
+                acc = tl.zeros([BT, BT], dtype=tl.float32)
+                for i_k in range(0, NK):
+                    b_k = tl.load(k + i_k * BT * BT + offs)
+                    b_v = tl.load(v + i_k * BT * BT + offs)
+                    acc += tl.dot(b_q, b_k)
+                    acc += tl.dot(b_q, b_v)
+                tl.store(o + offs, acc)
+            """,
+            count=2,
+        ),
     ]
     VALID = [
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def attend(q, k, o, NK, BT: tl.constexpr):
+                offs = tl.arange(0, BT)[:, None] * BT + tl.arange(0, BT)[None, :]
+                b_q = tl.load(q + offs)
+                acc = tl.zeros([BT, BT], dtype=tl.float32)
+                for i_k in range(0, NK):
+                    b_k = tl.load(k + i_k * BT * BT + offs)
+                    acc += tl.dot(b_q, b_k)
+                tl.store(o + offs, acc)
+            """
+        ),
         Valid(
             """
             import triton
@@ -272,49 +237,24 @@ class DotLhsReuse(Rule):
         ),
     ]
 
+    # Which findings this rule reports: the certain reuses (ASC301) or only the loop-carried one (ASC306).
+    loop_carried: bool = False
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         kernel = self.facts.kernels.get(node.name.value)
         if kernel is None or kernel.node is not node:
             return
-        analysis = self.context.analysis(kernel)
-        dots = []
-        for call in analysis.nodes:
-            if self.facts.is_call_to(call, "tl.dot"):
-                lhs = argument(call, 0, "input")
-                if type(lhs) is cst.Name:
-                    dots.append((call, lhs))
-        if not dots:
+        found = [r for r in lhs_reuses(self.context, kernel) if r.loop_carried_only == self.loop_carried]
+        if not found:
             return
-        later = analysis.later_reads([lhs for _, lhs in dots])
+        analysis = self.context.analysis(kernel)
         copies: dict[str, int] = {}
-        for call, lhs in dots:
-            reads = [r for r in later[id(lhs)] if r is lhs or self._counts(analysis, call, r)]
-            reads += [r for r in self._same_statement_reads(analysis, call, lhs) if self._counts(analysis, call, r)]
-            if reads:
-                self._report(analysis, call, lhs, reads, copies)
-
-    @staticmethod
-    def _counts(analysis, dot: cst.Call, read: cst.Name) -> bool:
-        """A read that sees the clobbered tile: not metadata, not another operand of the same dot (the dot's own
-        left operand read again on the next loop iteration does count)."""
-        parent = analysis.index.parent(read)
-        if type(parent) is cst.Attribute and parent.value is read and parent.attr.value in _METADATA_ATTRIBUTES:
-            return False
-        return not any(a is dot for a in analysis.index.ancestors(read))
-
-    @staticmethod
-    def _same_statement_reads(analysis, dot: cst.Call, lhs: cst.Name) -> list[cst.Name]:
-        """Reads of the name later in the statement holding the dot (evaluated after it)."""
-        statement = analysis.statement_of(dot)
-        after = analysis.index.order(dot)
-        return [
-            r
-            for r in analysis.reads.get(lhs.value, ())
-            if analysis.index.order(r) > after and analysis.statement_of(r) is statement
-        ]
+        for reuse in found:
+            self._report(analysis, reuse.call, reuse.lhs, list(reuse.reads), copies)
 
     def _report(self, analysis, call, lhs, reads, copies) -> None:
-        first = min(reads, key=analysis.index.order)
+        others = [r for r in reads if r is not lhs]  # name another read than the dot's own next iteration
+        first = min(others or reads, key=analysis.index.order)
         line = self.context.locator.span(first)[0].row
         message = self.message.format(name=lhs.value, line=line)
         line_node = next((a for a in analysis.index.ancestors(call) if type(a) is cst.SimpleStatementLine), None)

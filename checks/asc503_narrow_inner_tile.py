@@ -8,7 +8,8 @@ from ascendlint.analysis.values import KernelAnalysis, argument
 from ascendlint.analysis.block_pointers import block_pointer_origins
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.analysis import magnitudes as mag
-from ascendlint.analysis.grid import chosen_values, is_tile_size_name
+from ascendlint.analysis.grid import _autotune_values as autotune_values  # the configs' (name, value) pairs
+from ascendlint.analysis.grid import chosen_values, is_tile_size_name, launch_argument, launches_of
 from ascendlint.analysis.module_facts import Kernel
 from ascendlint.rule import Invalid, Rule, Valid
 
@@ -28,12 +29,14 @@ class NarrowInnerTile(Rule):
     """Flags a loaded or stored tile whose innermost (stride-1) extent is a tunable tile size under 512 bytes.
 
     The innermost extent is `block_shape[order[0]]` for a block pointer and the last `tl.arange` axis of a pointer
-    tile (an axis multiplied by a stride is not stride-1 and is skipped). Only a tile the author can widen is
-    reported: a constexpr parameter spelled like a tile size (`BLOCK_*`, `BT`, `BK`) whose every value chosen by
-    the module's launches or autotune configs is narrow. Not reported: widths forced by the data or the
-    algorithm, such as literals written in the kernel (the 16x16 diagonal blocks of a triangular solve), a
-    block that already spans the tensor's innermost dimension (a head dim of 64 in bf16), and tiles over a small
-    axis (`BLK_HEADS`: a few dozen heads cannot fill 512 bytes). When the element type is known (a store of a
+    tile (an axis multiplied by a stride is not stride-1 and is skipped). Only a tile the author is already
+    tuning is reported: a constexpr parameter spelled like a tile size (`BLOCK_*`, `BT`, `BK`) that the kernel's
+    autotune configs vary, every offered value narrow; the advice is then one more, wider config. Not reported:
+    a width passed at a launch (on real code those were set by the data or the UB budget: 22 tokens per core, a
+    `BD = 32` chosen so that the tiles fit in UB, a head dim of 64, a 16x16 test block; none of 30 such findings
+    on code the rule was not tuned on was one the author could follow), literals written in the kernel (the
+    16x16 diagonal blocks of a triangular solve), a block that already spans the tensor's innermost dimension,
+    and tiles over a small axis (`BLK_HEADS`: a few dozen heads cannot fill 512 bytes). When the element type is known (a store of a
     value cast with `.to(dtype)` / `tl.cast` or created with `dtype=`) the limit is 512 bytes; otherwise a tile
     under 64 elements is flagged.
     """
@@ -52,8 +55,9 @@ class NarrowInnerTile(Rule):
         multiplies the number of DMA instructions; bandwidth-bound kernels slow down in proportion.
     """
     fix_notes = """
-        Widen the innermost block (fp16/bf16: 256 elements, fp32: 128, int8: 512), or lay the data out so that
-        the wide dimension is the contiguous one.
+        Offer a wider innermost block in the autotune configs (fp16/bf16: 256 elements, fp32: 128, int8: 512), or
+        lay the data out so that the wide dimension is the contiguous one. If the configs are narrow on purpose
+        (the tiles must fit in UB), say so with `# noqa: ASC503`.
     """
     INVALID = [
         Invalid(
@@ -61,6 +65,7 @@ class NarrowInnerTile(Rule):
             import triton
             import triton.language as tl
 
+            @triton.autotune(configs=[triton.Config({"BD": 16}), triton.Config({"BD": 32})], key=["D"])
             @triton.jit
             def copy_rows(x_ptr, y_ptr, T, D, BT: tl.constexpr, BD: tl.constexpr):
                 i_t = tl.program_id(0)
@@ -70,7 +75,7 @@ class NarrowInnerTile(Rule):
                 tl.store(p_y, b.to(tl.float16), boundary_check=(0, 1))
 
             def run(x, y, T, D):
-                copy_rows[(triton.cdiv(T, 64),)](x, y, T, D, BT=64, BD=32)
+                copy_rows[(triton.cdiv(T, 64),)](x, y, T, D, BT=64)
             """,
             count=2,
             doc=True,
@@ -80,15 +85,12 @@ class NarrowInnerTile(Rule):
             import triton
             from triton import language as language
 
+            @triton.autotune(configs=[triton.Config({"BLOCK": w}) for w in (16, 32)], key=["n"])
             @triton.jit
             def scale(x_ptr, n, BLOCK: language.constexpr):
                 offs = language.program_id(0) * BLOCK + language.arange(0, BLOCK)
                 x = language.load(x_ptr + offs, mask=offs < n)
                 language.store(x_ptr + offs, x * 2, mask=offs < n)
-
-            def run(x):
-                width = 32
-                scale[(triton.cdiv(x.numel(), width),)](x, x.numel(), width)
             """,
             count=2,
         ),
@@ -111,13 +113,15 @@ class NarrowInnerTile(Rule):
             import triton
             import triton.language as tl
 
+            @triton.autotune(configs=[triton.Config({"BD": 16, "BT": 256}), triton.Config({"BD": 32, "BT": 128})],
+                             key=["T"])
             @triton.jit
             def transposed_tile(x_ptr, T, D, BD: tl.constexpr, BT: tl.constexpr):
                 p = tl.make_block_ptr(x_ptr, (D, T), (1, D), (0, 0), (BD, BT), (0, 1))
                 tl.store(p, tl.zeros((BD, BT), dtype=tl.float32), boundary_check=(0, 1))
 
             def run(x, T, D):
-                transposed_tile[(1,)](x, T, D, BD=32, BT=256)
+                transposed_tile[(1,)](x, T, D)
             """,
         ),
         Invalid(
@@ -125,6 +129,8 @@ class NarrowInnerTile(Rule):
             import triton
             import triton.language as tl
 
+            @triton.autotune(configs=[triton.Config({"BLOCK_SIZE_N": 128}), triton.Config({"BLOCK_SIZE_N": 256})],
+                             key=["dims"])
             @triton.jit
             def quantize(x_ptr, q_ptr, dims, BLOCK_SIZE_N: tl.constexpr):
                 row = tl.program_id(0)
@@ -134,11 +140,27 @@ class NarrowInnerTile(Rule):
                     tl.store(q_ptr + row * dims + cols, tl.cast(x * 127.0, dtype=tl.int8), mask=cols < dims)
 
             def run(x, q, rows, dims):
-                quantize[(rows,)](x, q, dims, BLOCK_SIZE_N=256)
+                quantize[(rows,)](x, q, dims)
             """,
         ),
     ]
     VALID = [
+        Valid(
+            """
+            import triton
+            from triton import language as language
+
+            @triton.jit
+            def scale(x_ptr, n, BLOCK: language.constexpr):
+                offs = language.program_id(0) * BLOCK + language.arange(0, BLOCK)
+                x = language.load(x_ptr + offs, mask=offs < n)
+                language.store(x_ptr + offs, x * 2, mask=offs < n)
+
+            def run(x):
+                width = 32  # set by the data or the UB budget: the author cannot widen it
+                scale[(triton.cdiv(x.numel(), width),)](x, x.numel(), width)
+            """
+        ),
         Valid(
             """
             import triton
@@ -322,7 +344,7 @@ class NarrowInnerTile(Rule):
     def __init__(self, context, options=None) -> None:
         super().__init__(context, options)
         self._reported_blocks: set[int] = set()
-        self._launch_values: dict[tuple[int, str], int | None] = {}
+        self._launch_values: dict[tuple[int, str, bool], int | None] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
         op = self.facts.qualname(node.func)
@@ -435,16 +457,25 @@ class NarrowInnerTile(Rule):
                 return None
             if tunable and (not is_tile_size_name(name) or _tiles_a_small_axis(name)):
                 return None
-            return self._chosen_value(kernel, name)
+            return self._chosen_value(kernel, name, tunable)
         values = _reaching_values(analysis, expr)
         if len(values) == 1 and values[0] is not None:
             return self._value(analysis, values[0], depth + 1, tunable)
         return None
 
-    def _chosen_value(self, kernel: Kernel, name: str) -> int | None:
-        key = (id(kernel.node), name)
+    def _chosen_value(self, kernel: Kernel, name: str, tunable: bool = False) -> int | None:
+        """The largest value the module chooses for a constexpr; with ``tunable``, only the values of its
+        autotune configs: a width passed at a launch is usually set by the data or the UB budget (22 tokens per
+        core, `BD = 32` picked so that the tiles fit in UB, a 4-wide inner block of a small-inner path), which
+        the author cannot widen, while a width the configs already vary is one more config to try."""
+        key = (id(kernel.node), name, tunable)
         if key not in self._launch_values:
-            chosen = chosen_values(self.facts, kernel).get(name)
+            if tunable:
+                chosen = [value for config_name, value in autotune_values(self.facts, kernel) if config_name == name]
+                if name in _launched_names(self.facts, kernel):
+                    chosen = []  # a launch that passes the name overrides the configs' choice
+            else:
+                chosen = chosen_values(self.facts, kernel).get(name)
             self._launch_values[key] = max(chosen) if chosen else None
         return self._launch_values[key]
 
@@ -466,6 +497,11 @@ class NarrowInnerTile(Rule):
             dtype = cast[1] if cast is not None else _keyword(value, "dtype")
             return _ELEMENT_BYTES.get(self.facts.qualname(dtype)) if dtype is not None else None
         return None
+
+
+def _launched_names(facts, kernel: Kernel) -> set[str]:
+    return {name for launch in launches_of(facts, kernel) for name in kernel.constexpr
+            if launch_argument(launch, name) is not None}
 
 
 def _tiles_a_small_axis(name: str) -> bool:

@@ -171,6 +171,7 @@ class ModuleFacts:
         self.imported_names: set[str] = set()
         self.imported_symbols: dict[str, str] = {}  # local name -> absolute ``module.name`` (relative resolved)
         self.imported_helpers: dict = {}  # local name -> HelperSummary of a jit helper of another linted module
+        self.platform = None  # analysis.platform.Platform: set by the engine before any rule runs
         self._qualnames: dict[int, str | None] = {}
         for node in index.of_type(cst.Import, cst.ImportFrom):
             self._record_import(node)

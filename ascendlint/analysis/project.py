@@ -86,6 +86,7 @@ class ModuleInProject:
     export: bool = False
     exported: dict[str, HelperSummary] | None = None
     seen: str = ""  # a stable text of the summaries this module can see (and whether it exports): for the cache
+    cuda_only_importers: tuple[str, ...] = ()  # set when only CUDA-only modules import it (tree_order)
 
 
 def summarise(facts: "ModuleFacts") -> dict[str, HelperSummary]:

@@ -64,8 +64,8 @@ def test_asc301_doc_example_reads_a_clobbered_tile_and_its_fix_does_not(emulate,
     torch.testing.assert_close(plain, expected, rtol=1e-4, atol=1e-4)
 
 
-def test_asc301_fix_inside_a_loop_survives_every_iteration(emulate, load):
-    original, fixed = (load(code).kernel for code in _example("ASC301", 1))
+def test_asc306_fix_inside_a_loop_survives_every_iteration(emulate, load):
+    original, fixed = (load(code).kernel for code in _example("ASC306", 0))
     q, k = torch.randn(16, 16), torch.randn(3, 16, 16)
     expected = sum(q @ k[i] for i in range(3))
     broken, repaired = torch.empty(16, 16), torch.empty(16, 16)

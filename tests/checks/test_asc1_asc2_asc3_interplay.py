@@ -127,7 +127,7 @@ def test_findings_are_anchored_where_the_catalog_says(code, rule, anchor):
     assert [(row, column) for _, row, column in _found(code, rule)] == [anchor]
 
 
-def test_asc301_fix_copies_inside_the_loop_for_loop_carried_reuse_and_picks_a_free_name():
+def test_asc306_fix_reloads_inside_the_loop_for_loop_carried_reuse_and_picks_a_free_name():
     code = """
     import triton
     import triton.language as tl
@@ -143,12 +143,12 @@ def test_asc301_fix_copies_inside_the_loop_for_loop_carried_reuse_and_picks_a_fr
                 acc += tl.dot(b_a, b_a_c)
         tl.store(o + offs, acc)
     """
-    fixed = fix(code, "ASC301").text
+    fixed = fix(code, "ASC306").text
     assert (
         "        if i > 0:\n            b_a_c2 = tl.load(a + offs, volatile=True).to(tl.float16)\n"
         "            acc += tl.dot(b_a_c2, b_a_c)\n"
     ) in fixed
-    assert _found(fixed, "ASC301") == []
+    assert _found(fixed, "ASC306") == []
 
 
 def test_asc104_reports_one_finding_per_if_however_many_dereferences_it_holds():

@@ -61,13 +61,14 @@ CLAIMS = {
     "ASC202": SAME_NUMBERS,
     "ASC203": SAME_NUMBERS,
     "ASC301": SAME_NUMBERS,
+    "ASC306": SAME_NUMBERS,  # ASC301's reload fix, for the loop-carried shape
     "ASC303": SAME_NUMBERS,
     "ASC402": CHANGES_BEHAVIOUR,
     "ASC403": REPAIRS_RACE,  # the emulator holds MTE stores until a fence: an unfenced notify can publish stale data
     "ASC405": REPAIRS_RUNTIME,  # the emulator rejects a UDMA address mapped by symm_at / remote_ptr, as UDMA does
 }
 # Rules whose fixed IR is checked against the original's (the Linalg of ASC301's copy, ASC403's fence order).
-COMPARED_WITH_ORIGINAL = {"ASC301", "ASC403"}
+COMPARED_WITH_ORIGINAL = {"ASC301", "ASC306", "ASC403"}
 # The compile error each REPAIRS_COMPILE rule's trap produces.
 TRAP_ERRORS = {
     "ASC102": "object has no attribute 'to'",
@@ -291,7 +292,7 @@ def evaluate(cases: list[FixCase], cache: Cache, interpret: bool = True) -> tupl
             for label, arguments in plan.interpret_variants():
                 job = {"kind": "interpret", "original": case.original, "fixed": case.fixed, "kernel": name,
                        "args": arguments, "grid": list(plan.grid), "world": plan.world,
-                       "hazards": "ASC301" in case.codes and not plan.world, "expect": plan.expect}
+                       "hazards": bool({"ASC301", "ASC306"} & set(case.codes)) and not plan.world, "expect": plan.expect}
                 job["id"] = cache.key(job)
                 interpret_jobs.append(job)
                 runs.append((report, name, label, job))

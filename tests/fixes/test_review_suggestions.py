@@ -101,9 +101,10 @@ def test_applying_the_sarif_fixes_reproduces_fix(case):
 
 
 def test_a_fix_on_two_lines_is_one_suggestion_covering_both():
-    """ASC301 inserts a copy above a multi-line dot and renames its operand below: one suggestion for both."""
-    example = next(r for r in all_rules() if r.code == "ASC301").INVALID[1]
-    report = _report(example.code, [r for r in all_rules() if r.code == "ASC301"])
+    """ASC306 (ASC301's fix) inserts a reload above a multi-line dot and renames its operand below: one suggestion
+    for both."""
+    example = next(r for r in all_rules() if r.code == "ASC306").INVALID[0]
+    report = _report(example.code, [r for r in all_rules() if r.code == "ASC306"])
     (diagnostic,) = rdjson_result(report)["diagnostics"]
     (suggestion,) = diagnostic["suggestions"]
     lines = example.code.splitlines()

@@ -1,0 +1,76 @@
+"""The left operands of ``tl.dot`` that are read again after the dot (ASC301, ASC306), computed once per kernel.
+
+On Ascend the cube unit may overwrite a dot's left operand in UB. Each dot whose left operand is a name gets the
+later reads that see the tile the dot may have clobbered: later statements, later loop iterations (the dot's own
+operand read again on the next iteration included), later in the dot's own statement. Reads inside the same
+``tl.dot`` call and metadata reads (``.dtype``, ``.shape``) do not count.
+
+``loop_carried_only`` marks the one uncertain case (RULES.md ASC301): the tile is read again only by this same dot
+on the next iteration of a loop around it (a query tile loaded once before a KV loop and passed as the left
+operand of one dot per iteration, and nothing else). triton-ascend's own fused-attention tutorial is written that
+way and passes its accuracy test on the NPU, so that case is reported apart (ASC306, opt-in).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from .values import argument
+
+_METADATA_ATTRIBUTES = {"dtype", "shape", "type", "ndim", "numel"}
+
+
+@dataclass(frozen=True)
+class LhsReuse:
+    call: cst.Call  # the tl.dot
+    lhs: cst.Name  # its left operand
+    reads: tuple[cst.Name, ...]  # the later reads that see what the dot may have left in the tile
+    loop_carried_only: bool  # the only such read is this dot's own operand, on the next loop iteration
+
+
+def lhs_reuses(context, kernel) -> list[LhsReuse]:
+    """Every dot of ``kernel`` whose left operand is read again, in kernel order (memoised per file)."""
+    return context.memo(("dot-lhs-reuses", id(kernel.node)), lambda: _find(context, kernel))
+
+
+def _find(context, kernel) -> list[LhsReuse]:
+    facts = context.facts
+    analysis = context.analysis(kernel)
+    dots = []
+    for call in analysis.nodes:
+        if facts.is_call_to(call, "tl.dot"):
+            lhs = argument(call, 0, "input")
+            if type(lhs) is cst.Name:
+                dots.append((call, lhs))
+    if not dots:
+        return []
+    later = analysis.later_reads([lhs for _, lhs in dots])
+    found = []
+    for call, lhs in dots:
+        reads = [r for r in later[id(lhs)] if r is lhs or _counts(analysis, call, r)]
+        reads += [r for r in _same_statement_reads(analysis, call, lhs) if _counts(analysis, call, r)]
+        if reads:
+            found.append(LhsReuse(call, lhs, tuple(reads), all(r is lhs for r in reads)))
+    return found
+
+
+def _counts(analysis, dot: cst.Call, read: cst.Name) -> bool:
+    """A read that sees the clobbered tile: not metadata, not another operand of the same dot (the dot's own
+    left operand read again on the next loop iteration does count)."""
+    parent = analysis.index.parent(read)
+    if type(parent) is cst.Attribute and parent.value is read and parent.attr.value in _METADATA_ATTRIBUTES:
+        return False
+    return not any(a is dot for a in analysis.index.ancestors(read))
+
+
+def _same_statement_reads(analysis, dot: cst.Call, lhs: cst.Name) -> list[cst.Name]:
+    """Reads of the name later in the statement holding the dot (evaluated after it)."""
+    statement = analysis.statement_of(dot)
+    after = analysis.index.order(dot)
+    return [
+        r
+        for r in analysis.reads.get(lhs.value, ())
+        if analysis.index.order(r) > after and analysis.statement_of(r) is statement
+    ]
