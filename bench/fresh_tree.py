@@ -144,7 +144,7 @@ def readme(rows: list[dict], extra: str = "") -> str:
         "# Fresh held-out set",
         "",
         "Public repositories with Triton kernels for Ascend NPUs, outside the shared corpus and last round's held-out",
-        "set, materialised at fixed commits by `bench/fresh_tree.py` (branch `realbugs`) from `bench/fresh/MANIFEST.toml`.",
+        "set, materialised at fixed commits by `bench/fresh_tree.py` from `bench/fresh/MANIFEST.toml`.",
         "Only Python files holding a Triton kernel are here, plus host modules that import one and launch it.",
         "Third-party code: read it here, never commit it.",
         "",
@@ -164,7 +164,7 @@ def readme(rows: list[dict], extra: str = "") -> str:
             lines.append(f"- `{row['entry'].folder}`: {row['entry'].note}")
     if extra:
         lines += ["", extra.rstrip()]
-    lines += ["", "Rebuild: `python /work/wt/realbugs/bench/fresh_tree.py` (clones under `/work/.mirror`).", ""]
+    lines += ["", "Rebuild: `python bench/fresh_tree.py` (clones under `/work/.mirror`).", ""]
     return "\n".join(lines)
 
 

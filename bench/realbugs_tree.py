@@ -143,12 +143,12 @@ Before/after pairs of upstream fixes of catalog traps, labelled with the rule ea
 Built by `bench/realbugs_tree.py` on the `realbugs` branch from `bench/realbugs/MANIFEST.toml`; `index.json` has
 every entry's labelled ranges. Third-party code: read it here, never commit it.
 
-Run the scorer with any worktree's ascendlint (it lints by subprocess, `--format json --no-cache --exit-zero`,
+Run the scorer with any build of ascendlint (it lints by subprocess, `--format json --no-cache --exit-zero`,
 at the default set, with `--select ALL`, and with each labelled rule selected alone):
 
-    python /work/wt/realbugs/bench/realbugs.py --ascendlint /work/wt/<you>/.venv/bin/ascendlint
-    python /work/wt/realbugs/bench/realbugs.py --ascendlint ... --json > scores.json   # machine-readable
-    python /work/wt/realbugs/bench/realbugs.py --ascendlint ... --rules ASC105,ASC202 --modes default
+    python bench/realbugs.py --ascendlint .venv/bin/ascendlint
+    python bench/realbugs.py --ascendlint ... --json > scores.json   # machine-readable
+    python bench/realbugs.py --ascendlint ... --rules ASC105,ASC202 --modes default
 
 A fix counts as caught when a finding of the labelled rule lies within the tolerance (default 2 lines) of a
 labelled before range and no finding of that rule lies within the tolerance of the matching after ranges.
