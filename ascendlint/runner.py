@@ -87,7 +87,7 @@ class Linter:
 
     def tree_path(self, filename: str) -> str:
         """The file's path relative to the project root: where the CUDA-only decision looks for NPU folders."""
-        return filename if filename == "-" else relative_to_root(Path(filename), self.settings.root)
+        return filename if filename == "-" else self.relative_path(Path(filename))
 
     def platform_of(self, text: str, filename: str, complete: bool = False):
         """How the engine treats this text: ``analysis.platform.Platform`` (CUDA-only or not, and why), or None
