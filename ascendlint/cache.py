@@ -59,11 +59,13 @@ _STAMPS: dict[tuple[str, ...], list] = {}
 
 
 def _code_stamp(rule_files: tuple[str, ...]) -> list:
-    """Size and mtime of the engine's and the rules' source files, so an edited rule never reuses old findings."""
+    """Size and mtime of the engine's, the shared analysis' and the rules' source files, so an edited rule or
+    analysis never reuses old findings."""
     stamp = _STAMPS.get(rule_files)
     if stamp is None:
         package = Path(__file__).parent
-        files = sorted(str(p) for p in package.glob("*.py")) + list(rule_files)
+        engine_files = [*package.glob("*.py"), *(package / "analysis").glob("*.py")]
+        files = sorted(str(p) for p in engine_files) + list(rule_files)
         stamp = []
         for name in files:
             try:

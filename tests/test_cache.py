@@ -309,3 +309,10 @@ def test_files_answered_by_prefilter_or_cache_never_import_libcst(tmp_path, kern
     ]
     assert "libcst imported: True" in runs[0].stdout  # the first run lints the kernel and stores the index
     assert "ASC101" in runs[1].stdout and "libcst imported: False" in runs[1].stdout, runs[1].stdout + runs[1].stderr
+
+
+def test_the_code_stamp_covers_the_shared_analysis():
+    from ascendlint import cache as cache_module
+
+    stamped = {Path(name).name for name, _size, _mtime in cache_module._code_stamp(())}
+    assert {"values.py", "grid.py", "distributed.py", "engine.py"} <= stamped
