@@ -510,7 +510,7 @@ class GridOver65535(Rule):
 
             def run(x, M, N, group_size):
                 ngroups = N // group_size
-                norm[(triton.cdiv(M, 64), ngroups)](x, M, ngroups, BLOCK_M=64)
+                norm[(triton.cdiv(N, 64), ngroups)](x, M, ngroups, BLOCK_M=64)
             """
         ),
         Valid(
@@ -637,6 +637,25 @@ def _unbounded_reason(grid: LaunchGrid, code) -> str | None:
     runtime = sum(factor.weight for factor in growing)
     if runtime >= 3:
         return f"{runtime} runtime sizes multiply in `{_text(code, grid.expr)}`"
+    return _token_axis_reason(grid, growing, code)
+
+
+def _token_axis_reason(grid: LaunchGrid, growing: list, code) -> str | None:
+    """Case (e): an axis counting tokens or rows. One program per token or row passes 65535 at a prefill of 64K
+    tokens; a token tile count (`cdiv(T, BT)`) does once another runtime size (heads, groups, `B * H`) multiplies
+    it. Batch sizes multiplied with a token count are part of it (`B * T` tokens per launch)."""
+    tokens = [f for f in growing if f.tokens]
+    if not tokens:
+        return None
+    per_token = [f for f in tokens if f.kind is not Kind.TILE_COUNT]
+    if per_token:
+        return f"{_spelled(grid, per_token[0], code)} launches one program per token or row"
+    others = [f for f in grid.factors if not f.tokens and f.kind in (Kind.EXTENT, Kind.TILE_COUNT, Kind.TOTAL_SIZE,
+                                                                     Kind.UNKNOWN)
+              and not (f.kind is Kind.EXTENT and f.capped and f.value is not None)]
+    if others:
+        return (f"token tiles {_spelled(grid, tokens[0], code)} times `{_text(code, others[0].expr)}` grow with the"
+                " tokens of a launch")
     return None
 
 

@@ -804,8 +804,9 @@ class KernelAnalysis:
         size = mag.name_bits(name)
         tokens = mag.counts_tokens(name)
         host = self._host_argument(name)
-        if host is not None and (host[0] < size or size == mag.EXTENT_BITS):
-            size, tokens = host[0], tokens or host[1]  # the launch says more: `x.stride(-1)` is 1, `n_rows` rows
+        if host is not None and (host[0] < size or size == mag.EXTENT_BITS or host[2]):
+            # the launch says more: `x.stride(-1)` is 1, `n_rows` rows, `logits.stride(0)` a vocabulary
+            size, tokens = host[0], tokens or host[1]
         if tokens:
             bits |= T.TOKENS
         elif mag.counts_sequences(name):
@@ -820,7 +821,7 @@ class KernelAnalysis:
             bits |= T.NARROW
         return (bits, size, _NO_DIVISORS)
 
-    def _host_argument(self, name: str) -> tuple[int, bool] | None:
+    def _host_argument(self, name: str) -> tuple[int, bool, bool] | None:
         from .grid import host_argument_bits
 
         return host_argument_bits(self.facts, self.kernel, name)
