@@ -17,6 +17,7 @@ class Int32OffsetOverflow(Rule):
 
     code = "ASC202"
     name = "int32-offset-overflow"
+    sweep = False  # the opt-in review sweep (ASC207) reports the products this rule leaves to it
     options = {"report-unproven-rows": False}
     options_notes = """
         `report-unproven-rows`: also report products whose row index comes from a program id or a loop whose
@@ -375,6 +376,8 @@ class Int32OffsetOverflow(Rule):
             if any(analysis.may_be_int64(n) for n in nodes):
                 continue
             wrapping = [n for n in nodes if _is_product(n) and self._wraps(analysis, n, everything)]
+            proven = [n for n in wrapping if analysis.host_proven(n)]
+            wrapping = (wrapping if not proven else []) if self.sweep else proven
             if not wrapping:
                 continue
             local = set(map(id, analysis.offset_nodes(offsets, stop=lambda n: type(n) is cst.Name)))

@@ -411,8 +411,9 @@ def token_axes(facts: ModuleFacts, kernel: Kernel) -> set[int]:
                 numerator = _division_parts(factor.expr)
                 spelled = numerator[0] if numerator is not None else factor.expr
                 names = [spelled.value] if type(spelled) is cst.Name else sorted(factor.names)
-                if factor.rows or factor.kind in (Kind.EXTENT, Kind.TILE_COUNT) and (factor.tokens or any(
-                        mag.counts_tokens(n) for n in names)):
+                if factor.rows or factor.kind in (Kind.EXTENT, Kind.TILE_COUNT) and (
+                        factor.tokens and not factor.capped and not factor.chunked
+                        or any(mag.counts_tokens(n) for n in names)):
                     axes.add(axis)
         found = axes if found is None else found & axes
     return found or set()
@@ -1196,7 +1197,7 @@ class _Classifier:
         else:
             found = [Factor(Kind.UNKNOWN, expr, names=names)]
         found = self._named(name, found, expr)
-        if len(found) == 1 and found[0].tokens and mag.counts_sequences(name):  # B, T, H, D = q.shape
+        if len(found) == 1 and found[0].tokens and mag.name_bits(name) <= mag.BATCH_BITS:  # B, T, H, D = q.shape
             found = [replace(found[0], tokens=False, evidence="")]
         if len(found) == 1 and found[0].kind in RUNTIME_KINDS and not found[0].tokens and _is_token_name(name):
             found = [replace(found[0], tokens=True, evidence=found[0].evidence or f"`{name}` counts tokens or rows")]

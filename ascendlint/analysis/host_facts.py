@@ -53,8 +53,23 @@ def tensor_is_small(name: str) -> bool:
 
 
 def leading_dimension_counts_rows(name: str) -> bool:
-    """``x.shape[0]`` of this host tensor counts rows or tokens (an activation, logits, a gradient)."""
+    """``x.shape[0]`` of this host tensor may count rows or tokens: it is not a small tensor. A launch grid with one
+    program per such row grows with the data."""
     return not tensor_is_small(name)
+
+
+def is_activation(name: str) -> bool:
+    """A host tensor named as an activation, logits or a gradient: its leading dimension counts tokens or rows.
+    Stricter than ``leading_dimension_counts_rows``: a kernel's size parameters are read as token counts only
+    from these (``K, N = b.shape`` of a GEMM's weight is not)."""
+    return _ACTIVATION.search(name) is not None and not tensor_is_small(name)
+
+
+_ACTIVATION = re.compile(
+    r"^(a|x|xs|x2d|inp|input|inputs|hidden|hidden_?states?|q|query|queries|qkv|o|out|output|outputs|y|res|residual"
+    r"|tokens?)(_\w+)?$|^d[xyoq]$|grad|logits?|logprobs?|probs$|activations?",
+    re.IGNORECASE,
+)
 
 
 def row_stride_bound(tensor: str, dim: int | None) -> HostBound | None:
@@ -65,9 +80,13 @@ def row_stride_bound(tensor: str, dim: int | None) -> HostBound | None:
     if _KV_TENSOR.search(tensor) and dim in (0, 1):
         return HostBound(mag.VOCAB_BITS, False, f"{text}, a KV-cache block or token stride")
     if _VOCAB_TENSOR.search(tensor) and not tensor_is_small(tensor):
+        if dim == 1:  # logits are [rows, V]: the column stride of a contiguous tensor
+            return HostBound(0, False, f"{text} is 1 for [rows, vocab] logits")
         return HostBound(mag.VOCAB_BITS, False, f"row stride = {text}, vocab-sized")
     if tensor_is_small(tensor):
         return HostBound(mag.FEATURE_BITS - 3, False, f"{text} of a small tensor")
+    if dim == 0 and _per_token(tensor):
+        return HostBound(mag.FEATURE_BITS, False, f"row stride = {text}, a per-token size")
     return None
 
 
@@ -75,15 +94,25 @@ def shape_bound(tensor: str, dim: int | None, rank: int | None = None) -> HostBo
     """The magnitude of ``tensor.shape[dim]`` / ``tensor.size(dim)``: rows or tokens for the leading dimension of
     an activation, a vocabulary for the last dimension of logits, otherwise None (the name model decides)."""
     text = f"{tensor}.shape[{dim}]"
-    leading = dim == 0 or (rank is not None and dim is not None and dim == 0)
-    if leading and leading_dimension_counts_rows(tensor):
+    leading = dim == 0 and (rank is None or rank <= 3)
+    if leading and is_activation(tensor):
         return HostBound(mag.TOKEN_BITS, True, f"{text} counts rows or tokens")
     last = dim == -1 or (rank is not None and dim == rank - 1)
     if last and _VOCAB_TENSOR.search(tensor) and not tensor_is_small(tensor):
         return HostBound(mag.VOCAB_BITS, False, f"{text} is vocab-sized")
     if leading and tensor_is_small(tensor):
         return HostBound(mag.BATCH_BITS, False, f"{text} of a small tensor")
+    if last and _per_token(tensor):
+        return HostBound(mag.FEATURE_BITS, False, f"{text}, a per-token size")
     return None
+
+
+def _per_token(tensor: str) -> bool:
+    """A tensor with one row per token: activations and the q/k/v of attention."""
+    return is_activation(tensor) or _QKV.match(tensor) is not None
+
+
+_QKV = re.compile(r"^(k|v|kv|key|value|keys|values)(_\w+)?$", re.IGNORECASE)
 
 
 def receiver(expr: cst.BaseExpression) -> str | None:

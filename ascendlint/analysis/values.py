@@ -65,6 +65,9 @@ class Trait:
     TOKENS = 1 << 12  # a token count or a token offset: bounded by the tokens of one launch, about 2**20
     SEQUENCE = 1 << 13  # the index of a sequence, batch element or request
     TILE = 1 << 14  # a vector of offsets built from tl.arange
+    # a per-row extent the launching host code shows to be large (a row stride of an activation, vocab-sized logits
+    # or a KV cache), or one of a kernel no launch of this module shows (the magnitude model decides alone)
+    HOSTED = 1 << 15
 
 
 T = Trait
@@ -793,7 +796,13 @@ class KernelAnalysis:
                 return (T.FLOAT, 0, _NO_DIVISORS)
             known = self.constexpr_values.get(name)
             size = mag.of_int(max(known)) if known else mag.constexpr_bits(name)
-            return (T.INT | T.NARROW, size, _NO_DIVISORS)
+            hosted = 0
+            if not known:  # ROW_STRIDE=logits.stride(0): a constexpr factor leaves the product int32
+                host = self._host_argument(name)
+                if host is not None and host[2]:
+                    size = host[0]
+                    hosted = T.HOSTED if host[0] >= mag.FEATURE_BITS else 0
+            return (T.INT | T.NARROW | hosted, size, _NO_DIVISORS)
         if name in self.pointer_params:
             return (T.DYNAMIC | T.TENSOR | T.POINTER, 0, _NO_DIVISORS)
         if name in self.constexpr_helper_params:
@@ -807,6 +816,8 @@ class KernelAnalysis:
         if host is not None and (host[0] < size or size == mag.EXTENT_BITS or host[2]):
             # the launch says more: `x.stride(-1)` is 1, `n_rows` rows, `logits.stride(0)` a vocabulary
             size, tokens = host[0], tokens or host[1]
+        if host is not None and host[2] and host[0] >= mag.FEATURE_BITS or not self._launched:
+            bits |= T.HOSTED
         if tokens:
             bits |= T.TOKENS
         elif mag.counts_sequences(name):
@@ -820,6 +831,13 @@ class KernelAnalysis:
         else:
             bits |= T.NARROW
         return (bits, size, _NO_DIVISORS)
+
+    @cached_property
+    def _launched(self) -> bool:
+        """Some launch of this kernel is visible in the module (its host code can be read)."""
+        from .grid import launches_of
+
+        return bool(launches_of(self.facts, self.kernel))
 
     def _host_argument(self, name: str) -> tuple[int, bool, bool] | None:
         from .grid import host_argument_bits
@@ -1010,6 +1028,12 @@ class KernelAnalysis:
         (or loop) sized by a token count."""
         found = self.traits(expr)
         return bool(found & T.TOKENS) or found & (T.LOADED | T.INDEX) == T.LOADED | T.INDEX
+
+    def host_proven(self, expr: cst.BaseExpression) -> bool:
+        """Holds a per-row extent the launching host code shows to be large (``logits.stride(0)``,
+        ``k_cache.stride(0)``, ``x.stride(0)`` of an activation), or one of a kernel whose launch is not visible here,
+        where the magnitude model decides alone."""
+        return bool(self.traits(expr) & T.HOSTED)
 
     def is_tile(self, expr: cst.BaseExpression) -> bool:
         """A vector of offsets built from ``tl.arange``."""
