@@ -540,6 +540,28 @@ def _shape_argument(tensor: str | None, dim: int | None, rank: int | None):
     return HostBound(bound.bits, bound.tokens, _DEFINITE + bound.evidence)
 
 
+def indexes_small_tensor(facts: ModuleFacts, kernel: Kernel, pointer: str) -> bool:
+    """The pointer parameter ``pointer`` points into a tensor that stays small (a weight, a state or statistic per
+    sequence or head, a table): by the host tensors every launch passes for it, or by its own name when no launch
+    is visible. Such a tensor holds far fewer than 2**31 elements, so an in-bounds int32 offset into it cannot
+    wrap."""
+    cache = facts.__dict__.setdefault("_indexes_small_tensor", {})
+    key = (id(kernel.node), pointer)
+    if key not in cache:
+        names = []
+        for launch in launches_of(facts, kernel):
+            passed = launch_argument(launch, pointer)
+            tensor = hf.receiver(passed) if passed is not None else None
+            if tensor is None:
+                names = []
+                break
+            names.append(tensor)
+        if not names:
+            names = [pointer.removesuffix("_ptr")]
+        cache[key] = all(hf.tensor_is_small(name) for name in names)
+    return cache[key]
+
+
 @dataclass(frozen=True)
 class HostGuards:
     """Facts the host code establishes wherever it launches (or hands on) a kernel: ``T % BT == 0`` gives
@@ -1318,7 +1340,8 @@ class _Classifier:
                 short != "dim" and (args or short == "size")) else None
             dim = 0 if short == "len" else hf.literal_dim(args[0]) if args else None
             tokens = tensor is not None and short != "dim" and dim == 0 and hf.leading_dimension_counts_rows(tensor)
-            return Factor(Kind.EXTENT, call, names=names | _receiver_names(func) | _receiver_names(*args[:1]),
+            kind = Kind.TILE_COUNT if tokens and _TILE_LIST.search(tensor) else Kind.EXTENT
+            return Factor(kind, call, names=names | _receiver_names(func) | _receiver_names(*args[:1]),
                           tokens=tokens, evidence=f"`{self.facts.module.code_for_node(call)}` counts rows" if tokens
                           else "")
         core = _core_function_kind(short)
@@ -1344,7 +1367,8 @@ class _Classifier:
         tokens = (type(expr.value) is cst.Attribute and expr.value.attr.value == "shape" and dim == 0
                   and tensor is not None and hf.leading_dimension_counts_rows(tensor)
                   and (item is None or item[2] <= 3))  # [B, T, H, D]: the leading axis is the batch
-        return Factor(Kind.EXTENT, expr, names=names | receivers, tokens=tokens,
+        kind = Kind.TILE_COUNT if tokens and _TILE_LIST.search(tensor) else Kind.EXTENT
+        return Factor(kind, expr, names=names | receivers, tokens=tokens,
                       evidence=f"`{tensor}.shape[0]` counts rows" if tokens else "")
 
     def _meta(self, key: str, expr: cst.Subscript, depth: int, names: frozenset[str]) -> Factor:
@@ -1419,8 +1443,8 @@ class _Classifier:
         share = None
         if folded.kind in RUNTIME_KINDS and (bottom.is_core_count or bottom.kind in (Kind.LITERAL, Kind.CONSTANT)):
             share = (bottom.kind, bottom.value, folded.names)
-        if folded.kind is Kind.TOTAL_SIZE or runtime >= 3:
-            kind = Kind.TOTAL_SIZE
+        if folded.kind is Kind.TOTAL_SIZE and not folded.rows or runtime >= 3:
+            kind = Kind.TOTAL_SIZE  # ``cdiv(x.numel(), BLOCK)``; the rows of a flattened tensor are tokens
         elif not rounds_up and not _rounds_up(expr) and not _is_tile_size(bottom, denominator):
             kind = Kind.EXTENT  # ``N // group_size``: a ratio of two sizes, not a count of tiles
         else:
@@ -1599,7 +1623,13 @@ def _core_name_kind(name: str) -> Kind | None:
 
 
 def _is_token_name(name: str) -> bool:
-    return mag.name_bits(name) == mag.TOKEN_BITS
+    return mag.name_bits(name) == mag.TOKEN_BITS and _SPECULATIVE.search(name) is None
+
+
+# speculative-decoding lengths (``max_spec_len``, ``num_draft_tokens``) count a few draft tokens per request
+_SPECULATIVE = re.compile(r"spec|draft|accepted", re.I)
+# a host list or tensor of blocks or tiles (``block_info``, ``tile_row_start``): its length counts tiles of rows
+_TILE_LIST = re.compile(r"block|tile|chunk", re.I)
 
 
 def _string_key(expr: cst.BaseExpression) -> str | None:

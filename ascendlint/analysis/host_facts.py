@@ -29,7 +29,9 @@ _SMALL_TENSOR = re.compile(
     r"(^|_)(w|weights?|bias(es)?|gamma|beta|cos|sin|cos_sin(_cache)?|rotary|inv_freq|freqs?|block_?tables?"
     r"|block_?table|page_?tables?|cu_?seq_?lens?\w*|seq_?lens?|seqlens?|context_?lens?|ctx_?lens?|query_start_loc"
     r"|a_?log|dt_?bias|d|conv_?state|ssm_?state|expert_?\w*|router\w*|lora\w*|scales?|zeros?|g_?idx|lens?"
-    r"|chunk_?indices|chunk_?offsets|offsets?|counts?|sig(nal)?s?\w*|flags?|lock\w*|barrier\w*)$",
+    r"|chunk_?indices|chunk_?offsets|offsets?|counts?|sig(nal)?s?\w*|flags?|lock\w*|barrier\w*|\w*proj|w\d+"
+    r"|\w*_weights?|mean|rstd|var|lse|m_?i|l_?i|conv_?states?|ssm_?states?|states?|d?h0|d?ht|initial_?state"
+    r"|final_?state|cache_?indices|state_?indices)$",
     re.IGNORECASE,
 )
 # Tensors whose rows are vocabulary-sized.

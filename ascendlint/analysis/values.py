@@ -115,6 +115,12 @@ def _sequence_times_tokens(left: Traits, right: Traits) -> bool:
     return False
 
 
+def _per_token_name(name: str, bits: int) -> bool:
+    """A name that says it is a per-row extent: a head dim, hidden size or vocabulary, a row stride, a token
+    count (a row of ``T`` elements)."""
+    return bits in (mag.FEATURE_BITS, mag.VOCAB_BITS, mag.TOKEN_BITS) or "stride" in name.lower()
+
+
 def _widen(old: Value, new: Value) -> Value:
     return (old[0] | new[0], mag.widen(old[1], new[1]), old[2] & new[2])
 
@@ -619,6 +625,7 @@ class KernelAnalysis:
         size, divisors = self._binary_magnitude(operator, left, right, left_node, right_node)
         if type(operator) is cst.Multiply and _sequence_times_tokens(lbits, rbits):
             size = min(size, mag.TOKEN_BITS + 1)  # a sequence's start: the tokens of one launch bound it
+            bits &= ~T.HOSTED  # an offset, not a per-row extent
         return (bits, size, divisors)
 
     def _binary_magnitude(self, operator, left: Value, right: Value, left_node, right_node) -> tuple[int, frozenset]:
@@ -802,6 +809,8 @@ class KernelAnalysis:
                 if host is not None and host[2]:
                     size = host[0]
                     hosted = T.HOSTED if host[0] >= mag.FEATURE_BITS else 0
+                elif not self._module_launches and _per_token_name(name, mag.name_bits(name)):
+                    hosted = T.HOSTED  # no host code: a head dim or hidden size by its name
             return (T.INT | T.NARROW | hosted, size, _NO_DIVISORS)
         if name in self.pointer_params:
             return (T.DYNAMIC | T.TENSOR | T.POINTER, 0, _NO_DIVISORS)
@@ -816,7 +825,9 @@ class KernelAnalysis:
         if host is not None and (host[0] < size or size == mag.EXTENT_BITS or host[2]):
             # the launch says more: `x.stride(-1)` is 1, `n_rows` rows, `logits.stride(0)` a vocabulary
             size, tokens = host[0], tokens or host[1]
-        if host is not None and host[2] and host[0] >= mag.FEATURE_BITS or not self._launched:
+        if host is not None and host[2] and host[0] >= mag.FEATURE_BITS or (
+                not self._module_launches and _per_token_name(name, size)):
+            # no host code: a per-token size by its name (K, V, D, hidden, a row stride) decides
             bits |= T.HOSTED
         if tokens:
             bits |= T.TOKENS
@@ -833,11 +844,10 @@ class KernelAnalysis:
         return (bits, size, _NO_DIVISORS)
 
     @cached_property
-    def _launched(self) -> bool:
-        """Some launch of this kernel is visible in the module (its host code can be read)."""
-        from .grid import launches_of
-
-        return bool(launches_of(self.facts, self.kernel))
+    def _module_launches(self) -> bool:
+        """The module launches some kernel: its host code can be read. A module of kernels only (launched from
+        elsewhere) is judged by the magnitude model alone."""
+        return bool(self.facts.launches)
 
     def _host_argument(self, name: str) -> tuple[int, bool, bool] | None:
         from .grid import host_argument_bits
