@@ -383,8 +383,8 @@ class Int32OffsetOverflow(Rule):
             if not everything and _per_row_scalars(analysis, offsets):
                 continue
             nodes = analysis.offset_nodes(offsets)
-            if any(analysis.may_be_int64(n) for n in nodes):
-                continue
+            if any(analysis.is_int64(n) for n in nodes):
+                continue  # int64 on every path (a value widened on one path only still wraps on the other)
             wrapping = [n for n in nodes if _is_product(n) and self._wraps(analysis, n, everything)]
             small = _indexes_small_tensor(self.facts, kernel, pointer_expression)
             proven = [n for n in wrapping if analysis.host_proven(n)] if not small else []

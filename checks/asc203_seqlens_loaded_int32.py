@@ -23,11 +23,6 @@ class SeqlensLoadedInt32(Rule):
     name = "seqlens-loaded-int32"
     message = "`{call}` narrows a loaded offset to 32 bits and it is multiplied in pointer arithmetic; load it as int64"
     severity = Severity.WARNING
-    default = False
-    opt_in_reason = (
-        "its precision on real kernels is below the 90% bar: 25/30 on the tuning corpus, 18/30 held out; see "
-        "docs/precision.md"
-    )
     fix_safety = FixSafety.SAFE
     why = """
         Sequence starts loaded from `cu_seqlens` or chunk-offset arrays are token positions over the whole
