@@ -51,6 +51,13 @@ class GridOver65535(Rule):
     name = "grid-over-65535"
     message = "launch grid can exceed 65535 programs: {reason}"
     severity = Severity.WARNING
+    default = False
+    opt_in_reason = (
+        "its precision on code not used for tuning is below the 90% bar: on the fresh repositories 30/40 (75%) at"
+        " the first reading, before the classes found there (flattened rows over a tile, tile lists, weights named"
+        " `*_proj`) were fixed; on the held-out repositories most findings are whole-tensor grids of general-purpose"
+        " ops (FlagGems), about 70% by the last judgement; see docs/precision.md"
+    )
     fix_safety = FixSafety.NONE
     why = """
         On Ascend the product of the grid axes (coreDim) must be at most 65535: triton-ascend's launcher refuses

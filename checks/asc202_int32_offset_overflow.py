@@ -37,6 +37,12 @@ class Int32OffsetOverflow(Rule):
     """
     message = "`{product}`{where} multiplies a runtime index by a runtime extent in int32 and can wrap past 2^31"
     severity = Severity.WARNING
+    default = False
+    opt_in_reason = (
+        "its precision on code not used for tuning is below the 90% bar: a held-out sample read with its host code"
+        " gave 7/13 (the 6 others: 5 reference copies of kernels in test folders and one batched-matrix offset);"
+        " outside test folders 7/8; see docs/precision.md"
+    )
     fix_safety = FixSafety.UNSAFE
     why = """
         Integer index arithmetic in a Triton kernel is 32-bit unless an operand is int64. Once batch x sequence x

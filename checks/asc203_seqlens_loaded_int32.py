@@ -23,6 +23,12 @@ class SeqlensLoadedInt32(Rule):
     name = "seqlens-loaded-int32"
     message = "`{call}` narrows a loaded offset to 32 bits and it is multiplied in pointer arithmetic; load it as int64"
     severity = Severity.WARNING
+    default = False
+    opt_in_reason = (
+        "its precision on real kernels is below the 90% bar over every tree not used for tuning: 18/30 held out"
+        " (bounded extents and reference copies in test folders), 14/14 on the fresh repositories; see"
+        " docs/precision.md"
+    )
     fix_safety = FixSafety.SAFE
     why = """
         Sequence starts loaded from `cu_seqlens` or chunk-offset arrays are token positions over the whole

@@ -1219,7 +1219,7 @@ class _Classifier:
         else:
             found = [Factor(Kind.UNKNOWN, expr, names=names)]
         found = self._named(name, found, expr)
-        if len(found) == 1 and found[0].tokens and mag.name_bits(name) <= mag.BATCH_BITS:  # B, T, H, D = q.shape
+        if len(found) == 1 and found[0].tokens and mag.name_bits(name) <= mag.BATCH_BITS:  # batch = x.shape[0]
             found = [replace(found[0], tokens=False, evidence="")]
         if len(found) == 1 and found[0].kind in RUNTIME_KINDS and not found[0].tokens and _is_token_name(name):
             found = [replace(found[0], tokens=True, evidence=found[0].evidence or f"`{name}` counts tokens or rows")]

@@ -68,7 +68,7 @@ def is_activation(name: str) -> bool:
 
 
 _ACTIVATION = re.compile(
-    r"^(a|x|xs|x2d|inp|input|inputs|hidden|hidden_?states?|q|query|queries|qkv|o|out|output|outputs|y|res|residual"
+    r"(?-i:^a$)|^(x|xs|x2d|inp|input|inputs|hidden|hidden_?states?|q|query|queries|qkv|o|out|output|outputs|y|res|residual"
     r"|tokens?)(_\w+)?$|^d[xyoq]$|grad|logits?|logprobs?|probs$|activations?",
     re.IGNORECASE,
 )
