@@ -31,6 +31,10 @@ class BlockPtrNoBoundaryCheck(Rule):
     code = "ASC303"
     name = "block-ptr-no-boundary-check"
     message = "block-pointer {op} without `boundary_check`: the last tile can run past the tensor"
+    partial_message = (
+        "block-pointer {op} whose `boundary_check` leaves out dimension{s} {dims}: the last tile can run past the"
+        " tensor there"
+    )
     severity = Severity.WARNING
     fix_safety = FixSafety.UNSAFE
     options = {"check-model-dimensions": False}
@@ -464,8 +468,12 @@ class BlockPtrNoBoundaryCheck(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         op = self.facts.qualname(node.func)
-        if op not in _MASK_POSITION or argument(node, 3, "boundary_check") is not None:
+        if op not in _MASK_POSITION:
             return
+        given = argument(node, 3, "boundary_check")
+        checked = _checked_dims(given) if given is not None else frozenset()
+        if checked is None:
+            return  # a boundary_check the source does not spell as literal axes
         if argument(node, _MASK_POSITION[op], "mask") is not None:
             return  # a masked access is a pointer tile, never a block pointer
         kernel = self.facts.enclosing_kernel(node)
@@ -477,10 +485,19 @@ class BlockPtrNoBoundaryCheck(Rule):
             return
         if self._full_tiles_only(node, kernel, resolver, origins):
             return
-        if not any(self._may_overshoot(origin, kernel) for origin in origins):
+        ragged = set()
+        for origin in origins:
+            ragged |= self._overshooting_dims(origin, kernel)
+        if not ragged - checked:
             return
         ranks = {block_rank(origin) for origin in origins}
         rank = ranks.pop() if len(ranks) == 1 else None
+        if given is not None:
+            missing = sorted(d for d in ragged - checked if d >= 0)
+            spelled = ", ".join(map(str, missing)) if missing else "a ragged dimension"
+            self.report(node, self.partial_message.format(op=op.split(".")[1], dims=spelled,
+                                                          s="s" if len(missing) > 1 else ""))
+            return
         self.report(
             node,
             self.message.format(op=op.split(".")[1]),
@@ -520,7 +537,12 @@ class BlockPtrNoBoundaryCheck(Rule):
                 return True
         return False
 
-    def _may_overshoot(self, block: cst.Call, kernel) -> bool:
+    def _overshooting_dims(self, block: cst.Call, kernel) -> set[int]:
+        """The dimensions of the block that can run past the tensor ({-1} when the block's parts are not
+        literal tuples of one rank: some dimension may)."""
+        return self._may_overshoot(block, kernel, every=True)
+
+    def _may_overshoot(self, block: cst.Call, kernel, every: bool = False):
         """Some dimension of the block can run past the tensor. A dimension stays inside when its block extent equals
         the tensor extent at offset 0, or when the host guards every launch with ``extent % block == 0`` (or
         ``extent == block``) and the offset is a multiple of the block (``i_t * BT``), with no ``tl.advance``
@@ -530,14 +552,15 @@ class BlockPtrNoBoundaryCheck(Rule):
                                        argument(block, 4, "block_shape"))
         parts = [p for p in (shape, offsets, block_shape) if type(p) in (cst.Tuple, cst.List)]
         if len(parts) != 3 or len({len(p.elements) for p in parts}) != 1:
-            return True
+            return {-1} if every else True
         owner = self.facts.enclosing_kernel(block) or kernel
         analysis = self.context.analysis(owner)
         guards = host_guards(self.facts, owner)
         code = self.context.module.code_for_node
         moves = self._advances(owner, block)
         if moves is None:
-            return True
+            return {-1} if every else True
+        found = set()
         model_dimensions = self.settings["check-model-dimensions"]
         for dim, (extent, offset, size) in enumerate(zip(*(e.elements for e in parts))):
             extent, offset, size = extent.value, offset.value, size.value
@@ -549,8 +572,10 @@ class BlockPtrNoBoundaryCheck(Rule):
                 continue
             if not model_dimensions and type(extent) is cst.Name and is_model_dimension_name(extent.value):
                 continue
-            return True
-        return False
+            if not every:
+                return True
+            found.add(dim)
+        return found if every else False
 
     def _advances(self, kernel, block: cst.Call) -> list[list[cst.BaseExpression]] | None:
         """The offsets of every ``tl.advance`` applied to ``block`` in its kernel (None when one is not a tuple)."""
@@ -566,6 +591,15 @@ class BlockPtrNoBoundaryCheck(Rule):
                 return None
             moves.append([element.value for element in offsets.elements])
         return moves
+
+
+def _checked_dims(expr) -> frozenset[int] | None:
+    """The axes a literal ``boundary_check`` names (``(0,)``, ``(0, 1)``, ``[1]``); None when not literal."""
+    if type(expr) in (cst.Tuple, cst.List):
+        dims = [e.value for e in expr.elements]
+        if all(type(d) is cst.Integer for d in dims):
+            return frozenset(int(d.value, 0) for d in dims)
+    return None
 
 
 def _is_zero(expr) -> bool:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
+from . import host_facts as hf
 from . import magnitudes as mag
 from .module_facts import Kernel, Launch, ModuleFacts, dotted_name
 
@@ -89,6 +90,10 @@ class Factor:
     # ``sqrt(n)`` (through ``ceil``, ``next_power_of_2``, ``min(..., cap)``): the names of ``n``. Dividing ``n`` by it
     # again (``cdiv(n, next_power_of_2(ceil(sqrt(n))))``) counts about ``sqrt(n)``, not ``n`` over a tile.
     root: frozenset[str] = frozenset()
+    # counts tokens or rows (``n_rows``, ``num_tokens``, ``x.shape[0]`` of an activation, ``cdiv(T, BT)``): an axis
+    # that grows with the tokens of a launch; ``evidence`` is the host text that says so
+    tokens: bool = False
+    evidence: str = ""
 
     @property
     def is_core_count(self) -> bool:
@@ -406,58 +411,155 @@ def token_axes(facts: ModuleFacts, kernel: Kernel) -> set[int]:
                 numerator = _division_parts(factor.expr)
                 spelled = numerator[0] if numerator is not None else factor.expr
                 names = [spelled.value] if type(spelled) is cst.Name else sorted(factor.names)
-                if factor.rows or factor.kind in (Kind.EXTENT, Kind.TILE_COUNT) and any(
-                        mag.counts_tokens(n) for n in names):
+                if factor.rows or factor.kind in (Kind.EXTENT, Kind.TILE_COUNT) and (
+                        factor.tokens and not factor.capped and not factor.chunked
+                        or any(mag.counts_tokens(n) for n in names)):
                     axes.add(axis)
         found = axes if found is None else found & axes
     return found or set()
 
 
-def host_argument_bits(facts: ModuleFacts, kernel: Kernel, param: str) -> tuple[int, bool] | None:
-    """(magnitude, counts tokens) of what this module's launches pass for the integer parameter ``param``, by the
-    host name or expression it is spelled with (``x.stride(-1)`` is 1, ``x.numel()`` a total size); None when no
-    launch is visible or the host says nothing."""
-    from . import magnitudes as mag
+def host_argument_bits(facts: ModuleFacts, kernel: Kernel, param: str) -> tuple[int, bool, bool] | None:
+    """(magnitude, counts tokens, definite) of what this module's launches pass for the integer parameter ``param``:
+    read from the host expression (``x.stride(-1)`` is 1, ``logits.stride(0)`` a vocabulary, ``x.shape[0]`` of an
+    activation its rows, ``x.numel()`` a total size, ``min(n, cap)`` at most the cap, literals and names assigned
+    from them) or else from the host name it is spelled with. *Definite* when every launch's value was read from
+    what the host tensors are, not from a name. None when no launch is visible or the host says nothing."""
+    found = host_argument_bounds(facts, kernel, param)
+    if found is None:
+        return None
+    return found.bits, found.tokens, found.evidence.startswith(_DEFINITE)
+
+
+_DEFINITE = "="  # evidence read from the host tensors themselves starts with this mark
+
+
+def host_argument_bounds(facts: ModuleFacts, kernel: Kernel, param: str):
+    """The largest ``HostBound`` (magnitude, counts tokens, evidence) over this module's launches of ``kernel``
+    for the integer parameter ``param``; None when a launch does not show it. Cached per kernel and parameter."""
+    cache = facts.__dict__.setdefault("_host_argument_bounds", {})
+    key = (id(kernel.node), param)
+    if key in cache:
+        return cache[key]
+    from .host_facts import HostBound
 
     launches = launches_of(facts, kernel)
-    if not launches:
-        return None
     resolver = _analysis(facts)
-    largest, tokens = -1, False
+    largest = None
     for launch in launches:
         expr = launch_argument(launch, param)
-        if expr is None:
-            return None
-        found = _host_argument(resolver, expr, launch.call, 0)
+        found = _host_argument(resolver, expr, launch.call, 0) if expr is not None else None
         if found is None:
-            return None
-        largest, tokens = max(largest, found[0]), tokens or found[1]
-    return largest, tokens
+            largest = None
+            break
+        if largest is None or found.bits > largest.bits:
+            definite = found.evidence.startswith(_DEFINITE) and (
+                largest is None or largest.evidence.startswith(_DEFINITE))
+            evidence = found.evidence if definite else found.evidence.lstrip(_DEFINITE)
+            largest = HostBound(found.bits, found.tokens or bool(largest and largest.tokens), evidence)
+        elif found.tokens and not largest.tokens:
+            largest = HostBound(largest.bits, True, largest.evidence)
+        if largest is not None and not found.evidence.startswith(_DEFINITE):
+            largest = HostBound(largest.bits, largest.tokens, largest.evidence.lstrip(_DEFINITE))
+    cache[key] = largest
+    return largest
 
 
-def _host_argument(resolver, expr, site, depth) -> tuple[int, bool] | None:
-    from . import magnitudes as mag
+def _host_argument(resolver, expr, site, depth):
+    """What one launch passes: a ``HostBound`` whose evidence starts with ``_DEFINITE`` when it was read from the
+    host tensors (a stride, a shape, a literal), or None."""
+    from . import host_facts as hf
+    from .host_facts import HostBound
 
-    if type(expr) is cst.Integer:
-        return mag.of_int(expr.evaluated_value), False
-    if type(expr) is cst.Call and type(expr.func) is cst.Attribute:
-        method = expr.func.attr.value
-        if method == "stride" and expr.args:
-            last = expr.args[0].value
-            is_last = type(last) is cst.UnaryOperation and type(last.expression) is cst.Integer and (
-                last.expression.evaluated_value == 1)
-            return (1, False) if is_last else (mag.FEATURE_BITS, False)
-        if method == "numel":
-            return mag.SIZE_BITS, False
+    if depth >= _MAX_DEPTH:
         return None
-    if type(expr) is cst.Name and depth < _MAX_DEPTH:
-        bits = mag.name_bits(expr.value)
-        if bits != mag.EXTENT_BITS:
-            return bits, mag.counts_tokens(expr.value)
+    if type(expr) is cst.Integer:
+        value = int(expr.value, 0)
+        return HostBound(mag.of_int(value), False, f"{_DEFINITE}{value}")
+    if type(expr) is cst.Call:
+        func = expr.func
+        short = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
+        args = [a.value for a in expr.args if a.keyword is None and not a.star]
+        if type(func) is cst.Attribute and short == "stride":
+            tensor = hf.receiver(func.value)
+            dim = hf.literal_dim(args[0]) if args else None
+            bound = hf.row_stride_bound(tensor, dim) if tensor is not None else None
+            if bound is not None:
+                return HostBound(bound.bits, False, _DEFINITE + bound.evidence)
+            return HostBound(mag.FEATURE_BITS, False, f"{tensor}.stride(...)")
+        if type(func) is cst.Attribute and short == "numel":
+            return HostBound(mag.SIZE_BITS, False, f"{_DEFINITE}{hf.receiver(func.value)}.numel()")
+        if type(func) is cst.Attribute and short == "size" and args:
+            return _shape_argument(hf.receiver(func.value), hf.literal_dim(args[0]), None)
+        if short == "len" and len(args) == 1 and type(func) is cst.Name:
+            return _shape_argument(hf.receiver(args[0]), 0, None)
+        if short == "min" and type(func) is cst.Name and len(args) >= 2:
+            bounds = [_host_argument(resolver, a, site, depth + 1) for a in args]
+            known = [b for b in bounds if b is not None]
+            if known:
+                smallest = min(known, key=lambda b: b.bits)
+                return HostBound(smallest.bits, smallest.tokens and len(known) == len(bounds), smallest.evidence)
+            return None
+        if short in ("next_power_of_2", "int", "abs") and len(args) == 1:
+            inner = _host_argument(resolver, args[0], site, depth + 1)
+            return None if inner is None else HostBound(inner.bits + (short == "next_power_of_2"), inner.tokens,
+                                                         inner.evidence)
+        if short in _DIVIDE_UP and len(args) == 2:
+            top, bottom = _host_argument(resolver, args[0], site, depth + 1), resolver.literal_value(args[1], site)
+            if top is not None and bottom:
+                return HostBound(mag.quotient(top.bits, bottom), top.tokens, top.evidence)
+        return None
+    if type(expr) is cst.Subscript and len(expr.slice) == 1 and type(expr.slice[0].slice) is cst.Index:
+        base = expr.value
+        if type(base) is cst.Attribute and base.attr.value == "shape":
+            item = resolver.shape_items.get(id(expr))
+            if item is not None:
+                return _shape_argument(item[0], item[1], item[2])
+            return _shape_argument(hf.receiver(base.value), hf.literal_dim(expr.slice[0].slice.value), None)
+        return None
+    if type(expr) is cst.Name:
         status, value = resolver.lookup(expr.value, site)
         if status == "value" and isinstance(value, cst.BaseExpression):
-            return _host_argument(resolver, value, site, depth + 1)
+            found = _host_argument(resolver, value, site, depth + 1)
+            if found is not None:
+                return found
+        bits = mag.name_bits(expr.value)
+        if bits != mag.EXTENT_BITS:
+            return HostBound(bits, mag.counts_tokens(expr.value), expr.value)
     return None
+
+
+def _shape_argument(tensor: str | None, dim: int | None, rank: int | None):
+    from .host_facts import HostBound, shape_bound
+
+    if tensor is None:
+        return None
+    bound = shape_bound(tensor, dim, rank)
+    if bound is None:
+        return None
+    return HostBound(bound.bits, bound.tokens, _DEFINITE + bound.evidence)
+
+
+def indexes_small_tensor(facts: ModuleFacts, kernel: Kernel, pointer: str) -> bool:
+    """The pointer parameter ``pointer`` points into a tensor that stays small (a weight, a state or statistic per
+    sequence or head, a table): by the host tensors every launch passes for it, or by its own name when no launch
+    is visible. Such a tensor holds far fewer than 2**31 elements, so an in-bounds int32 offset into it cannot
+    wrap."""
+    cache = facts.__dict__.setdefault("_indexes_small_tensor", {})
+    key = (id(kernel.node), pointer)
+    if key not in cache:
+        names = []
+        for launch in launches_of(facts, kernel):
+            passed = launch_argument(launch, pointer)
+            tensor = hf.receiver(passed) if passed is not None else None
+            if tensor is None:
+                names = []
+                break
+            names.append(tensor)
+        if not names:
+            names = [pointer.removesuffix("_ptr")]
+        cache[key] = all(hf.tensor_is_small(name) for name in names)
+    return cache[key]
 
 
 @dataclass(frozen=True)
@@ -981,11 +1083,14 @@ class _GridAnalysis:
         if shape is None:
             return LaunchGrid(launch, None)
         chunking = self._chunking_names(site)
+        grown = self._grown_until_fits(site)
         axes = []
         for element in _elements(shape):
             factors = _Classifier(self, site, launch).factors(element, 0, frozenset())
             if chunking:
                 factors = [replace(f, chunked=True) if f.names & chunking else f for f in factors]
+            if grown:
+                factors = [replace(f, capped=True) if f.names & grown else f for f in factors]
             axes.append(tuple(factors))
         return LaunchGrid(launch, tuple(axes), shape)
 
@@ -1009,6 +1114,29 @@ class _GridAnalysis:
         if type(expr) in (cst.Integer, cst.Call, cst.BinaryOperation, cst.Subscript, cst.Attribute):
             return expr
         return None
+
+    def _grown_until_fits(self, site: cst.CSTNode) -> frozenset[str]:
+        """Names a host ``while`` loop before ``site`` grows until a size it tests against a literal fits
+        (``while triton.cdiv(n, block) > 65535: block *= 2``): a grid divided by them is capped by that test."""
+        scope_node = self._scope_node(site)
+        if type(scope_node) is not cst.FunctionDef:
+            return frozenset()
+        position = self.index.order(site)
+        names: set[str] = set()
+        for loop in self.index.of_type(cst.While):
+            if self.index.order(loop) >= position or self._scope_node(loop) is not scope_node:
+                continue
+            if any(ancestor is loop for ancestor in self.index.ancestors(site)):
+                continue
+            test = loop.test
+            if not (type(test) is cst.Comparison and any(
+                    self.literal_value(c.comparator, site) is not None for c in test.comparisons)):
+                continue
+            for node in self.index.subtree(loop):
+                if type(node) is cst.AugAssign and type(node.operator) in (cst.MultiplyAssign, cst.AddAssign,
+                                                                           cst.LeftShiftAssign):
+                    names.update(_target_names(node.target))
+        return frozenset(names)
 
     def _chunking_names(self, site: cst.CSTNode) -> frozenset[str]:
         """Names bound by host loops around ``site`` that walk the data in chunks (``range(a, b, step)``, while)."""
@@ -1068,7 +1196,8 @@ class _Classifier:
             leading = len(indices) >= 2 and indices == set(range(len(indices)))
             if leading and any(_is_token_name(name) for _, _, f in dims for name in f.names):
                 merged = [f for _, _, f in dims]
-                rows = Factor(Kind.TOTAL_SIZE, expr, names=frozenset().union(*(f.names for f in merged)), rows=True)
+                rows = Factor(Kind.TOTAL_SIZE, expr, names=frozenset().union(*(f.names for f in merged)), rows=True,
+                              tokens=True)
                 return [f for f in factors if all(f is not m for m in merged)] + [rows]
         return factors
 
@@ -1089,7 +1218,12 @@ class _Classifier:
             found = [Factor(Kind.EXTENT, expr, names=names)]
         else:
             found = [Factor(Kind.UNKNOWN, expr, names=names)]
-        return self._named(name, found, expr)
+        found = self._named(name, found, expr)
+        if len(found) == 1 and found[0].tokens and mag.name_bits(name) <= mag.BATCH_BITS:  # batch = x.shape[0]
+            found = [replace(found[0], tokens=False, evidence="")]
+        if len(found) == 1 and found[0].kind in RUNTIME_KINDS and not found[0].tokens and _is_token_name(name):
+            found = [replace(found[0], tokens=True, evidence=found[0].evidence or f"`{name}` counts tokens or rows")]
+        return found
 
     @staticmethod
     def _named(name: str, found: list[Factor], expr: cst.Name) -> list[Factor]:
@@ -1202,7 +1336,14 @@ class _Classifier:
         if short == "prod" and len(args) == 1 and _is_shape_slice(args[0]):  # math.prod(shape[:dim])
             return Factor(Kind.TOTAL_SIZE, call, names=names | _receiver_names(args[0]))
         if short in ("size", "len", "dim"):
-            return Factor(Kind.EXTENT, call, names=names | _receiver_names(func) | _receiver_names(*args[:1]))
+            tensor = hf.receiver(func.value if short == "size" and type(func) is cst.Attribute else args[0]) if (
+                short != "dim" and (args or short == "size")) else None
+            dim = 0 if short == "len" else hf.literal_dim(args[0]) if args else None
+            tokens = tensor is not None and short != "dim" and dim == 0 and hf.leading_dimension_counts_rows(tensor)
+            kind = Kind.TILE_COUNT if tokens and _TILE_LIST.search(tensor) else Kind.EXTENT
+            return Factor(kind, call, names=names | _receiver_names(func) | _receiver_names(*args[:1]),
+                          tokens=tokens, evidence=f"`{self.facts.module.code_for_node(call)}` counts rows" if tokens
+                          else "")
         core = _core_function_kind(short)
         if core is not None:
             return Factor(core, call, names=names)
@@ -1220,8 +1361,15 @@ class _Classifier:
             return Factor(Kind.UNKNOWN, expr, names=names)
         receivers = _receiver_names(expr.value)
         if _is_integer(index, 0) and self._is_flattened(expr.value):
-            return Factor(Kind.TOTAL_SIZE, expr, names=names | receivers, rows=True)
-        return Factor(Kind.EXTENT, expr, names=names | receivers)
+            return Factor(Kind.TOTAL_SIZE, expr, names=names | receivers, rows=True, tokens=True)
+        item = self.grids.shape_items.get(id(expr))
+        tensor, dim = (item[0], item[1]) if item is not None else (hf.receiver(expr.value), hf.literal_dim(index))
+        tokens = (type(expr.value) is cst.Attribute and expr.value.attr.value == "shape" and dim == 0
+                  and tensor is not None and hf.leading_dimension_counts_rows(tensor)
+                  and (item is None or item[2] <= 3))  # [B, T, H, D]: the leading axis is the batch
+        kind = Kind.TILE_COUNT if tokens and _TILE_LIST.search(tensor) else Kind.EXTENT
+        return Factor(kind, expr, names=names | receivers, tokens=tokens,
+                      evidence=f"`{tensor}.shape[0]` counts rows" if tokens else "")
 
     def _meta(self, key: str, expr: cst.Subscript, depth: int, names: frozenset[str]) -> Factor:
         """``meta["M"]`` in a grid function: what the launch passes for ``M`` (a runtime size for an int
@@ -1295,8 +1443,8 @@ class _Classifier:
         share = None
         if folded.kind in RUNTIME_KINDS and (bottom.is_core_count or bottom.kind in (Kind.LITERAL, Kind.CONSTANT)):
             share = (bottom.kind, bottom.value, folded.names)
-        if folded.kind is Kind.TOTAL_SIZE or runtime >= 3:
-            kind = Kind.TOTAL_SIZE
+        if folded.kind is Kind.TOTAL_SIZE and not folded.rows or runtime >= 3:
+            kind = Kind.TOTAL_SIZE  # ``cdiv(x.numel(), BLOCK)``; the rows of a flattened tensor are tokens
         elif not rounds_up and not _rounds_up(expr) and not _is_tile_size(bottom, denominator):
             kind = Kind.EXTENT  # ``N // group_size``: a ratio of two sizes, not a count of tiles
         else:
@@ -1310,6 +1458,8 @@ class _Classifier:
             share=share,
             model_bounded=kind is Kind.TILE_COUNT and self._is_model_dimension(numerator, folded),
             rows=folded.rows,
+            tokens=folded.tokens and kind is not Kind.EXTENT,
+            evidence=folded.evidence,
         )
 
 
@@ -1334,6 +1484,8 @@ def _fold(factors: list[Factor], expr: cst.BaseExpression) -> Factor:
         weight=max(1, sum(f.weight for f in runtime)),
         names=names,
         rows=fastest.rows and len(runtime) == 1,  # rows times a feature size counts elements, not rows
+        tokens=any(f.tokens for f in runtime),
+        evidence=next((f.evidence for f in runtime if f.tokens), ""),
     )
 
 
@@ -1471,7 +1623,13 @@ def _core_name_kind(name: str) -> Kind | None:
 
 
 def _is_token_name(name: str) -> bool:
-    return mag.name_bits(name) == mag.TOKEN_BITS
+    return mag.name_bits(name) == mag.TOKEN_BITS and _SPECULATIVE.search(name) is None
+
+
+# speculative-decoding lengths (``max_spec_len``, ``num_draft_tokens``) count a few draft tokens per request
+_SPECULATIVE = re.compile(r"spec|draft|accepted", re.I)
+# a host list or tensor of blocks or tiles (``block_info``, ``tile_row_start``): its length counts tiles of rows
+_TILE_LIST = re.compile(r"block|tile|chunk", re.I)
 
 
 def _string_key(expr: cst.BaseExpression) -> str | None:

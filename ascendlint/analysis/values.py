@@ -65,6 +65,9 @@ class Trait:
     TOKENS = 1 << 12  # a token count or a token offset: bounded by the tokens of one launch, about 2**20
     SEQUENCE = 1 << 13  # the index of a sequence, batch element or request
     TILE = 1 << 14  # a vector of offsets built from tl.arange
+    # a per-row extent the launching host code shows to be large (a row stride of an activation, vocab-sized logits
+    # or a KV cache), or one of a kernel no launch of this module shows (the magnitude model decides alone)
+    HOSTED = 1 << 15
 
 
 T = Trait
@@ -110,6 +113,12 @@ def _sequence_times_tokens(left: Traits, right: Traits) -> bool:
                 and (extent & T.EXTENT or not extent & T.INDEX)):
             return True
     return False
+
+
+def _per_token_name(name: str, bits: int) -> bool:
+    """A name that says it is a per-row extent: a head dim, hidden size or vocabulary, a row stride, a token
+    count (a row of ``T`` elements)."""
+    return bits in (mag.FEATURE_BITS, mag.VOCAB_BITS, mag.TOKEN_BITS) or "stride" in name.lower()
 
 
 def _widen(old: Value, new: Value) -> Value:
@@ -616,6 +625,7 @@ class KernelAnalysis:
         size, divisors = self._binary_magnitude(operator, left, right, left_node, right_node)
         if type(operator) is cst.Multiply and _sequence_times_tokens(lbits, rbits):
             size = min(size, mag.TOKEN_BITS + 1)  # a sequence's start: the tokens of one launch bound it
+            bits &= ~T.HOSTED  # an offset, not a per-row extent
         return (bits, size, divisors)
 
     def _binary_magnitude(self, operator, left: Value, right: Value, left_node, right_node) -> tuple[int, frozenset]:
@@ -793,7 +803,15 @@ class KernelAnalysis:
                 return (T.FLOAT, 0, _NO_DIVISORS)
             known = self.constexpr_values.get(name)
             size = mag.of_int(max(known)) if known else mag.constexpr_bits(name)
-            return (T.INT | T.NARROW, size, _NO_DIVISORS)
+            hosted = 0
+            if not known:  # ROW_STRIDE=logits.stride(0): a constexpr factor leaves the product int32
+                host = self._host_argument(name)
+                if host is not None and host[2]:
+                    size = host[0]
+                    hosted = T.HOSTED if host[0] >= mag.FEATURE_BITS else 0
+                elif not self._module_launches and _per_token_name(name, mag.name_bits(name)):
+                    hosted = T.HOSTED  # no host code: a head dim or hidden size by its name
+            return (T.INT | T.NARROW | hosted, size, _NO_DIVISORS)
         if name in self.pointer_params:
             return (T.DYNAMIC | T.TENSOR | T.POINTER, 0, _NO_DIVISORS)
         if name in self.constexpr_helper_params:
@@ -804,8 +822,13 @@ class KernelAnalysis:
         size = mag.name_bits(name)
         tokens = mag.counts_tokens(name)
         host = self._host_argument(name)
-        if host is not None and (host[0] < size or size == mag.EXTENT_BITS):
-            size, tokens = host[0], tokens or host[1]  # the launch says more: `x.stride(-1)` is 1, `n_rows` rows
+        if host is not None and (host[0] < size or size == mag.EXTENT_BITS or host[2]):
+            # the launch says more: `x.stride(-1)` is 1, `n_rows` rows, `logits.stride(0)` a vocabulary
+            size, tokens = host[0], tokens or host[1]
+        if host is not None and host[2] and host[0] >= mag.FEATURE_BITS or (
+                not self._module_launches and _per_token_name(name, size)):
+            # no host code: a per-token size by its name (K, V, D, hidden, a row stride) decides
+            bits |= T.HOSTED
         if tokens:
             bits |= T.TOKENS
         elif mag.counts_sequences(name):
@@ -820,7 +843,13 @@ class KernelAnalysis:
             bits |= T.NARROW
         return (bits, size, _NO_DIVISORS)
 
-    def _host_argument(self, name: str) -> tuple[int, bool] | None:
+    @cached_property
+    def _module_launches(self) -> bool:
+        """The module launches some kernel: its host code can be read. A module of kernels only (launched from
+        elsewhere) is judged by the magnitude model alone."""
+        return bool(self.facts.launches)
+
+    def _host_argument(self, name: str) -> tuple[int, bool, bool] | None:
         from .grid import host_argument_bits
 
         return host_argument_bits(self.facts, self.kernel, name)
@@ -1009,6 +1038,12 @@ class KernelAnalysis:
         (or loop) sized by a token count."""
         found = self.traits(expr)
         return bool(found & T.TOKENS) or found & (T.LOADED | T.INDEX) == T.LOADED | T.INDEX
+
+    def host_proven(self, expr: cst.BaseExpression) -> bool:
+        """Holds a per-row extent the launching host code shows to be large (``logits.stride(0)``,
+        ``k_cache.stride(0)``, ``x.stride(0)`` of an activation), or one of a kernel whose launch is not visible here,
+        where the magnitude model decides alone."""
+        return bool(self.traits(expr) & T.HOSTED)
 
     def is_tile(self, expr: cst.BaseExpression) -> bool:
         """A vector of offsets built from ``tl.arange``."""

@@ -248,7 +248,7 @@ def test_grid_core_source(body, expected):
                 b, s, _ = x.shape
                 kernel[(triton.cdiv(b * s, 64),)](x, 1, BLOCK=64)
             """,
-            [["total size"]],
+            [["tile count"]],  # tiles of the flattened rows: tokens, counted by the token model (case (e))
             id="leading-dimensions-with-a-token-count-are-the-flattened-rows",
         ),
         pytest.param(

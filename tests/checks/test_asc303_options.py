@@ -27,4 +27,5 @@ def test_model_dimension_tails_are_not_reported_by_default():
 
 
 def test_model_dimension_tails_are_reported_when_asked():
-    assert _rows({"ASC303": {"check-model-dimensions": True}}) == [11]
+    # line 9 checks only axis 0, leaving out the K tail (a partial boundary_check); line 11 checks nothing
+    assert _rows({"ASC303": {"check-model-dimensions": True}}) == [9, 9, 11]

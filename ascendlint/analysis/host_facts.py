@@ -1,0 +1,132 @@
+"""What the host code says about the tensors a kernel indexes: which can grow with the data, and how large.
+
+Host tensors are classified by what can make them large, from the name the host gives them and the dimension read:
+
+- a *row* axis grows with the data: the leading dimension of an activation (``x``, ``hidden_states``, ``q``,
+  ``logits``, ``out``), a token count, a flattened batch of rows. One program per row, or a row index times a
+  row stride, scales with the tokens of a launch;
+- *vocab-sized* rows: the trailing dimension (and so the row stride) of logits, probabilities or an embedding table
+  (``logits.stride(0)``, ``V = logits.size(1)``): about 2^17 and more;
+- *KV blocks*: the stride of a KV cache's block or token axis (``k_cache.stride(0)``) spans a whole block of heads;
+- *small* tensors stay bounded: weights and biases, rotary tables, block tables, sequence offsets and lengths,
+  per-head parameters (``A_log``, ``dt_bias``), whose leading dimension counts heads, requests or model rows.
+
+Nothing is imported or executed: these are readings of the source. Each bound keeps the host expression it came
+from, so a message can say why (``row stride = logits.stride(0), vocab-sized``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import libcst as cst
+
+from . import magnitudes as mag
+
+# Tensors whose leading dimension does not grow with the tokens of a launch.
+_SMALL_TENSOR = re.compile(
+    r"(^|_)(w|weights?|bias(es)?|gamma|beta|cos|sin|cos_sin(_cache)?|rotary|inv_freq|freqs?|block_?tables?"
+    r"|block_?table|page_?tables?|cu_?seq_?lens?\w*|seq_?lens?|seqlens?|context_?lens?|ctx_?lens?|query_start_loc"
+    r"|a_?log|dt_?bias|d|conv_?state|ssm_?state|expert_?\w*|router\w*|lora\w*|scales?|zeros?|g_?idx|lens?"
+    r"|chunk_?indices|chunk_?offsets|offsets?|counts?|sig(nal)?s?\w*|flags?|lock\w*|barrier\w*|\w*proj|w\d+"
+    r"|\w*_weights?|mean|rstd|var|lse|m_?i|l_?i|conv_?states?|ssm_?states?|states?|d?h0|d?ht|initial_?state"
+    r"|final_?state|cache_?indices|state_?indices)$",
+    re.IGNORECASE,
+)
+# Tensors whose rows are vocabulary-sized.
+_VOCAB_TENSOR = re.compile(r"logits?|logprobs?|lm_?head|vocab|embed(ding)?s?_?(table|weight)?|probs?$", re.IGNORECASE)
+# KV caches: their leading strides span a block of tokens (or a whole token) of every KV head.
+_KV_TENSOR = re.compile(r"(k|v|kv|key|value)_?(cache|caches|buffer|pool)|cache", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class HostBound:
+    """A host value's magnitude (bits), whether it counts tokens or rows, and the host text it was read from."""
+
+    bits: int
+    tokens: bool = False
+    evidence: str = ""
+
+
+def tensor_is_small(name: str) -> bool:
+    """A host tensor whose leading dimension is bounded by the model or the batch, not the tokens of a launch."""
+    return _SMALL_TENSOR.search(name) is not None and not _VOCAB_TENSOR.search(name) and not _KV_TENSOR.search(name)
+
+
+def leading_dimension_counts_rows(name: str) -> bool:
+    """``x.shape[0]`` of this host tensor may count rows or tokens: it is not a small tensor. A launch grid with one
+    program per such row grows with the data."""
+    return not tensor_is_small(name)
+
+
+def is_activation(name: str) -> bool:
+    """A host tensor named as an activation, logits or a gradient: its leading dimension counts tokens or rows.
+    Stricter than ``leading_dimension_counts_rows``: a kernel's size parameters are read as token counts only
+    from these (``K, N = b.shape`` of a GEMM's weight is not)."""
+    return _ACTIVATION.search(name) is not None and not tensor_is_small(name)
+
+
+_ACTIVATION = re.compile(
+    r"(?-i:^a$)|^(x|xs|x2d|inp|input|inputs|hidden|hidden_?states?|q|query|queries|qkv|o|out|output|outputs|y|res|residual"
+    r"|tokens?)(_\w+)?$|^d[xyoq]$|grad|logits?|logprobs?|probs$|activations?",
+    re.IGNORECASE,
+)
+
+
+def row_stride_bound(tensor: str, dim: int | None) -> HostBound | None:
+    """The magnitude of ``tensor.stride(dim)`` (``dim`` None when not a literal), from what the tensor is."""
+    text = f"{tensor}.stride({dim if dim is not None else '...'})"
+    if dim == -1:
+        return HostBound(0, False, f"{text} is 1 for a contiguous last dimension")
+    if _KV_TENSOR.search(tensor) and dim in (0, 1):
+        return HostBound(mag.VOCAB_BITS, False, f"{text}, a KV-cache block or token stride")
+    if _VOCAB_TENSOR.search(tensor) and not tensor_is_small(tensor):
+        if dim == 1:  # logits are [rows, V]: the column stride of a contiguous tensor
+            return HostBound(0, False, f"{text} is 1 for [rows, vocab] logits")
+        return HostBound(mag.VOCAB_BITS, False, f"row stride = {text}, vocab-sized")
+    if tensor_is_small(tensor):
+        return HostBound(mag.FEATURE_BITS - 3, False, f"{text} of a small tensor")
+    if dim == 0 and _per_token(tensor):
+        return HostBound(mag.FEATURE_BITS, False, f"row stride = {text}, a per-token size")
+    return None
+
+
+def shape_bound(tensor: str, dim: int | None, rank: int | None = None) -> HostBound | None:
+    """The magnitude of ``tensor.shape[dim]`` / ``tensor.size(dim)``: rows or tokens for the leading dimension of
+    an activation, a vocabulary for the last dimension of logits, otherwise None (the name model decides)."""
+    text = f"{tensor}.shape[{dim}]"
+    leading = dim == 0 and (rank is None or rank <= 3)
+    if leading and is_activation(tensor):
+        return HostBound(mag.TOKEN_BITS, True, f"{text} counts rows or tokens")
+    last = dim == -1 or (rank is not None and dim == rank - 1)
+    if last and _VOCAB_TENSOR.search(tensor) and not tensor_is_small(tensor):
+        return HostBound(mag.VOCAB_BITS, False, f"{text} is vocab-sized")
+    if leading and tensor_is_small(tensor):
+        return HostBound(mag.BATCH_BITS, False, f"{text} of a small tensor")
+    if last and _per_token(tensor):
+        return HostBound(mag.FEATURE_BITS, False, f"{text}, a per-token size")
+    return None
+
+
+def _per_token(tensor: str) -> bool:
+    """A tensor with one row per token: activations and the q/k/v of attention."""
+    return is_activation(tensor) or _QKV.match(tensor) is not None
+
+
+_QKV = re.compile(r"^(k|v|kv|key|value|keys|values)(_\w+)?$", re.IGNORECASE)
+
+
+def receiver(expr: cst.BaseExpression) -> str | None:
+    """The host variable a method or attribute chain starts from (``x`` in ``x.contiguous().stride(0)``)."""
+    while type(expr) in (cst.Attribute, cst.Subscript, cst.Call):
+        expr = expr.func if type(expr) is cst.Call else expr.value
+    return expr.value if type(expr) is cst.Name else None
+
+
+def literal_dim(expr: cst.BaseExpression | None) -> int | None:
+    if type(expr) is cst.Integer:
+        return int(expr.value, 0)
+    if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Minus and type(expr.expression) is cst.Integer:
+        return -int(expr.expression.value, 0)
+    return None
