@@ -11,7 +11,7 @@ import click
 
 from . import __version__, docs_links, fixes, output, parallel, report_file, selection, temp_files
 from .config import ConfigError, Settings, SettingsResolver
-from .diagnostics import Diagnostic
+from .diagnostics import Diagnostic, fix_applies
 from .discovery import discover, is_force_excluded
 from .per_file import LinterSet
 from .rule_index import rule_index
@@ -163,7 +163,7 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
         failed_paths=len(errors),
     )
     if statistics:
-        text = _statistics(remaining, as_json=output_format.lower() in ("json", "json-lines"))
+        text = _statistics(remaining, as_json=output_format.lower() in ("json", "json-lines"), unsafe_fixes=unsafe_fixes)
     else:
         text = output.get(output_format.lower())(report)
     _emit(text, output_file, to_stderr=from_stdin and options.fix)
@@ -281,9 +281,10 @@ def _print_diff(results: list[FileResult], fixed: list[Diagnostic]) -> int:
     return EXIT_FINDINGS if changed else EXIT_CLEAN
 
 
-def _statistics(diagnostics: list[Diagnostic], as_json: bool = False) -> str:
+def _statistics(diagnostics: list[Diagnostic], as_json: bool = False, unsafe_fixes: bool = False) -> str:
+    """Findings per rule; a rule is fixable when `--fix` (with the run's `--unsafe-fixes`) would fix one of them."""
     counts = Counter((d.code, d.name) for d in diagnostics)
-    fixable = Counter(d.code for d in diagnostics if d.fix is not None)
+    fixable = Counter(d.code for d in diagnostics if fix_applies(d, unsafe_fixes))
     ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     if as_json:  # ruff's shape: code, name, count, fixable
         rows = [{"code": code, "name": name, "count": count, "fixable": bool(fixable[code])}

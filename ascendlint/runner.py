@@ -84,8 +84,8 @@ class Linter:
         """``unit``: lint the text as a module of the tree (see ``tree_order``), not alone."""
         from . import engine
 
-        return engine.lint_text(text, filename, self._classes(rules or self.rules), self.settings.rule_options,
-                                project=unit)
+        chosen = self.rules if rules is None else rules  # an empty list is a rule set: per-file-ignores of every rule
+        return engine.lint_text(text, filename, self._classes(chosen), self.settings.rule_options, project=unit)
 
     def load_rules(self) -> None:
         """Import the enabled rule classes, and with them libcst and the engine, now (before forking workers)."""

@@ -92,7 +92,8 @@ def rdjson_result(report: RunReport) -> dict:
         if suggestions:
             entry["suggestions"] = suggestions
         diagnostics.append(entry)
-    return {"source": {**SOURCE, "url": home_url()}, "diagnostics": diagnostics}
+    home = home_url()
+    return {"source": {**SOURCE, **({"url": home} if home else {})}, "diagnostics": diagnostics}
 
 
 @register("rdjson")

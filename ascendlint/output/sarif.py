@@ -68,13 +68,14 @@ def _rule_descriptor(rule) -> dict:
 
     summary = rule.summary()
     why = " ".join(rule.why.split())
+    url = rule.url()
     return {
         "id": rule.code,
         "name": _pascal_case(rule.name),
         "shortDescription": {"text": _first_sentence(summary)},
         "fullDescription": {"text": " ".join(summary.split())},
         "help": {"text": f"{' '.join(summary.split())}\n\nWhy: {why}", "markdown": render_rule(rule)},
-        "helpUri": rule.url(),
+        **({"helpUri": url} if url else {}),
         "defaultConfiguration": {"level": LEVELS[rule.severity]},
         "properties": {
             "tags": ["ascend", "triton"],
@@ -212,7 +213,7 @@ def sarif_log(report: RunReport) -> dict:
                 "name": "ascendlint",
                 "version": __version__,
                 "semanticVersion": __version__,
-                "informationUri": home_url(),
+                **({"informationUri": home_url()} if home_url() else {}),
                 "rules": [_rule_descriptor(rule) for rule in rules],
             }
         },

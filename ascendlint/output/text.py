@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-from ..diagnostics import Applicability, Diagnostic
+from ..diagnostics import Applicability, Diagnostic, fix_applies
 from ..text_positions import source_lines
 from . import RunReport, register, sorted_diagnostics
 
 
 def _fixable_marker(diagnostic: Diagnostic, unsafe: bool) -> str:
-    fix = diagnostic.fix
-    if fix is None:
-        return ""
-    if fix.applicability is Applicability.SAFE or (unsafe and fix.applicability is Applicability.UNSAFE):
-        return "[*] "
-    return ""
+    return "[*] " if fix_applies(diagnostic, unsafe) else ""
 
 
 def headline(diagnostic: Diagnostic, unsafe: bool = False) -> str:
@@ -42,6 +37,7 @@ def _frame(diagnostic: Diagnostic, text: str | None) -> list[str]:
     out.append(" " * width + " |")
     if diagnostic.fix is not None:
         out.append(" " * width + f" = help: {diagnostic.fix.message}")
+    out.append(" " * width + f" = info: {diagnostic.url or f'ascendlint rule {diagnostic.code}'}")
     return out
 
 

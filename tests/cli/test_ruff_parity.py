@@ -1,0 +1,49 @@
+"""Behaviour ruff users rely on, reproduced through the real command: per-file-ignores that switch off every rule,
+and which findings `--statistics` counts as fixable."""
+
+from __future__ import annotations
+
+import json
+
+from ascendlint.cli import _statistics
+from ascendlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Location, Severity
+
+LAUNCH = """
+import triton
+
+def run(kernel, x, grid):
+    kernel[grid](x, num_warps=4)
+"""
+
+
+def test_per_file_ignores_of_every_rule_report_and_fix_nothing(cli, write, tmp_path):
+    write("ascendlint.toml", '[per-file-ignores]\n"tests/bad_kernels.py" = ["ASC"]\n"other.py" = ["ALL"]\n')
+    bad = write("tests/bad_kernels.py", LAUNCH)
+    other = write("other.py", LAUNCH)
+    kept = write("kept.py", LAUNCH)
+    before = bad.read_bytes()
+    for args in (("check", "tests/bad_kernels.py", "other.py"), ("check", "--fix", "tests/bad_kernels.py", "other.py")):
+        result = cli(*args, "--format", "json", cwd=tmp_path)  # the cache is on: configurations must not mix
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert json.loads(result.stdout) == []
+    assert bad.read_bytes() == before and other.read_bytes() == before
+    result = cli("check", "kept.py", "--format", "json", cwd=tmp_path)
+    assert [d["code"] for d in json.loads(result.stdout)] == ["ASC101"]
+    assert kept.read_bytes() == before
+
+
+def _finding(code: str, applicability: Applicability | None) -> Diagnostic:
+    where = Location(1, 1)
+    fix = None if applicability is None else Fix("Change it", applicability, (Edit(0, 1, ""),))
+    return Diagnostic(code=code, name=f"rule-{code.lower()}", severity=Severity.WARNING, message="m",
+                      filename="k.py", location=where, end_location=Location(1, 2), fix=fix)
+
+
+def test_statistics_call_a_rule_fixable_only_when_fix_would_apply():
+    found = [_finding("ASC202", Applicability.UNSAFE), _finding("ASC202", None), _finding("ASC101", Applicability.SAFE)]
+    rows = {row["code"]: row["fixable"] for row in json.loads(_statistics(found, as_json=True))}
+    assert rows == {"ASC202": False, "ASC101": True}
+    text = {line.split("\t")[1]: line for line in _statistics(found).splitlines()}
+    assert "[*]" not in text["ASC202"] and "[*]" in text["ASC101"]
+    rows = {row["code"]: row["fixable"] for row in json.loads(_statistics(found, as_json=True, unsafe_fixes=True))}
+    assert rows == {"ASC202": True, "ASC101": True}
