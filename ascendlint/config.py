@@ -191,8 +191,8 @@ def settings_from_table(table: dict, config_path: Path, known_rules) -> Settings
 
 
 def _string_list(key: str, value, path: Path) -> list[str]:
-    if isinstance(value, str):
-        value = [value]
+    """A list key's value; a bare string is an error, as the docs say (`select = "ASC1"` reads like a list of one,
+    yet ruff refuses it too, and accepting it would hide a `select = "ASC1,ASC2"` typo)."""
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{path}: `{key}` must be a list of strings")
     return list(value)

@@ -47,3 +47,11 @@ def test_statistics_call_a_rule_fixable_only_when_fix_would_apply():
     assert "[*]" not in text["ASC202"] and "[*]" in text["ASC101"]
     rows = {row["code"]: row["fixable"] for row in json.loads(_statistics(found, as_json=True, unsafe_fixes=True))}
     assert rows == {"ASC202": True, "ASC101": True}
+
+
+def test_a_string_where_a_list_is_expected_is_a_configuration_error(cli, write, tmp_path):
+    write("ascendlint.toml", 'select = "ASC1"\n')
+    write("k.py", LAUNCH)
+    result = cli("check", "k.py", "--no-cache", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "`select` must be a list of strings" in result.stderr
