@@ -109,6 +109,8 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
             found = discover(paths, settings, force_exclude=force_exclude, settings_for=resolver.for_path)
             files = found.files
             errors = _discovery_errors(paths, found)
+            if not files and not errors:
+                _warn_nothing_found(paths, resolver)
             linters.prepare(files)
             if show_files:
                 _emit("".join(f"{path}\n" for path in files), output_file)
@@ -186,6 +188,13 @@ def _discovery_errors(paths: list[Path], found) -> list[str]:
             click.echo(f"warning: skipped {output.shown(message)}", err=True)
     errors.extend(f"{path}: {reason}" for path, reason in found.unreadable)
     return errors
+
+
+def _warn_nothing_found(paths: list[Path], resolver: SettingsResolver) -> None:
+    """Say so when a run has nothing to lint (ruff's warning), naming the named folders that an exclude matches."""
+    excluded = [str(p) for p in paths if p.is_dir() and is_force_excluded(p, resolver.for_path(p))]
+    reason = f" ({', '.join(excluded)}: excluded by the configuration)" if excluded else ""
+    _warn(f"No Python files found under the given path(s){output.shown(reason)}")
 
 
 def _stdin_excluded(path: Path, resolver: SettingsResolver) -> bool:

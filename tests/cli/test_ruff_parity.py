@@ -55,3 +55,18 @@ def test_a_string_where_a_list_is_expected_is_a_configuration_error(cli, write, 
     result = cli("check", "k.py", "--no-cache", cwd=tmp_path)
     assert result.returncode == 2
     assert "`select` must be a list of strings" in result.stderr
+
+
+def test_a_run_that_finds_no_file_says_so(cli, write, tmp_path):
+    write("ascendlint.toml", 'extend-exclude = ["generated"]\n')
+    write("generated/k.py", LAUNCH)
+    (tmp_path / "empty").mkdir()
+    empty = cli("check", "empty", "--no-cache", cwd=tmp_path)
+    assert empty.returncode == 0
+    assert "warning: No Python files found under the given path(s)" in empty.stderr
+    excluded = cli("check", "generated", "--no-cache", cwd=tmp_path)
+    assert excluded.returncode == 0
+    assert "No Python files found" in excluded.stderr and "generated: excluded by the configuration" in excluded.stderr
+    write("kept.py", LAUNCH)
+    found = cli("check", ".", "--no-cache", cwd=tmp_path)
+    assert found.returncode == 1 and "No Python files found" not in found.stderr
