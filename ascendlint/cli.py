@@ -228,7 +228,7 @@ def _warn(message: str) -> None:
 def _add_noqa(results: list[FileResult]) -> int:
     from .add_noqa import add_noqa_to_file
 
-    added = 0
+    added = removed = 0
     for result in results:
         if not result.diagnostics:
             continue
@@ -240,9 +240,12 @@ def _add_noqa(results: list[FileResult]) -> int:
         text = result.text if result.text is not None else path.read_text(encoding="utf-8")
         outcome = add_noqa_to_file(path, text, result.diagnostics)
         added += outcome.added
+        removed += outcome.removed
         for row, reason in outcome.skipped:
             click.echo(f"warning: {result.path}:{row}: no `# noqa` added: {reason}", err=True)
     click.echo(f"Added {added} noqa code{'s' if added != 1 else ''}.", err=True)
+    if removed:
+        click.echo(f"Removed unused codes from {removed} noqa comment{'s' if removed != 1 else ''}.", err=True)
     return EXIT_CLEAN
 
 
