@@ -101,7 +101,7 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
         if show_settings:
             _emit(_settings_text(settings, linters.linter_for_settings(settings)), output_file)
             return
-        errors: list[str] = []
+        errors: list[tuple[str, str]] = []  # (path, why it could not be linted)
         if from_stdin:
             files = []
             linters.linter_for(first)
@@ -132,9 +132,9 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
     for r in results:
         for d in [*r.diagnostics, *r.fixed]:
             d.url = docs_links.rule_url(d.code)
-    errors.extend(f"{r.path}: {r.error}" for r in results if r.error)
-    for message in errors:
-        click.echo(f"error: Failed to lint {output.shown(message)}", err=True)
+    errors.extend((r.path, r.error) for r in results if r.error)
+    for path, reason in errors:
+        click.echo(f"error: Failed to lint {output.shown(f'{path}: {reason}')}", err=True)
     if add_noqa:
         sys.exit(EXIT_ERROR if errors else _add_noqa(results))
 
@@ -163,6 +163,7 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
         fixed=fixed,
         show_summary=not quiet,
         failed_paths=len(errors),
+        failures=errors,
     )
     if statistics:
         text = _statistics(remaining, as_json=output_format.lower() in ("json", "json-lines"), unsafe_fixes=unsafe_fixes)
@@ -176,17 +177,16 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
     sys.exit(EXIT_FINDINGS if remaining and not exit_zero else EXIT_CLEAN)
 
 
-def _discovery_errors(paths: list[Path], found) -> list[str]:
+def _discovery_errors(paths: list[Path], found) -> list[tuple[str, str]]:
     """Problems with paths named on the command line are errors; those met while walking are warnings."""
     errors = []
     explicit = {str(p) for p in paths}
     for path, reason in found.errors:
-        message = f"{path}: {reason}"
         if str(path) in explicit:
-            errors.append(message)
+            errors.append((str(path), reason))
         else:
-            click.echo(f"warning: skipped {output.shown(message)}", err=True)
-    errors.extend(f"{path}: {reason}" for path, reason in found.unreadable)
+            click.echo(f"warning: skipped {output.shown(f'{path}: {reason}')}", err=True)
+    errors.extend((str(path), reason) for path, reason in found.unreadable)
     return errors
 
 

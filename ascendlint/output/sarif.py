@@ -22,7 +22,7 @@ from .. import __version__
 from ..diagnostics import Applicability, Diagnostic, Severity
 from ..docs_links import home_url
 from ..text_positions import line_starts, offset_to_location
-from . import RunReport, register, sorted_diagnostics
+from . import RunReport, register, shown, sorted_diagnostics
 from .whole_lines import whole_line_edit
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -181,6 +181,22 @@ def _fix(diagnostic: Diagnostic, text: str | None, unsafe: bool) -> dict | None:
     }
 
 
+def _invocation(failures: list[tuple[str, str]]) -> dict:
+    """Whether every path was linted; each one that was not is an error-level tool execution notification."""
+    invocation = {"executionSuccessful": not failures}
+    if failures:
+        invocation["toolExecutionNotifications"] = [
+            {
+                "level": "error",
+                "descriptor": {"id": "lint-error"},
+                "message": {"text": f"Failed to lint {shown(path)}: {shown(reason)}"},
+                "locations": [{"physicalLocation": {"artifactLocation": _artifact_location(path)}}],
+            }
+            for path, reason in failures
+        ]
+    return invocation
+
+
 def sarif_log(report: RunReport) -> dict:
     diagnostics = sorted_diagnostics(report.diagnostics)
     rules = _rules_for(diagnostics)
@@ -219,6 +235,7 @@ def sarif_log(report: RunReport) -> dict:
         },
         "originalUriBaseIds": {SOURCE_ROOT: {"uri": Path.cwd().as_uri().rstrip("/") + "/"}},
         "columnKind": "unicodeCodePoints",
+        "invocations": [_invocation(report.failures)],
         "results": results,
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}

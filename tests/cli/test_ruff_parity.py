@@ -70,3 +70,60 @@ def test_a_run_that_finds_no_file_says_so(cli, write, tmp_path):
     write("kept.py", LAUNCH)
     found = cli("check", ".", "--no-cache", cwd=tmp_path)
     assert found.returncode == 1 and "No Python files found" not in found.stderr
+
+
+# -- a path that could not be linted, in the machine formats ------------------------------------------------------
+def test_a_missing_path_fails_the_junit_report(cli, write, tmp_path):
+    import xml.etree.ElementTree as ET
+
+    write("k.py", "import triton\n")
+    result = cli("check", "k.py", "missing.py", "--format", "junit", "--no-cache", cwd=tmp_path)
+    assert result.returncode == 2
+    root = ET.fromstring(result.stdout)
+    assert root.get("errors") == "1" and root.get("tests") == "1"
+    (suite,) = root.findall("testsuite")
+    assert suite.get("name") == "missing.py" and suite.get("errors") == "1"
+    error = suite.find("testcase/error")
+    assert error is not None and "missing.py: No such file or directory" in error.text
+    assert not [case for case in root.iter("testcase") if case.find("error") is None and case.find("failure") is None]
+
+
+def test_the_junit_report_of_a_failed_path_is_schema_valid():
+    xmlschema = __import__("pytest").importorskip("xmlschema")
+    from pathlib import Path
+
+    from ascendlint.output import RunReport, get
+
+    schema = xmlschema.XMLSchema(str(Path(__file__).parents[1] / "output" / "data" / "junit-10.xsd"))
+    report = RunReport(diagnostics=[_finding("ASC101", None)], failed_paths=1,
+                       failures=[("gone.py", "No such file or directory")])
+    schema.validate(get("junit")(report))
+
+
+def test_a_missing_path_makes_the_sarif_run_unsuccessful(cli, write, tmp_path):
+    import jsonschema
+    from pathlib import Path
+
+    write("k.py", LAUNCH)
+    result = cli("check", "k.py", "missing.py", "--format", "sarif", "--no-cache", cwd=tmp_path)
+    assert result.returncode == 2
+    log = json.loads(result.stdout)
+    (invocation,) = log["runs"][0]["invocations"]
+    assert invocation["executionSuccessful"] is False
+    (note,) = invocation["toolExecutionNotifications"]
+    assert note["level"] == "error" and "missing.py: No such file or directory" in note["message"]["text"]
+    assert note["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "missing.py"
+    assert [r["ruleId"] for r in log["runs"][0]["results"]] == ["ASC101"], "the other file's findings stay"
+    schema = json.loads((Path(__file__).parents[1] / "output" / "data" / "sarif-schema-2.1.0.json").read_text())
+    jsonschema.validate(log, schema)
+    clean = json.loads(cli("check", "k.py", "--format", "sarif", "--no-cache", cwd=tmp_path).stdout)
+    assert clean["runs"][0]["invocations"] == [{"executionSuccessful": True}]
+
+
+def test_json_holds_findings_only_and_the_exit_code_carries_a_failed_path(cli, write, tmp_path):
+    """The documented choice (docs/ci.md): no made-up finding for an I/O error; exit 2 and stderr say it."""
+    write("k.py", LAUNCH)
+    result = cli("check", "k.py", "missing.py", "--format", "json", "--no-cache", cwd=tmp_path)
+    assert result.returncode == 2
+    assert [d["code"] for d in json.loads(result.stdout)] == ["ASC101"]
+    assert "error: Failed to lint missing.py: No such file or directory" in result.stderr
