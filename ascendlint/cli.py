@@ -80,23 +80,46 @@ def main() -> None:
 @click.option("--show-files", is_flag=True, help="Print the files that would be linted, then exit.")
 @click.option("--quiet", "-q", is_flag=True, help="Print findings only, no summary.")
 @click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` to every line with findings; report nothing else.")
+@click.option("--exclude", multiple=True, help="Exclude patterns (comma-separated) replacing the configuration's.")
+@click.option("--extend-exclude", multiple=True, help="Exclude patterns (comma-separated) in addition.")
+@click.option("--isolated", is_flag=True, help="Ignore every configuration file: the defaults and the options only.")
+@click.option("--unfixable", multiple=True, help="Rule codes or prefixes whose fixes are never applied (still reported).")
+@click.option("--color", "color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+              help="Colour the full and concise formats: auto = on a terminal (NO_COLOR / FORCE_COLOR honoured).")
+@click.option("--watch", "-w", is_flag=True, help="Lint again whenever a Python file or configuration changes.")
 def check(paths, select, extend_select, ignore, output_format, output_file, fix, unsafe_fixes, diff, show_fixes,
           statistics, exit_zero, exit_non_zero_on_fix, no_cache, jobs, stdin_filename, config_path, force_exclude,
-          show_settings, show_files, quiet, add_noqa) -> None:
+          show_settings, show_files, quiet, add_noqa, exclude, extend_exclude, isolated, unfixable, color,
+          watch) -> None:
     """Lint PATHS (files or folders; `-` reads standard input). Default: the current folder."""
     from_stdin = list(paths) == [Path("-")] or (not paths and stdin_filename is not None)
     paths = [Path("-")] if from_stdin else (list(paths) or [Path(".")])
     if add_noqa and (fix or diff or from_stdin):
         click.echo("error: --add-noqa cannot be combined with --fix, --diff or standard input", err=True)
         sys.exit(EXIT_ERROR)
+    if isolated and config_path is not None:
+        click.echo("error: --isolated ignores every configuration file; it cannot be combined with --config", err=True)
+        sys.exit(EXIT_ERROR)
+    if watch:
+        if from_stdin or add_noqa or diff:
+            click.echo("error: --watch cannot be combined with standard input, --add-noqa or --diff", err=True)
+            sys.exit(EXIT_ERROR)
+        from .watch import watch_and_rerun
+
+        context = click.get_current_context()
+        watch_and_rerun(paths, lambda: context.invoke(check, **{**context.params, "watch": False}))
+        return
     overrides = (select, extend_select, ignore)
+    adjust = _exclude_overrides(_split(exclude), _split(extend_exclude)) if exclude or extend_exclude else None
     try:
         rules = rule_index(use_stored=not no_cache)
-        resolver = SettingsResolver(rules, config_path, _warn)
+        resolver = SettingsResolver(rules, config_path, _warn, isolated=isolated, adjust=adjust)
         first = Path(stdin_filename) if from_stdin and stdin_filename else paths[0]
         settings = resolver.for_path(first if from_stdin or first.exists() else Path.cwd())
         docs_links.use_template(settings.docs_url)
-        linters = LinterSet(resolver, lambda s, cache: Linter(_enabled_rules(rules, s, *overrides), s, cache=cache),
+        not_fixed = selection.validate(_split(unfixable), rules, "--unfixable") if unfixable else []
+        linters = LinterSet(resolver, lambda s, cache: Linter(_enabled_rules(rules, s, *overrides), s, cache=cache,
+                                                              unfixable=not_fixed),
                             use_cache=not (no_cache or from_stdin))
         if show_settings:
             _emit(_settings_text(settings, linters.linter_for_settings(settings)), output_file)
@@ -126,8 +149,13 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
         results = [_lint_stdin(linters.linter_for(first), options, stdin_filename, skip)]
     else:
         _refuse_output_file(output_file, files)
-        with temp_files.removed_on_signals():
-            results = parallel.lint_paths(linters, files, options, jobs)
+        progress = _progress(len(files), output_format, output_file, quiet)
+        try:
+            with temp_files.removed_on_signals():
+                results = parallel.lint_paths(linters, files, options, jobs, progress=progress)
+        finally:
+            if progress is not None:
+                progress.close()
         linters.save_caches()
     for r in results:
         for d in [*r.diagnostics, *r.fixed]:
@@ -164,12 +192,13 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
         show_summary=not quiet,
         failed_paths=len(errors),
         failures=errors,
+        color=output_format.lower() in output.TEXT_FORMATS and _use_color(color, output_file),
     )
     if statistics:
         text = _statistics(remaining, as_json=output_format.lower() in ("json", "json-lines"), unsafe_fixes=unsafe_fixes)
     else:
         text = output.get(output_format.lower())(report)
-    _emit(text, output_file, to_stderr=from_stdin and options.fix)
+    _emit(text, output_file, to_stderr=from_stdin and options.fix, color=report.color)
     if errors:
         sys.exit(EXIT_ERROR)
     if exit_non_zero_on_fix and fixed:
@@ -316,14 +345,47 @@ def _refuse_output_file(output_file: Path | None, linted: list[Path]) -> None:
         sys.exit(EXIT_ERROR)
 
 
-def _emit(text: str, output_file: Path | None, to_stderr: bool = False) -> None:
+def _emit(text: str, output_file: Path | None, to_stderr: bool = False, color: bool = False) -> None:
     if output_file is not None:
         output_file.parent.mkdir(parents=True, exist_ok=True)
         report_file.write(output_file, text)
     elif to_stderr:
-        click.echo(text, nl=False, err=True)
+        click.echo(text, nl=False, err=True, color=color or None)
     else:
-        click.echo(text, nl=False)
+        click.echo(text, nl=False, color=color or None)  # click keeps the colours we chose, even in a pipe
+
+
+def _use_color(choice: str, output_file: Path | None) -> bool:
+    from .progress import use_color
+
+    if output_file is not None:
+        return choice == "always"
+    return use_color(choice)
+
+
+def _progress(total: int, output_format: str, output_file: Path | None, quiet: bool):
+    """The stderr progress line: a terminal's stderr, and a report that is not a machine format on that terminal."""
+    if quiet or total < 2:
+        return None
+    from .progress import Progress, wanted
+
+    if not wanted(sys.stderr):
+        return None
+    if output_file is None and output_format.lower() not in output.TEXT_FORMATS and wanted(sys.stdout):
+        return None  # a machine format on the same terminal: nothing may interleave with it
+    return Progress(total)
+
+
+def _exclude_overrides(exclude: list[str], extend_exclude: list[str]):
+    """--exclude replaces each configuration's `exclude`; --extend-exclude adds to its `extend-exclude`."""
+
+    def adjust(settings: Settings) -> None:
+        if exclude:
+            settings.exclude = list(exclude)
+        if extend_exclude:
+            settings.extend_exclude = [*settings.extend_exclude, *extend_exclude]
+
+    return adjust
 
 
 @main.command()

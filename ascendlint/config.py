@@ -215,10 +215,17 @@ class SettingsResolver:
     handful of stat calls per folder.
     """
 
-    def __init__(self, known_rules, explicit: Path | None = None, warn: Callable[[str], None] | None = None) -> None:
+    def __init__(self, known_rules, explicit: Path | None = None, warn: Callable[[str], None] | None = None,
+                 isolated: bool = False, adjust: Callable[[Settings], None] | None = None) -> None:
+        """``isolated``: no configuration file is read (``--isolated``); ``adjust`` changes every settings object
+        once, when it is loaded (command-line overrides such as ``--exclude``)."""
         self.known_rules = known_rules
         self.warn = warn  # told about a broken pyproject.toml that cannot hold our table (it is skipped)
+        self.isolated = isolated
+        self.adjust = adjust
         self.explicit = load_settings(explicit, known_rules) if explicit is not None else None
+        if self.explicit is not None and adjust is not None:
+            adjust(self.explicit)
         self._config_of: dict[str, Path | None] = {}
         self._loaded: dict[Path | None, Settings] = {}
 
@@ -234,9 +241,13 @@ class SettingsResolver:
         found = self._loaded.get(config)
         if found is None:
             found = self._loaded[config] = load_settings(config, self.known_rules)
+            if self.adjust is not None:
+                self.adjust(found)
         return found
 
     def config_for_folder(self, folder: Path) -> Path | None:
+        if self.isolated:
+            return None
         visited = []
         current = folder
         while True:

@@ -57,10 +57,12 @@ class Options:
 class Linter:
     """Settings resolved once per run; lints any number of files."""
 
-    def __init__(self, rules: Sequence[RuleLike], settings: Settings, cache: ResultCache | None = None) -> None:
+    def __init__(self, rules: Sequence[RuleLike], settings: Settings, cache: ResultCache | None = None,
+                 unfixable: Sequence[str] = ()) -> None:
         self.rules = list(rules)
         self.settings = settings
         self.cache = cache
+        self.unfixable = tuple(code.upper() for code in unfixable)  # ``--unfixable``: these codes offer no fix
         self._fingerprints: dict[tuple[str, ...], str] = {}
         self._loaded: dict[tuple[str, ...], list] = {}
         self._per_file = []
@@ -85,7 +87,12 @@ class Linter:
         from . import engine
 
         chosen = self.rules if rules is None else rules  # an empty list is a rule set: per-file-ignores of every rule
-        return engine.lint_text(text, filename, self._classes(chosen), self.settings.rule_options, project=unit)
+        found = engine.lint_text(text, filename, self._classes(chosen), self.settings.rule_options, project=unit)
+        if self.unfixable:  # ruff's meaning: still reported, never fixed (nor counted fixable)
+            for diagnostic in found:
+                if diagnostic.fix is not None and diagnostic.code.startswith(self.unfixable):
+                    diagnostic.fix = None
+        return found
 
     def load_rules(self) -> None:
         """Import the enabled rule classes, and with them libcst and the engine, now (before forking workers)."""
@@ -172,6 +179,8 @@ class Linter:
         fingerprint = self._fingerprints.get(codes)
         if fingerprint is None:
             fingerprint = rules_fingerprint(rules, self.settings.rule_options)
+            if self.unfixable:  # the stored findings lack those fixes: a run without --unfixable must not see them
+                fingerprint += "-unfixable-" + ",".join(sorted(self.unfixable))
             self._fingerprints[codes] = fingerprint
         key = content_key(relative_to_root(path, self.settings.root), data)
         if unit is not None:  # the findings also depend on the summaries of the linted modules it imports

@@ -28,6 +28,7 @@ class RunReport:
     show_summary: bool = True  # False under --quiet: the findings alone
     failed_paths: int = 0  # paths that could not be linted: no "All checks passed!" then
     failures: list[tuple[str, str]] = field(default_factory=list)  # (path, why it could not be linted)
+    color: bool = False  # ANSI colours in the text formats (full, concise) only; machine formats never have any
 
     def source_of(self, diagnostic: Diagnostic) -> str | None:
         """The text a finding's positions refer to (a notebook cell's own text for findings in notebooks)."""
