@@ -95,7 +95,7 @@ class AscendlintServer(LanguageServer):
         except (ConfigError, selection.SelectionError, ValueError) as exc:
             self.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"ascendlint: {exc}"))
             return
-        self.linters.save_caches()
+        self.worker.submit(self.linters.save_caches)  # in the lint thread: never while a lint writes the cache
         self.client_settings, self.linters = chosen, linters
         if chosen.debounce is not None:
             self.debounce = chosen.debounce
