@@ -1,7 +1,8 @@
 """``--add-noqa``: suppress every current finding with a ``# noqa: CODE`` on the line it is reported on.
 
-Used once when adopting ascendlint on existing code, so that only new findings fail the build. Codes merge into an
-existing ``# noqa: ...``; any other comment on the line is kept. A line whose end is inside a string or continues
+Used once when adopting ascendlint on existing code, so that only new findings fail the build, and the next run
+passes: codes merge into an existing ``# noqa: ...``, stale codes (ASC003) are removed as ASC003's own safe fix
+removes them, and any other comment on the line is kept. A line whose end is inside a string or continues
 with a backslash cannot take a comment there and is left as it is (reported as skipped).
 """
 
@@ -17,14 +18,16 @@ from .fixes import apply_edits, parses
 from .source import SourceDecodeError, atomic_write, decode_source
 
 # Findings a line comment cannot or should not hide: a file that does not parse, a crashed rule (use
-# per-file-ignores), and a stale suppression (adding another one would be absurd).
-NOT_SUPPRESSIBLE = frozenset({"ASC001", "ASC002", "ASC003"})
+# per-file-ignores), and a stale suppression (it is removed instead: suppressing it would be absurd).
+UNUSED_NOQA = "ASC003"
+NOT_SUPPRESSIBLE = frozenset({"ASC001", "ASC002", UNUSED_NOQA})
 
 
 @dataclass
 class NoqaOutcome:
     text: str
     added: int = 0  # number of codes written
+    removed: int = 0  # number of stale directives edited (ASC003's fixes applied)
     skipped: list[tuple[int, str]] = field(default_factory=list)  # (row, reason)
 
 
@@ -38,7 +41,16 @@ def add_noqa_to_text(text: str, diagnostics: Iterable[Diagnostic]) -> NoqaOutcom
         if diagnostic.code not in codes:
             codes.append(diagnostic.code)
     outcome = NoqaOutcome(text)
+    original = text
+    stale = [d.fix for d in diagnostics if d.code == UNUSED_NOQA and d.fix is not None]
+    if stale:  # ASC003 edits comments inside their lines only, so every other finding keeps its row
+        text = apply_edits(text, [edit for fix in stale for edit in fix.edits])
+        outcome.removed = len(stale) if text != original else 0
     if not wanted:
+        if text != original and parses(text):
+            outcome.text = text
+        else:
+            outcome.removed = 0
         return outcome
     facts = noqa.scan(text)
     by_row = {d.row: d for d in noqa.directives(facts)}
@@ -53,9 +65,9 @@ def add_noqa_to_text(text: str, diagnostics: Iterable[Diagnostic]) -> NoqaOutcom
             edits.append(edit)
             outcome.added += added
     updated = apply_edits(text, edits)
-    if updated != text and not parses(updated):  # never write a file that no longer parses
+    if updated != original and not parses(updated):  # never write a file that no longer parses
         outcome.skipped.extend((row, "the result would not parse") for row in sorted(wanted))
-        outcome.added = 0
+        outcome.added = outcome.removed = 0
         return outcome
     outcome.text = updated
     return outcome

@@ -11,7 +11,7 @@ import click
 
 from . import __version__, docs_links, fixes, output, parallel, report_file, selection, temp_files
 from .config import ConfigError, Settings, SettingsResolver
-from .diagnostics import Diagnostic
+from .diagnostics import Diagnostic, fix_applies
 from .discovery import discover, is_force_excluded
 from .per_file import LinterSet
 from .rule_index import rule_index
@@ -84,29 +84,51 @@ def main() -> None:
               help="Lint CUDA-only modules with the Ascend rules too (config: `lint-cuda-only`; default: no).")
 @click.option("--verbose", "-v", is_flag=True,
               help="Also say, on standard error, which files were treated as CUDA-only and why.")
+@click.option("--exclude", multiple=True, help="Exclude patterns (comma-separated) replacing the configuration's.")
+@click.option("--extend-exclude", multiple=True, help="Exclude patterns (comma-separated) in addition.")
+@click.option("--isolated", is_flag=True, help="Ignore every configuration file: the defaults and the options only.")
+@click.option("--unfixable", multiple=True, help="Rule codes or prefixes whose fixes are never applied (still reported).")
+@click.option("--color", "color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+              help="Colour the full and concise formats: auto = on a terminal (NO_COLOR / FORCE_COLOR honoured).")
+@click.option("--watch", "-w", is_flag=True, help="Lint again whenever a Python file or configuration changes.")
 def check(paths, select, extend_select, ignore, output_format, output_file, fix, unsafe_fixes, diff, show_fixes,
           statistics, exit_zero, exit_non_zero_on_fix, no_cache, jobs, stdin_filename, config_path, force_exclude,
-          show_settings, show_files, quiet, add_noqa, lint_cuda_only, verbose) -> None:
+          show_settings, show_files, quiet, add_noqa, lint_cuda_only, verbose, exclude, extend_exclude, isolated,
+          unfixable, color, watch) -> None:
     """Lint PATHS (files or folders; `-` reads standard input). Default: the current folder."""
     from_stdin = list(paths) == [Path("-")] or (not paths and stdin_filename is not None)
     paths = [Path("-")] if from_stdin else (list(paths) or [Path(".")])
     if add_noqa and (fix or diff or from_stdin):
         click.echo("error: --add-noqa cannot be combined with --fix, --diff or standard input", err=True)
         sys.exit(EXIT_ERROR)
+    if isolated and config_path is not None:
+        click.echo("error: --isolated ignores every configuration file; it cannot be combined with --config", err=True)
+        sys.exit(EXIT_ERROR)
+    if watch:
+        if from_stdin or add_noqa or diff:
+            click.echo("error: --watch cannot be combined with standard input, --add-noqa or --diff", err=True)
+            sys.exit(EXIT_ERROR)
+        from .watch import watch_and_rerun
+
+        context = click.get_current_context()
+        watch_and_rerun(paths, lambda: context.invoke(check, **{**context.params, "watch": False}))
+        return
     overrides = (select, extend_select, ignore)
+    adjust = _exclude_overrides(_split(exclude), _split(extend_exclude)) if exclude or extend_exclude else None
     try:
         rules = rule_index(use_stored=not no_cache)
-        resolver = SettingsResolver(rules, config_path, _warn)
+        resolver = SettingsResolver(rules, config_path, _warn, isolated=isolated, adjust=adjust)
         first = Path(stdin_filename) if from_stdin and stdin_filename else paths[0]
         settings = resolver.for_path(first if from_stdin or first.exists() else Path.cwd())
         docs_links.use_template(settings.docs_url)
+        not_fixed = selection.validate(_split(unfixable), rules, "--unfixable") if unfixable else []
         linters = LinterSet(resolver, lambda s, cache: Linter(_enabled_rules(rules, s, *overrides), s, cache=cache,
-                                                              lint_cuda_only=lint_cuda_only),
+                                                              lint_cuda_only=lint_cuda_only, unfixable=not_fixed),
                             use_cache=not (no_cache or from_stdin))
         if show_settings:
             _emit(_settings_text(settings, linters.linter_for_settings(settings)), output_file)
             return
-        errors: list[str] = []
+        errors: list[tuple[str, str]] = []  # (path, why it could not be linted)
         if from_stdin:
             files = []
             linters.linter_for(first)
@@ -114,6 +136,8 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
             found = discover(paths, settings, force_exclude=force_exclude, settings_for=resolver.for_path)
             files = found.files
             errors = _discovery_errors(paths, found)
+            if not files and not errors:
+                _warn_nothing_found(paths, resolver)
             linters.prepare(found.sources)  # each file with the settings discovery resolved for it
             if show_files:
                 found = parallel.platforms(linters, files)
@@ -130,17 +154,22 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
         results = [_lint_stdin(linters.linter_for(first), options, stdin_filename, skip)]
     else:
         _refuse_output_file(output_file, files)
-        with temp_files.removed_on_signals():
-            results = parallel.lint_paths(linters, files, options, jobs)
+        progress = _progress(len(files), output_format, output_file, quiet)
+        try:
+            with temp_files.removed_on_signals():
+                results = parallel.lint_paths(linters, files, options, jobs, progress=progress)
+        finally:
+            if progress is not None:
+                progress.close()
         linters.save_caches()
     for r in results:
         for d in [*r.diagnostics, *r.fixed]:
             d.url = docs_links.rule_url(d.code)
-    errors.extend(f"{r.path}: {r.error}" for r in results if r.error)
+    errors.extend((r.path, r.error) for r in results if r.error)
     if verbose and not from_stdin:
         _say_cuda_only(linters, files)
-    for message in errors:
-        click.echo(f"error: Failed to lint {output.shown(message)}", err=True)
+    for path, reason in errors:
+        click.echo(f"error: Failed to lint {output.shown(f'{path}: {reason}')}", err=True)
     if add_noqa:
         sys.exit(EXIT_ERROR if errors else _add_noqa(results))
 
@@ -169,12 +198,14 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
         fixed=fixed,
         show_summary=not quiet,
         failed_paths=len(errors),
+        failures=errors,
+        color=output_format.lower() in output.TEXT_FORMATS and _use_color(color, output_file),
     )
     if statistics:
-        text = _statistics(remaining, as_json=output_format.lower() in ("json", "json-lines"))
+        text = _statistics(remaining, as_json=output_format.lower() in ("json", "json-lines"), unsafe_fixes=unsafe_fixes)
     else:
         text = output.get(output_format.lower())(report)
-    _emit(text, output_file, to_stderr=from_stdin and options.fix)
+    _emit(text, output_file, to_stderr=from_stdin and options.fix, color=report.color)
     if errors:
         sys.exit(EXIT_ERROR)
     if exit_non_zero_on_fix and fixed:
@@ -200,18 +231,24 @@ def _say_cuda_only(linters: LinterSet, files: list[Path]) -> None:
     click.echo(f"note: {count} of {len(files)} file{'s' if len(files) != 1 else ''} treated as CUDA-only", err=True)
 
 
-def _discovery_errors(paths: list[Path], found) -> list[str]:
+def _discovery_errors(paths: list[Path], found) -> list[tuple[str, str]]:
     """Problems with paths named on the command line are errors; those met while walking are warnings."""
     errors = []
     explicit = {str(p) for p in paths}
     for path, reason in found.errors:
-        message = f"{path}: {reason}"
         if str(path) in explicit:
-            errors.append(message)
+            errors.append((str(path), reason))
         else:
-            click.echo(f"warning: skipped {output.shown(message)}", err=True)
-    errors.extend(f"{path}: {reason}" for path, reason in found.unreadable)
+            click.echo(f"warning: skipped {output.shown(f'{path}: {reason}')}", err=True)
+    errors.extend((str(path), reason) for path, reason in found.unreadable)
     return errors
+
+
+def _warn_nothing_found(paths: list[Path], resolver: SettingsResolver) -> None:
+    """Say so when a run has nothing to lint (ruff's warning), naming the named folders that an exclude matches."""
+    excluded = [str(p) for p in paths if p.is_dir() and is_force_excluded(p, resolver.for_path(p))]
+    reason = f" ({', '.join(excluded)}: excluded by the configuration)" if excluded else ""
+    _warn(f"No Python files found under the given path(s){output.shown(reason)}")
 
 
 def _stdin_excluded(path: Path, resolver: SettingsResolver) -> bool:
@@ -246,7 +283,7 @@ def _warn(message: str) -> None:
 def _add_noqa(results: list[FileResult]) -> int:
     from .add_noqa import add_noqa_to_file
 
-    added = 0
+    added = removed = 0
     for result in results:
         if not result.diagnostics:
             continue
@@ -258,9 +295,12 @@ def _add_noqa(results: list[FileResult]) -> int:
         text = result.text if result.text is not None else path.read_text(encoding="utf-8")
         outcome = add_noqa_to_file(path, text, result.diagnostics)
         added += outcome.added
+        removed += outcome.removed
         for row, reason in outcome.skipped:
             click.echo(f"warning: {result.path}:{row}: no `# noqa` added: {reason}", err=True)
     click.echo(f"Added {added} noqa code{'s' if added != 1 else ''}.", err=True)
+    if removed:
+        click.echo(f"Removed unused codes from {removed} noqa comment{'s' if removed != 1 else ''}.", err=True)
     return EXIT_CLEAN
 
 
@@ -308,9 +348,10 @@ def _print_diff(results: list[FileResult], fixed: list[Diagnostic]) -> int:
     return EXIT_FINDINGS if changed else EXIT_CLEAN
 
 
-def _statistics(diagnostics: list[Diagnostic], as_json: bool = False) -> str:
+def _statistics(diagnostics: list[Diagnostic], as_json: bool = False, unsafe_fixes: bool = False) -> str:
+    """Findings per rule; a rule is fixable when `--fix` (with the run's `--unsafe-fixes`) would fix one of them."""
     counts = Counter((d.code, d.name) for d in diagnostics)
-    fixable = Counter(d.code for d in diagnostics if d.fix is not None)
+    fixable = Counter(d.code for d in diagnostics if fix_applies(d, unsafe_fixes))
     ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     if as_json:  # ruff's shape: code, name, count, fixable
         rows = [{"code": code, "name": name, "count": count, "fixable": bool(fixable[code])}
@@ -330,14 +371,47 @@ def _refuse_output_file(output_file: Path | None, linted: list[Path]) -> None:
         sys.exit(EXIT_ERROR)
 
 
-def _emit(text: str, output_file: Path | None, to_stderr: bool = False) -> None:
+def _emit(text: str, output_file: Path | None, to_stderr: bool = False, color: bool = False) -> None:
     if output_file is not None:
         output_file.parent.mkdir(parents=True, exist_ok=True)
         report_file.write(output_file, text)
     elif to_stderr:
-        click.echo(text, nl=False, err=True)
+        click.echo(text, nl=False, err=True, color=color or None)
     else:
-        click.echo(text, nl=False)
+        click.echo(text, nl=False, color=color or None)  # click keeps the colours we chose, even in a pipe
+
+
+def _use_color(choice: str, output_file: Path | None) -> bool:
+    from .progress import use_color
+
+    if output_file is not None:
+        return choice == "always"
+    return use_color(choice)
+
+
+def _progress(total: int, output_format: str, output_file: Path | None, quiet: bool):
+    """The stderr progress line: a terminal's stderr, and a report that is not a machine format on that terminal."""
+    if quiet or total < 2:
+        return None
+    from .progress import Progress, wanted
+
+    if not wanted(sys.stderr):
+        return None
+    if output_file is None and output_format.lower() not in output.TEXT_FORMATS and wanted(sys.stdout):
+        return None  # a machine format on the same terminal: nothing may interleave with it
+    return Progress(total)
+
+
+def _exclude_overrides(exclude: list[str], extend_exclude: list[str]):
+    """--exclude replaces each configuration's `exclude`; --extend-exclude adds to its `extend-exclude`."""
+
+    def adjust(settings: Settings) -> None:
+        if exclude:
+            settings.exclude = list(exclude)
+        if extend_exclude:
+            settings.extend_exclude = [*settings.extend_exclude, *extend_exclude]
+
+    return adjust
 
 
 @main.command()

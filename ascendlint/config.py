@@ -196,8 +196,8 @@ def settings_from_table(table: dict, config_path: Path, known_rules) -> Settings
 
 
 def _string_list(key: str, value, path: Path) -> list[str]:
-    if isinstance(value, str):
-        value = [value]
+    """A list key's value; a bare string is an error, as the docs say (`select = "ASC1"` reads like a list of one,
+    yet ruff refuses it too, and accepting it would hide a `select = "ASC1,ASC2"` typo)."""
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{path}: `{key}` must be a list of strings")
     return list(value)
@@ -220,10 +220,17 @@ class SettingsResolver:
     handful of stat calls per folder.
     """
 
-    def __init__(self, known_rules, explicit: Path | None = None, warn: Callable[[str], None] | None = None) -> None:
+    def __init__(self, known_rules, explicit: Path | None = None, warn: Callable[[str], None] | None = None,
+                 isolated: bool = False, adjust: Callable[[Settings], None] | None = None) -> None:
+        """``isolated``: no configuration file is read (``--isolated``); ``adjust`` changes every settings object
+        once, when it is loaded (command-line overrides such as ``--exclude``)."""
         self.known_rules = known_rules
         self.warn = warn  # told about a broken pyproject.toml that cannot hold our table (it is skipped)
+        self.isolated = isolated
+        self.adjust = adjust
         self.explicit = load_settings(explicit, known_rules) if explicit is not None else None
+        if self.explicit is not None and adjust is not None:
+            adjust(self.explicit)
         self._config_of: dict[str, Path | None] = {}
         self._loaded: dict[Path | None, Settings] = {}
 
@@ -239,9 +246,13 @@ class SettingsResolver:
         found = self._loaded.get(config)
         if found is None:
             found = self._loaded[config] = load_settings(config, self.known_rules)
+            if self.adjust is not None:
+                self.adjust(found)
         return found
 
     def config_for_folder(self, folder: Path) -> Path | None:
+        if self.isolated:
+            return None
         visited = []
         current = folder
         while True:

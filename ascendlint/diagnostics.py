@@ -30,6 +30,14 @@ class FixSafety(str, enum.Enum):
     NONE = "none"
 
 
+def fix_applies(diagnostic: "Diagnostic", unsafe_fixes: bool) -> bool:
+    """Whether ``--fix`` (with ``--unsafe-fixes`` when asked) would apply the finding's fix, as ruff marks `[*]`."""
+    fix = diagnostic.fix
+    if fix is None:
+        return False
+    return fix.applicability is Applicability.SAFE or (unsafe_fixes and fix.applicability is Applicability.UNSAFE)
+
+
 @dataclass(frozen=True, order=True)
 class Location:
     """1-based row and column (columns count characters, as ruff does)."""

@@ -2,8 +2,10 @@
 
 The default points at the rule pages in the repository (``docs/rules/ASC101.md``), which exist in every checkout
 and are what ``python -m ascendlint.docs`` generates; the repository's address is the ``Repository`` entry of the
-package's ``[project.urls]``. A project that publishes the documentation site (``mkdocs build`` with the
-repository's ``mkdocs.yml``) sets ``docs-url = "https://its.site/rules/{code}/"``.
+package's ``[project.urls]``. While the package names no repository there is no default link at all (a link to a
+guessed address is worse than none): findings carry no URL and ``ascendlint rule CODE`` prints the page. A project
+that publishes the documentation site (``mkdocs build`` with the repository's ``mkdocs.yml``) sets
+``docs-url = "https://its.site/rules/{code}/"``.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from __future__ import annotations
 from functools import lru_cache
 
 RULE_PAGE = "docs/rules/{code}.md"
-FALLBACK_REPOSITORY = "https://github.com/OWNER/ascendlint"
 
 _template: str | None = None
 _known_repository: list = []  # [the URL] as the rule index stored it (a metadata lookup costs a distribution scan)
@@ -23,31 +24,30 @@ def remember_repository(url) -> None:
     _known_repository[:] = [url]
 
 
-def repository_url() -> str:
-    """The ``Repository`` URL the installed package declares (pyproject.toml ``[project.urls]``)."""
+def repository_url() -> str | None:
+    """The ``Repository`` URL the installed package declares (pyproject.toml ``[project.urls]``), if any."""
     return _known_repository[0] if _known_repository else declared_repository_url()
 
 
 @lru_cache(maxsize=1)
-def declared_repository_url() -> str:
-    """``repository_url`` read from the installed package's metadata."""
-    try:
-        from importlib.metadata import PackageNotFoundError, metadata
-    except ImportError:  # pragma: no cover
-        return FALLBACK_REPOSITORY
+def declared_repository_url() -> str | None:
+    """``repository_url`` read from the installed package's metadata (None when it declares no repository)."""
+    from importlib.metadata import PackageNotFoundError, metadata
+
     try:
         entries = metadata("ascendlint").get_all("Project-URL") or []
     except PackageNotFoundError:
-        return FALLBACK_REPOSITORY
+        return None
     for entry in entries:
         label, _, url = entry.partition(",")
         if label.strip().lower() == "repository" and url.strip():
             return url.strip().rstrip("/")
-    return FALLBACK_REPOSITORY
+    return None
 
 
-def default_template() -> str:
-    return f"{repository_url()}/blob/main/{RULE_PAGE}"
+def default_template() -> str | None:
+    repository = repository_url()
+    return f"{repository}/blob/main/{RULE_PAGE}" if repository else None
 
 
 def use_template(template: str | None) -> None:
@@ -56,10 +56,12 @@ def use_template(template: str | None) -> None:
     _template = template
 
 
-def rule_url(code: str, template: str | None = None) -> str:
-    return (template or _template or default_template()).replace("{code}", code)
+def rule_url(code: str, template: str | None = None) -> str | None:
+    """The rule's page under the given, the run's or the default template; None when there is none."""
+    chosen = template or _template or default_template()
+    return chosen.replace("{code}", code) if chosen else None
 
 
-def home_url() -> str:
+def home_url() -> str | None:
     """The documentation's front page under the current template (the rule index)."""
     return rule_url("index")

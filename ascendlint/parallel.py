@@ -91,8 +91,10 @@ def platforms(linter: Linter, paths: Sequence[Path]) -> dict[Path, object]:
     return found
 
 
-def lint_paths(linter: Linter, paths: Sequence[Path], options: Options, jobs: int = 0) -> list[FileResult]:
+def lint_paths(linter: Linter, paths: Sequence[Path], options: Options, jobs: int = 0,
+               progress=None) -> list[FileResult]:
     """One result per path, in order; fixes are written (``--fix``) and new results cached by the caller's linter.
+    ``progress(n)``, when given, is told each time ``n`` more files are done.
 
     Modules that other linted modules import from are linted first (``tree_order``), so their jit helpers'
     summaries are known to their importers; each wave is linted as a whole, serially or in a pool."""
@@ -106,6 +108,8 @@ def lint_paths(linter: Linter, paths: Sequence[Path], options: Options, jobs: in
             results[position] = FileResult(path=str(path))
         else:
             candidates.append((position, path, data))
+    advance = progress or (lambda _n: None)
+    advance(len(paths) - len(candidates))
 
     from .tree_order import cuda_only_through_importers, plan as plan_tree
 
@@ -129,12 +133,13 @@ def lint_paths(linter: Linter, paths: Sequence[Path], options: Options, jobs: in
             if cached is not None:
                 results[position] = cached
                 _add_summaries(project, unit, cached)
+                advance(1)
             else:
                 pending.append((position, path, data, unit))
         # the waves before the last hold the modules others import from, usually a few small ones: a pool only
         # where it pays for itself there, whatever ``jobs`` asks (which the last and largest wave gets)
         outcomes = _lint_wave(linter, pending, options, jobs if number == len(tree.waves) else 0,
-                              cap=jobs)
+                              cap=jobs, advance=advance)
         for (position, path, data, unit), (result, new_data) in zip(pending, outcomes):
             linter.remember(data, path, options, result, None, unit)
             results[position] = linter.write_back(path, result, new_data, options)
@@ -152,7 +157,8 @@ def _add_summaries(project, unit, result: FileResult) -> None:
             pass
 
 
-def _lint_wave(linter: Linter, pending: list, options: Options, jobs: int, cap: int = 0) -> list:
+def _lint_wave(linter: Linter, pending: list, options: Options, jobs: int, cap: int = 0, advance=None) -> list:
+    advance = advance or (lambda _n: None)
     if not pending:
         return []
     workers = worker_count(jobs, [len(data) for _, _, data, _ in pending])
@@ -164,8 +170,12 @@ def _lint_wave(linter: Linter, pending: list, options: Options, jobs: int, cap: 
         uncached.load_rules()  # once here, before the collector freezes what is loaded: the workers inherit it
     with loaded_objects_frozen():
         if workers > 1:
-            return _in_pool(uncached, work, options, workers)
-        return [uncached.process_bytes(data, filename, path, options, unit) for filename, path, data, unit in work]
+            return _in_pool(uncached, work, options, workers, advance)
+        outcomes = []
+        for filename, path, data, unit in work:
+            outcomes.append(uncached.process_bytes(data, filename, path, options, unit))
+            advance(1)
+        return outcomes
 
 
 def batches(sizes: Sequence[int], workers: int) -> list[list[int]]:
@@ -187,7 +197,8 @@ def batches(sizes: Sequence[int], workers: int) -> list[list[int]]:
     return found
 
 
-def _in_pool(linter: Linter, work: list, options: Options, workers: int) -> list:
+def _in_pool(linter: Linter, work: list, options: Options, workers: int, advance=None) -> list:
+    advance = advance or (lambda _n: None)
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
@@ -210,12 +221,14 @@ def _in_pool(linter: Linter, work: list, options: Options, workers: int) -> list
                     continue
                 for position, outcome in zip(futures[future], done):
                     outcomes[position] = outcome
+                advance(len(done))
     except (BrokenProcessPool, OSError):
         pass  # a worker died (killed, out of memory) or none could start: what is missing is linted serially
     for position, outcome in enumerate(outcomes):
         if outcome is None:
             filename, path, data, unit = work[position]
             outcomes[position] = linter.process_bytes(data, filename, path, options, unit)
+            advance(1)
     return outcomes
 
 

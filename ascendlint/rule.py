@@ -106,7 +106,7 @@ class Rule:
         return inspect.cleandoc(cls.__doc__ or "")
 
     @classmethod
-    def url(cls) -> str:
+    def url(cls) -> str | None:
         from .docs_links import rule_url
 
         return rule_url(cls.code)

@@ -36,12 +36,13 @@ class Linter:
     """Settings resolved once per run; lints any number of files."""
 
     def __init__(self, rules: Sequence[RuleLike], settings: Settings, cache: ResultCache | None = None,
-                 lint_cuda_only: bool | None = None) -> None:
+                 lint_cuda_only: bool | None = None, unfixable: Sequence[str] = ()) -> None:
         self.rules = list(rules)
         self.settings = settings
         self.cache = cache
         # Ascend rules in CUDA-only modules: the setting, unless the command line says otherwise.
         self.lint_cuda_only = settings.lint_cuda_only if lint_cuda_only is None else lint_cuda_only
+        self.unfixable = tuple(code.upper() for code in unfixable)  # ``--unfixable``: these codes offer no fix
         self._fingerprints: dict[tuple[str, ...], str] = {}
         self._loaded: dict[tuple[str, ...], list] = {}
         self._relative: dict[Path, str] = {}  # each file's path relative to the root, worked out once
@@ -81,9 +82,14 @@ class Linter:
         """``unit``: lint the text as a module of the tree (see ``tree_order``), not alone."""
         from . import engine
 
-        return engine.lint_text(text, filename, self._classes(rules or self.rules), self.settings.rule_options,
-                                project=unit, tree_path=self.tree_path(filename),
-                                lint_cuda_only=self.lint_cuda_only)
+        chosen = self.rules if rules is None else rules  # an empty list is a rule set: per-file-ignores of every rule
+        found = engine.lint_text(text, filename, self._classes(chosen), self.settings.rule_options, project=unit,
+                                 tree_path=self.tree_path(filename), lint_cuda_only=self.lint_cuda_only)
+        if self.unfixable:  # ruff's meaning: still reported, never fixed (nor counted fixable)
+            for diagnostic in found:
+                if diagnostic.fix is not None and diagnostic.code.startswith(self.unfixable):
+                    diagnostic.fix = None
+        return found
 
     def tree_path(self, filename: str) -> str:
         """The file's path relative to the project root: where the CUDA-only decision looks for NPU folders."""
@@ -203,6 +209,8 @@ class Linter:
             fingerprint = rules_fingerprint(rules, self.settings.rule_options)
             if self.lint_cuda_only:  # the same file gives other findings
                 fingerprint += "+cuda-only-linted"
+            if self.unfixable:  # the stored findings lack those fixes: a run without --unfixable must not see them
+                fingerprint += "-unfixable-" + ",".join(sorted(self.unfixable))
             self._fingerprints[codes] = fingerprint
         key = content_key(self.relative_path(path), data)
         if unit is not None:  # the findings also depend on the summaries of the linted modules it imports

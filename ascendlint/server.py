@@ -5,6 +5,15 @@ debounce delay are linted once), from the editor's unsaved text, with the settin
 configuration and through the same engine and result cache as ``ascendlint check``. Each fixable finding offers a
 quick fix; ``source.fixAll.ascendlint`` applies every safe fix at once; hovering a finding, or a code in a
 ``# noqa:`` comment, shows the rule's documentation. Needs the ``server`` extra (``pip install 'ascendlint[server]'``).
+
+Configuration follows the files as ``ascendlint check`` does, and is reloaded (every open document relinted) when a
+configuration file is saved, when the client reports a watched one changed (the server registers a watcher for
+``ascendlint.toml``, ``.ascendlint.toml`` and ``pyproject.toml``, as ruff's does) and on
+``workspace/didChangeConfiguration``. Editor settings (``select``, ``extendSelect``, ``ignore``, ``configuration``,
+``debounceMs``) come from ``initializationOptions`` and from the client's ``ascendlint`` section of
+``workspace/configuration``, the latter winning. ``untitled:`` buffers are linted with the settings of the workspace
+folder; files that ``exclude``/``extend-exclude`` match get no diagnostics. Every finding a comment can suppress
+offers "Disable CODE for this line" (adds or merges ``# noqa: CODE``).
 """
 
 from __future__ import annotations
@@ -14,7 +23,7 @@ import io
 import re
 import tokenize
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from lsprotocol import types
@@ -22,8 +31,11 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from . import __version__, docs_links, fixes, selection
-from .config import ConfigError, SettingsResolver
+from .add_noqa import NOT_SUPPRESSIBLE, add_noqa_to_text
+from .config import CONFIG_NAMES, ConfigError, SettingsResolver
+from .diagnostics import Edit
 from .diagnostics import Applicability, Diagnostic, Severity
+from .discovery import is_force_excluded
 from .notebook_lint import is_notebook
 from .per_file import LinterSet
 from .rule_index import rule_index
@@ -56,46 +68,140 @@ class AscendlintServer(LanguageServer):
         self.linted: dict[str, Linted] = {}
         self.pending: dict[str, asyncio.Task] = {}
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ascendlint-lint")  # one cache, one writer
+        self.init_options: dict = {}  # from `initialize`
+        self.client_options: dict = {}  # the client's `ascendlint` section of workspace/configuration
+        self.client_settings = ClientSettings()
+        self.configuring: asyncio.Task | None = None  # the first workspace/configuration pull, awaited by lints
+        self.linters = self.make_linters(self.client_settings)
+
+    # -- configuration ---------------------------------------------------------------------------------------
+    def make_linters(self, chosen: "ClientSettings") -> LinterSet:
         rules = rule_index()
-        self.linters = LinterSet(SettingsResolver(rules), lambda s, cache: Linter(_enabled(rules, s), s, cache=cache))
+        resolver = SettingsResolver(rules, chosen.config)
+        return LinterSet(resolver, lambda s, cache: Linter(_enabled(rules, s, chosen), s, cache=cache))
+
+    def root(self) -> Path:
+        root = self.workspace.root_path if self.workspace is not None else None
+        return Path(root) if root else Path.cwd()
+
+    def reload(self) -> None:
+        """Forget every configuration file read so far and relint every open document with what is there now."""
+        merged = {**self.init_options, **self.client_options}
+        try:
+            chosen = ClientSettings.parse(merged, self.root())
+            linters = self.make_linters(chosen)
+            if chosen.config is not None:
+                linters.linter_for(None)  # a broken --config file is reported now, not on every lint
+        except (ConfigError, selection.SelectionError, ValueError) as exc:
+            self.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"ascendlint: {exc}"))
+            return
+        self.worker.submit(self.linters.save_caches)  # in the lint thread: never while a lint writes the cache
+        self.client_settings, self.linters = chosen, linters
+        if chosen.debounce is not None:
+            self.debounce = chosen.debounce
+        self.linted.clear()
+        for uri in list(self.workspace.text_documents):
+            self.schedule(uri, 0.0)
+
+    async def pull_configuration(self) -> None:
+        """The client's ``ascendlint`` settings (workspace/configuration), when it offers them."""
+        try:
+            answer = await asyncio.wait_for(
+                self.workspace_configuration_async(
+                    types.ConfigurationParams(items=[types.ConfigurationItem(section="ascendlint")])
+                ),
+                timeout=5.0,
+            )
+        except Exception as exc:  # noqa: BLE001 - a client that cannot answer keeps the other settings
+            self.window_log_message(types.LogMessageParams(types.MessageType.Warning,
+                                                           f"ascendlint: workspace/configuration failed: {exc}"))
+            return
+        section = answer[0] if answer else None
+        self.client_options = dict(section) if isinstance(section, dict) else {}
 
     # -- linting ----------------------------------------------------------------------------------------------
-    def lint_now(self, uri: str) -> Linted | None:
-        document = self.workspace.get_text_document(uri)
+    def target(self, uri: str) -> tuple[Path | None, Path, str] | None:
+        """(the file's path or None for an untitled buffer, the path its settings come from, the reported name);
+        None for what is not linted (notebooks, other schemes, untitled buffers in another language)."""
+        if uri.startswith("untitled:"):
+            document = self.workspace.get_text_document(uri)
+            if document.language_id not in (None, "", "python"):
+                return None
+            return None, self.root(), uri
         path = _path_of(uri)
-        text = document.source
         if path is None or is_notebook(str(path), path):
             return None
+        return path, path, str(path)
+
+    def lint_now(self, uri: str) -> Linted | None:
+        document = self.workspace.get_text_document(uri)
+        text = document.source
+        version = document.version
+        target = self.target(uri)
+        if target is None:
+            return None
+        path, settings_path, filename = target
         try:
-            linter = self.linters.linter_for(path)
+            linter = self.linters.linter_for(settings_path)
         except (ConfigError, selection.SelectionError) as exc:
             self.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"ascendlint: {exc}"))
             return None
+        if path is not None and is_force_excluded(path, linter.settings):
+            return Linted(version, text, [])  # `exclude`/`extend-exclude` match it, as `check --force-exclude`
         docs_links.use_template(linter.settings.docs_url)
         data = _buffer_bytes(text)
-        if data is None:
+        if path is None:  # untitled: linted as text, never cached under a made-up name
+            findings = linter.lint_source(text, filename, linter.rules)
+        elif data is None:
             findings = linter.lint_source(text, str(path), linter.rules_for(path))
         else:
             result, _ = linter.process_bytes(data, str(path), path, Options())
             findings = result.diagnostics
         for finding in findings:
             finding.url = docs_links.rule_url(finding.code)
-        return Linted(document.version, text, findings)
+        return Linted(version, text, findings)
 
-    async def lint_and_publish(self, uri: str, delay: float = 0.0) -> None:
-        if delay:
-            await asyncio.sleep(delay)
+    async def lint(self, uri: str) -> Linted | None:
+        """Lint the document's current text in the worker; None when it cannot be linted or changed meanwhile."""
+        if self.configuring is not None:
+            await asyncio.shield(self.configuring)
         try:
             linted = await asyncio.get_running_loop().run_in_executor(self.worker, self.lint_now, uri)
         except Exception as exc:  # noqa: BLE001 - an editor session must survive any one file
             self.window_log_message(types.LogMessageParams(types.MessageType.Error,
                                                            f"ascendlint failed on {uri}: {type(exc).__name__}: {exc}"))
-            return
+            return None
         if linted is None:
-            return
+            return None
         current = self.workspace.get_text_document(uri)
-        if current.version != linted.version:  # edited while linting: the next lint publishes
-            return
+        if current.version != linted.version or current.source != linted.text:  # edited meanwhile
+            return None
+        return linted
+
+    async def lint_and_publish(self, uri: str, delay: float = 0.0) -> None:
+        if delay:
+            await asyncio.sleep(delay)
+        linted = await self.lint(uri)
+        if linted is not None:
+            self.publish(uri, linted)
+
+    async def fresh(self, uri: str) -> Linted | None:
+        """Findings of the document's current text: the last lint's if it saw this text, else a lint now (which
+        also publishes, and makes a pending debounced lint of the same text unnecessary)."""
+        document = self.workspace.get_text_document(uri)
+        linted = self.linted.get(uri)
+        if linted is not None and linted.text == document.source:
+            return linted
+        linted = await self.lint(uri)
+        if linted is None:
+            return None
+        pending = self.pending.pop(uri, None)  # it would lint this same text again
+        if pending is not None and not pending.done() and pending is not asyncio.current_task():
+            pending.cancel()
+        self.publish(uri, linted)
+        return linted
+
+    def publish(self, uri: str, linted: Linted) -> None:
         self.linted[uri] = linted
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, version=linted.version,
@@ -141,16 +247,65 @@ class AscendlintServer(LanguageServer):
         ]
 
 
-server = AscendlintServer()
+
+@dataclass
+class ClientSettings:
+    """What the editor asks for, over the configuration files (as ``check``'s options are)."""
+
+    select: list[str] | None = None  # replaces the configuration's `select`
+    extend_select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    config: Path | None = None  # one configuration file for every document (``check --config``)
+    debounce: float | None = None
+
+    @classmethod
+    def parse(cls, options, root: Path) -> "ClientSettings":
+        """From ``{"select": [...], "extendSelect": [...], "ignore": [...], "configuration": "path",
+        "debounceMs": 300}``, also under a ``settings`` key (as ruff's clients send them); kebab-case keys too."""
+        if not isinstance(options, dict):
+            return cls()
+        if isinstance(options.get("settings"), dict):
+            options = {**options, **options["settings"]}
+        chosen = cls()
+        for key, attribute in (("select", "select"), ("extendSelect", "extend_select"),
+                               ("extend-select", "extend_select"), ("ignore", "ignore")):
+            value = options.get(key)
+            if value is None:
+                continue
+            if isinstance(value, str):
+                value = [part.strip() for part in value.split(",") if part.strip()]
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ValueError(f"setting `{key}` must be a list of rule codes")
+            setattr(chosen, attribute, value)
+        config = options.get("configuration", options.get("config"))
+        if isinstance(config, str) and config.strip():
+            path = Path(config).expanduser()
+            path = path if path.is_absolute() else root / path
+            if not path.is_file():
+                raise ValueError(f"setting `configuration` names {config!r}, which is not a file")
+            chosen.config = path
+        debounce = options.get("debounceMs")
+        if isinstance(debounce, (int, float)) and not isinstance(debounce, bool):
+            chosen.debounce = max(0.0, debounce / 1000)
+        return chosen
 
 
-def _enabled(rules, settings):
+def _enabled(rules, settings, chosen: ClientSettings | None = None):
+    chosen = chosen or ClientSettings()
+    origin = f" of {settings.path}" if settings.path else ""
+    select = selection.validate(chosen.select, rules, "editor setting `select`") if chosen.select is not None \
+        else selection.validate(settings.select, rules, f"`select`{origin}")
     return selection.resolve(
         rules,
-        selection.validate(settings.select, rules, "select"),
-        selection.validate(settings.extend_select, rules, "extend-select"),
-        selection.validate(settings.ignore, rules, "ignore"),
+        select,
+        selection.validate(settings.extend_select, rules, f"`extend-select`{origin}")
+        + selection.validate(chosen.extend_select, rules, "editor setting `extendSelect`"),
+        selection.validate(settings.ignore, rules, f"`ignore`{origin}")
+        + selection.validate(chosen.ignore, rules, "editor setting `ignore`"),
     )
+
+
+server = AscendlintServer()
 
 
 def _path_of(uri: str) -> Path | None:
@@ -176,9 +331,74 @@ def _buffer_bytes(text: str) -> bytes | None:
 # -- document sync ----------------------------------------------------------------------------------------------
 @server.feature(types.INITIALIZE)
 def initialize(ls: AscendlintServer, params: types.InitializeParams) -> None:
-    options = params.initialization_options or {}
-    if isinstance(options, dict) and isinstance(options.get("debounceMs"), (int, float)):
-        ls.debounce = max(0.0, options["debounceMs"] / 1000)
+    options = params.initialization_options
+    ls.init_options = dict(options) if isinstance(options, dict) else {}
+    try:
+        chosen = ClientSettings.parse(ls.init_options, ls.root())
+        ls.linters = ls.make_linters(chosen)
+    except (ValueError, ConfigError, selection.SelectionError) as exc:
+        ls.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"ascendlint: {exc}"))
+        return
+    ls.client_settings = chosen
+    if chosen.debounce is not None:
+        ls.debounce = chosen.debounce
+
+
+CONFIG_GLOBS = tuple(f"**/{name}" for name in CONFIG_NAMES)
+
+
+@server.feature(types.INITIALIZED)
+def initialized(ls: AscendlintServer, params: types.InitializedParams) -> None:
+    workspace = ls.client_capabilities.workspace
+    if workspace is not None and workspace.configuration:
+        ls.configuring = asyncio.get_running_loop().create_task(_first_configuration(ls))
+    watched = workspace.did_change_watched_files if workspace is not None else None
+    if watched is not None and watched.dynamic_registration:
+        asyncio.get_running_loop().create_task(_watch_config_files(ls))
+
+
+async def _first_configuration(ls: AscendlintServer) -> None:
+    await ls.pull_configuration()
+    if ls.client_options:
+        ls.configuring = None
+        ls.reload()
+    ls.configuring = None
+
+
+async def _watch_config_files(ls: AscendlintServer) -> None:
+    registration = types.Registration(
+        id="ascendlint-config-files",
+        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        register_options=types.DidChangeWatchedFilesRegistrationOptions(
+            watchers=[types.FileSystemWatcher(glob_pattern=glob) for glob in CONFIG_GLOBS]
+        ),
+    )
+    try:
+        await ls.client_register_capability_async(types.RegistrationParams(registrations=[registration]))
+    except Exception as exc:  # noqa: BLE001 - without a watcher, saves and didChangeConfiguration still reload
+        ls.window_log_message(types.LogMessageParams(types.MessageType.Warning,
+                                                     f"ascendlint: could not watch configuration files: {exc}"))
+
+
+def _is_config_uri(uri: str) -> bool:
+    return uri.rsplit("/", 1)[-1] in CONFIG_NAMES
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def did_change_watched_files(ls: AscendlintServer, params: types.DidChangeWatchedFilesParams) -> None:
+    if any(_is_config_uri(change.uri) for change in params.changes):
+        ls.reload()
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+async def did_change_configuration(ls: AscendlintServer, params: types.DidChangeConfigurationParams) -> None:
+    workspace = ls.client_capabilities.workspace
+    if workspace is not None and workspace.configuration:
+        await ls.pull_configuration()
+    elif isinstance(params.settings, dict):  # a client that pushes its settings
+        pushed = params.settings.get("ascendlint", params.settings)
+        ls.client_options = dict(pushed) if isinstance(pushed, dict) else {}
+    ls.reload()
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
@@ -193,6 +413,9 @@ async def did_change(ls: AscendlintServer, params: types.DidChangeTextDocumentPa
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
 async def did_save(ls: AscendlintServer, params: types.DidSaveTextDocumentParams) -> None:
+    if _is_config_uri(params.text_document.uri):
+        ls.reload()
+        return
     ls.schedule(params.text_document.uri, 0.0)
     await asyncio.get_running_loop().run_in_executor(ls.worker, ls.linters.save_caches)
 
@@ -217,16 +440,16 @@ def shutdown(ls: AscendlintServer, params) -> None:
     types.TEXT_DOCUMENT_CODE_ACTION,
     types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL], resolve_provider=False),
 )
-def code_actions(ls: AscendlintServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+async def code_actions(ls: AscendlintServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     uri = params.text_document.uri
-    document = ls.workspace.get_text_document(uri)
-    linted = ls.linted.get(uri)
-    if linted is None or linted.text != document.source:
-        return []  # findings of an older text: the fresh lint is on its way
+    linted = await ls.fresh(uri)  # right after a change: lint the current text now rather than answer []
+    if linted is None:
+        return []
     wanted = params.context.only
     actions = []
     if not wanted or any(kind == types.CodeActionKind.QuickFix or kind == "quickfix" for kind in wanted):
         actions.extend(_quick_fixes(ls, uri, linted, params.range))
+        actions.extend(_disable_for_line(ls, uri, linted, params.range))
     if not wanted or any(FIX_ALL.startswith(str(kind)) for kind in wanted):
         fix_all = _fix_all(ls, uri, linted)
         if fix_all is not None:
@@ -260,13 +483,57 @@ def _quick_fixes(ls: AscendlintServer, uri: str, linted: Linted, wanted: types.R
     return actions
 
 
+def _disable_for_line(ls: AscendlintServer, uri: str, linted: Linted, wanted: types.Range) -> list[types.CodeAction]:
+    """ "Disable CODE for this line": the `# noqa: CODE` that `--add-noqa` would write (merged into one there)."""
+    actions, seen = [], set()
+    for finding in linted.findings:
+        if finding.code in NOT_SUPPRESSIBLE or not finding.noqa_row or (finding.code, finding.noqa_row) in seen:
+            continue
+        lsp = ls.to_lsp(uri, finding, linted.text)
+        if not _overlaps(lsp.range, wanted):
+            continue
+        new_text = add_noqa_to_text(linted.text, [finding]).text
+        if new_text == linted.text:
+            continue
+        seen.add((finding.code, finding.noqa_row))
+        edit = _smallest_edit(linted.text, new_text)
+        actions.append(
+            types.CodeAction(
+                title=f"Disable {finding.code} for this line",
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=[lsp],
+                edit=types.WorkspaceEdit(changes={uri: [types.TextEdit(
+                    range=types.Range(ls.offset_position(uri, linted.text, edit.start),
+                                      ls.offset_position(uri, linted.text, edit.end)),
+                    new_text=edit.content,
+                )]}),
+            )
+        )
+    return actions
+
+
+def _smallest_edit(old: str, new: str) -> Edit:
+    start = 0
+    limit = min(len(old), len(new))
+    while start < limit and old[start] == new[start]:
+        start += 1
+    end_old, end_new = len(old), len(new)
+    while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
+        end_old -= 1
+        end_new -= 1
+    return Edit(start, end_old, new[start:end_new])
+
+
 def _fix_all(ls: AscendlintServer, uri: str, linted: Linted) -> types.CodeAction | None:
     if not any(fixes.applicable(d, unsafe=False) for d in linted.findings):
         return None
-    path = _path_of(uri)
-    linter = ls.linters.linter_for(path)
+    target = ls.target(uri)
+    if target is None:
+        return None
+    path, settings_path, filename = target
+    linter = ls.linters.linter_for(settings_path)
     rules = linter.rules_for(path)
-    outcome = fixes.fix_text(linted.text, lambda t: linter.lint_source(t, str(path), rules), unsafe=False)
+    outcome = fixes.fix_text(linted.text, lambda t: linter.lint_source(t, filename, rules), unsafe=False)
     if outcome.text == linted.text:
         return None
     lines = linted.text.split("\n")

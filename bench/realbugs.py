@@ -181,7 +181,8 @@ def table(results: dict[str, dict], modes: list[str]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--ascendlint", default=default_ascendlint(), help="the ascendlint executable to measure")
+    parser.add_argument("--ascendlint", default=default_ascendlint(), help="the ascendlint executable to measure",
+                        type=lambda value: os.path.abspath(value) if os.sep in value else value)  # runs in --root
     parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="the materialised benchmark")
     parser.add_argument("--modes", default=",".join(MODES), help="comma-separated: default, all, rule")
     parser.add_argument("--rules", default="", help="only the labelled fixes of these rules (comma-separated)")

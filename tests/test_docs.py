@@ -134,3 +134,14 @@ def test_recipes_are_valid_yaml_and_use_the_published_hooks():
     user_config = yaml.safe_load((ROOT / "docs" / "ci" / "pre-commit-config.yaml").read_text(encoding="utf-8"))
     used = {hook["id"] for repo in user_config["repos"] for hook in repo["hooks"]}
     assert used <= hook_ids
+    for repo in user_config["repos"]:  # the documented form needs no address: ascendlint from the environment
+        assert repo["repo"] == "local"
+        for hook in repo["hooks"]:
+            assert hook["language"] == "system" and hook["types_or"] == ["python", "jupyter"]
+            assert "--force-exclude" in hook["entry"].split()
+            check.make_context("check", shlex.split(hook["entry"])[2:])
+
+
+def test_no_placeholder_address_in_the_docs():
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")), *sorted((ROOT / "docs" / "ci").iterdir())]
+    assert [page.name for page in pages if "OWNER" in page.read_text(encoding="utf-8")] == []

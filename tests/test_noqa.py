@@ -159,6 +159,25 @@ def test_add_noqa_on_the_command_line_silences_the_file(cli, write):
     assert cli("check", "--no-cache", str(path)).returncode == 0
 
 
+STALE = "import triton\n\ndef run(k, x):\n    k[(1,)](x)  # noqa: ASC101, E501\n    k[(1,)](x, num_warps=4)  # noqa: ASC301\n"
+
+
+def test_add_noqa_removes_stale_codes_so_that_the_next_run_passes():
+    outcome = add_noqa_to_text(STALE, lint(STALE, "ASC101", "ASC301", "ASC003"))
+    assert outcome.text.splitlines()[3:] == ["    k[(1,)](x)  # noqa: E501", "    k[(1,)](x, num_warps=4)  # noqa: ASC101"]
+    assert (outcome.added, outcome.removed) == (1, 2)
+    assert lint(outcome.text, "ASC101", "ASC301", "ASC003") == []
+
+
+def test_add_noqa_on_the_command_line_leaves_a_clean_run_despite_stale_codes(cli, write):
+    path = write("k.py", STALE)
+    result = cli("check", "--no-cache", "--add-noqa", str(path))
+    assert result.returncode == 0, result.stderr
+    assert "Added 1 noqa code." in result.stderr and "Removed unused codes from 2 noqa comments." in result.stderr
+    again = cli("check", "--no-cache", str(path))
+    assert again.returncode == 0, again.stdout
+
+
 def test_add_noqa_refuses_to_run_with_fix(cli, write):
     path = write("k.py", "import triton\n")
     result = cli("check", "--add-noqa", "--fix", str(path))

@@ -65,7 +65,12 @@ def test_positions_are_cell_relative_in_machine_formats(cli, book_path, tmp_path
     assert case.get("name").endswith("at cell 5:4:30")
     assert "  cell 5:4:30 ASC101" in run("grouped")
     (result,) = json.loads(run("sarif"))["runs"][0]["results"]
-    assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 4
+    location = result["locations"][0]  # SARIF points into the stored .ipynb (tests/output/test_notebook_positions.py)
+    assert location["properties"]["notebookCell"] == 5
+    assert location["properties"]["cellRegion"]["startLine"] == 4 and location["properties"]["cellRegion"]["startColumn"] == 30
+    region = location["physicalLocation"]["region"]
+    raw_line = book_path.read_text(encoding="utf-8").splitlines()[region["startLine"] - 1]
+    assert raw_line[region["startColumn"] - 1:].startswith("num_warps=4")
 
 
 def test_fix_writes_the_cell_back_and_keeps_everything_else(cli, book_path, tmp_path):

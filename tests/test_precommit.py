@@ -152,3 +152,68 @@ def test_fix_hook_repairs_the_notebook_in_place(hook_run):
     _, user = hook_run
     book = nbformat.read(str(user / "kernels.ipynb"), as_version=4)
     assert [cell.source for cell in book.cells] == [*NOTEBOOK_CELLS[:2], NOTEBOOK_CELLS[2].replace(", num_warps=4", "")]
+
+
+# -- the documented configurations, run as the docs give them ------------------------------------------------------
+def _user_repo(root: Path, env: dict, config: str) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    _git(root, env, "init", "-q")
+    (root / "kernel.py").write_text(BAD, encoding="utf-8")
+    (root / ".pre-commit-config.yaml").write_text(config, encoding="utf-8")
+    _git(root, env, "add", "-A")
+    return root
+
+
+def _pre_commit(user: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pre_commit", *args], cwd=user, env=env, capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_the_documented_config_works_as_written(tmp_path, env):
+    """docs/ci/pre-commit-config.yaml verbatim: a local hook running the `ascendlint` of the environment."""
+    _require(shutil.which("ascendlint", path=str(Path(sys.executable).parent)) is not None, "an ascendlint script")
+    config = (REPO / "docs" / "ci" / "pre-commit-config.yaml").read_text(encoding="utf-8")
+    user = _user_repo(tmp_path, env, config)
+    path_env = {**env, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"}
+    result = _pre_commit(user, path_env, "run", "--all-files")
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert "- files were modified by this hook" in output and "Fixed 1 (0 remaining)" in output, output
+    assert (user / "kernel.py").read_text(encoding="utf-8") == FIXED
+    again = _pre_commit(user, path_env, "run", "--all-files")
+    assert again.returncode == 0, again.stdout + again.stderr
+
+
+def _documented_remote_snippet() -> str:
+    text = (REPO / "docs" / "ci.md").read_text(encoding="utf-8")
+    blocks = [block.split("```", 1)[0] for block in text.split("```yaml\n")[1:]]
+    (snippet,) = [block for block in blocks if "rev:" in block]
+    return snippet
+
+
+def test_the_documented_remote_form_pinned_by_full_sha(hook_repo, tmp_path, env):
+    """docs/ci.md's `repo:` + `rev:` form with the clone's path and its full commit sha, then a tag frozen."""
+    snippet = _documented_remote_snippet()
+    sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=hook_repo, env=env, capture_output=True, text=True,
+                         check=True).stdout.strip()
+    documented = yaml_load(snippet)["repos"][0]
+    assert len(documented["rev"]) == 40, "the docs pin a full commit sha"
+    config = snippet.replace(documented["repo"], str(hook_repo)).replace(documented["rev"], sha)
+    user = _user_repo(tmp_path / "user", env, config)
+    result = _pre_commit(user, env, "run", "--all-files")
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert "Fixed 1 (0 remaining)" in output, output
+    assert (user / "kernel.py").read_text(encoding="utf-8") == FIXED
+
+    _git(hook_repo, env, "tag", "v0.0.1-test")  # `autoupdate --freeze`: a tag becomes its full sha
+    (user / ".pre-commit-config.yaml").write_text(config.replace(sha, "v0.0.1-test"), encoding="utf-8")
+    frozen = _pre_commit(user, env, "autoupdate", "--freeze")
+    assert frozen.returncode == 0, frozen.stdout + frozen.stderr
+    assert f"rev: {sha}  # frozen: v0.0.1-test" in (user / ".pre-commit-config.yaml").read_text(encoding="utf-8")
+
+
+def yaml_load(text: str):
+    import yaml
+
+    return yaml.safe_load(text)

@@ -28,6 +28,8 @@ class RunReport:
     fixed: list[Diagnostic] = field(default_factory=list)
     show_summary: bool = True  # False under --quiet: the findings alone
     failed_paths: int = 0  # paths that could not be linted: no "All checks passed!" then
+    failures: list[tuple[str, str]] = field(default_factory=list)  # (path, why it could not be linted)
+    color: bool = False  # ANSI colours in the text formats (full, concise) only; machine formats never have any
 
     def source_of(self, diagnostic: Diagnostic) -> str | None:
         """The text a finding's positions refer to (a notebook cell's own text for findings in notebooks)."""
@@ -112,6 +114,7 @@ def showable(report: RunReport) -> RunReport:
         diagnostics=[one(d) for d in report.diagnostics],
         fixed=[one(d) for d in report.fixed],
         sources={shown(name): text for name, text in report.sources.items()},
+        failures=[(shown(path), shown(reason, _UNSHOWABLE_IN_TEXT)) for path, reason in report.failures],
     )
 
 

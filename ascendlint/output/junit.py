@@ -4,6 +4,9 @@ One test suite per file with findings and one failed test case per finding; a ru
 passing case, so the report always shows that the check ran. The document is valid against the common JUnit schema
 (junit-10.xsd, as Jenkins' xUnit plugin ships it): a test case has no ``file`` or ``line`` attribute there, so the
 file is the suite's ``file`` attribute and the position is in the case's name and the failure's text.
+
+A path that could not be linted (missing, unreadable, not decodable for a fix) is a suite of its own with one case
+in error (``<error type="lint-error">``), so a report of a run that exited 2 never shows only passing cases.
 """
 
 from __future__ import annotations
@@ -29,11 +32,18 @@ def _suite(filename: str, diagnostics: list) -> ET.Element:
 @register("junit")
 def render_junit(report: RunReport) -> str:
     diagnostics = sorted_diagnostics(report.diagnostics)
-    root = ET.Element("testsuites", name="ascendlint", tests=str(len(diagnostics) or 1),
-                      failures=str(len(diagnostics)), errors="0")
+    failures = report.failures
+    root = ET.Element("testsuites", name="ascendlint", tests=str(len(diagnostics) + len(failures) or 1),
+                      failures=str(len(diagnostics)), errors=str(len(failures)))
+    for path, reason in failures:
+        suite = ET.SubElement(root, "testsuite", name=path, tests="1", failures="0", errors="1", skipped="0",
+                              file=path)
+        case = ET.SubElement(suite, "testcase", name=f"lint {path}", classname="ascendlint")
+        error = ET.SubElement(case, "error", message=f"Failed to lint {path}: {reason}", type="lint-error")
+        error.text = f"{path}: {reason}"
     for filename, group in groupby(diagnostics, key=lambda d: d.filename):
         root.append(_suite(filename, list(group)))
-    if not diagnostics:
+    if not diagnostics and not failures:
         suite = ET.SubElement(root, "testsuite", name="ascendlint", tests="1", failures="0", errors="0", skipped="0")
         ET.SubElement(suite, "testcase", name="no findings", classname="ascendlint")
     ET.indent(root)

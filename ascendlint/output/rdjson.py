@@ -16,6 +16,7 @@ import json
 from ..diagnostics import Applicability, Diagnostic, Location, Severity
 from ..docs_links import home_url
 from . import RunReport, register, sorted_diagnostics
+from .notebook_raw import cell_label, raw_span
 from .whole_lines import whole_line_edit
 
 SOURCE = {"name": "ascendlint"}  # with the documentation URL (docs_links) added per run
@@ -74,16 +75,28 @@ def _suggestions(diagnostic: Diagnostic, lines: _Lines, unsafe: bool) -> list[di
 
 def rdjson_result(report: RunReport) -> dict:
     lines_of: dict[str, _Lines] = {}
+    raw_lines_of: dict[str, _Lines] = {}
     diagnostics = []
     for diagnostic in sorted_diagnostics(report.diagnostics):
         lines = lines_of.get(diagnostic.filename)
         if lines is None:
             lines = lines_of[diagnostic.filename] = _Lines(report.sources.get(diagnostic.filename))
+        where = {"start": lines.position(diagnostic.location), "end": lines.position(diagnostic.end_location)}
+        message = diagnostic.message
+        if diagnostic.cell is not None:  # a cell position: placed in the stored .ipynb, the cell named
+            message = f"{message} ({cell_label(diagnostic.cell, diagnostic.location)})"
+            mapped = raw_span(diagnostic.filename, diagnostic.cell, diagnostic.location, diagnostic.end_location)
+            if mapped is not None:
+                book, start, end = mapped
+                raw_lines = raw_lines_of.get(diagnostic.filename)
+                if raw_lines is None:
+                    raw_lines = raw_lines_of[diagnostic.filename] = _Lines(book.raw)
+                where = {"start": raw_lines.position(start), "end": raw_lines.position(end)}
         entry = {
-            "message": diagnostic.message,
+            "message": message,
             "location": {
                 "path": diagnostic.filename,
-                "range": {"start": lines.position(diagnostic.location), "end": lines.position(diagnostic.end_location)},
+                "range": where,
             },
             "severity": SEVERITIES[diagnostic.severity],
             "code": {"value": diagnostic.code, **({"url": diagnostic.url} if diagnostic.url else {})},
@@ -92,7 +105,8 @@ def rdjson_result(report: RunReport) -> dict:
         if suggestions:
             entry["suggestions"] = suggestions
         diagnostics.append(entry)
-    return {"source": {**SOURCE, "url": home_url()}, "diagnostics": diagnostics}
+    home = home_url()
+    return {"source": {**SOURCE, **({"url": home} if home else {})}, "diagnostics": diagnostics}
 
 
 @register("rdjson")

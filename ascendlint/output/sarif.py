@@ -22,7 +22,8 @@ from .. import __version__
 from ..diagnostics import Applicability, Diagnostic, Severity
 from ..docs_links import home_url
 from ..text_positions import line_starts, offset_to_location
-from . import RunReport, register, sorted_diagnostics
+from . import RunReport, register, shown, sorted_diagnostics
+from .notebook_raw import cell_label, raw_span
 from .whole_lines import whole_line_edit
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -68,13 +69,14 @@ def _rule_descriptor(rule) -> dict:
 
     summary = rule.summary()
     why = " ".join(rule.why.split())
+    url = rule.url()
     return {
         "id": rule.code,
         "name": _pascal_case(rule.name),
         "shortDescription": {"text": _first_sentence(summary)},
         "fullDescription": {"text": " ".join(summary.split())},
         "help": {"text": f"{' '.join(summary.split())}\n\nWhy: {why}", "markdown": render_rule(rule)},
-        "helpUri": rule.url(),
+        **({"helpUri": url} if url else {}),
         "defaultConfiguration": {"level": LEVELS[rule.severity]},
         "properties": {
             "tags": ["ascend", "triton"],
@@ -138,12 +140,34 @@ def _line_text(text: str | None, row: int) -> str:
     return lines[row - 1].strip() if 1 <= row <= len(lines) else ""
 
 
-def _fingerprints(diagnostics: list[Diagnostic], sources: dict[str, str]) -> dict[int, str]:
-    """Stable identities: rule, file, the stripped text of the line, and the rank among equal triples."""
+def _place_in_notebook(location: dict, diagnostic: Diagnostic) -> None:
+    """A notebook finding: the region of the same characters in the stored .ipynb (a JSON file, which is what
+    code scanning shows), the cell and its own region in ``properties``; the cell region when unmappable."""
+    cell_region = dict(location["physicalLocation"]["region"])
+    cell_region.pop("snippet", None)
+    location["properties"] = {"notebookCell": diagnostic.cell, "cellRegion": cell_region}
+    location["logicalLocations"] = [{"name": f"cell {diagnostic.cell}", "kind": "module"}]
+    mapped = raw_span(diagnostic.filename, diagnostic.cell, diagnostic.location, diagnostic.end_location)
+    if mapped is None:
+        location["physicalLocation"]["region"] = cell_region
+        return
+    book, start, end = mapped
+    region = {"startLine": start.row, "startColumn": start.column}
+    if end > start:
+        region.update(endLine=end.row, endColumn=end.column)
+        snippet = _slice(book.raw, start, end)
+        if snippet:
+            region["snippet"] = {"text": snippet}
+    location["physicalLocation"]["region"] = region
+
+
+def _fingerprints(diagnostics: list[Diagnostic], report: RunReport) -> dict[int, str]:
+    """Stable identities: rule, file, the stripped text of the line, and the rank among equal triples (a notebook
+    finding's line is its cell's)."""
     seen: dict[tuple, int] = {}
     result = {}
     for diagnostic in diagnostics:
-        line = _line_text(sources.get(diagnostic.filename), diagnostic.location.row)
+        line = _line_text(report.source_of(diagnostic), diagnostic.location.row)
         key = (diagnostic.code, diagnostic.filename, line)
         rank = seen.get(key, 0)
         seen[key] = rank + 1
@@ -180,26 +204,45 @@ def _fix(diagnostic: Diagnostic, text: str | None, unsafe: bool) -> dict | None:
     }
 
 
+def _invocation(failures: list[tuple[str, str]]) -> dict:
+    """Whether every path was linted; each one that was not is an error-level tool execution notification."""
+    invocation = {"executionSuccessful": not failures}
+    if failures:
+        invocation["toolExecutionNotifications"] = [
+            {
+                "level": "error",
+                "descriptor": {"id": "lint-error"},
+                "message": {"text": f"Failed to lint {shown(path)}: {shown(reason)}"},
+                "locations": [{"physicalLocation": {"artifactLocation": _artifact_location(path)}}],
+            }
+            for path, reason in failures
+        ]
+    return invocation
+
+
 def sarif_log(report: RunReport) -> dict:
     diagnostics = sorted_diagnostics(report.diagnostics)
     rules = _rules_for(diagnostics)
     index = {(rule[0] if isinstance(rule, tuple) else rule.code): i for i, rule in enumerate(rules)}
-    fingerprints = _fingerprints(diagnostics, report.sources)
+    fingerprints = _fingerprints(diagnostics, report)
     results = []
     for diagnostic in diagnostics:
+        location = {
+            "physicalLocation": {
+                "artifactLocation": _artifact_location(diagnostic.filename),
+                "region": _region(diagnostic, report.sources.get(diagnostic.filename)),
+            }
+        }
+        message = diagnostic.message
+        if diagnostic.cell is not None:
+            message = f"{message} ({cell_label(diagnostic.cell, diagnostic.location)})"
+            _place_in_notebook(location, diagnostic)
         result = {
             "ruleId": diagnostic.code,
             "ruleIndex": index[diagnostic.code],
             "level": LEVELS[diagnostic.severity],
-            "message": {"text": diagnostic.message},
-            "locations": [
-                {
-                    "physicalLocation": {
-                        "artifactLocation": _artifact_location(diagnostic.filename),
-                        "region": _region(diagnostic, report.sources.get(diagnostic.filename)),
-                    }
-                }
-            ],
+            "message": {"text": message},
+            "locations": [location],
             "partialFingerprints": {FINGERPRINT_KEY: fingerprints[id(diagnostic)]},
         }
         fix = _fix(diagnostic, report.sources.get(diagnostic.filename), report.unsafe_fixes)
@@ -212,12 +255,13 @@ def sarif_log(report: RunReport) -> dict:
                 "name": "ascendlint",
                 "version": __version__,
                 "semanticVersion": __version__,
-                "informationUri": home_url(),
+                **({"informationUri": home_url()} if home_url() else {}),
                 "rules": [_rule_descriptor(rule) for rule in rules],
             }
         },
         "originalUriBaseIds": {SOURCE_ROOT: {"uri": Path.cwd().as_uri().rstrip("/") + "/"}},
         "columnKind": "unicodeCodePoints",
+        "invocations": [_invocation(report.failures)],
         "results": results,
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}

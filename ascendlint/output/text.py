@@ -2,25 +2,29 @@
 
 from __future__ import annotations
 
-from ..diagnostics import Applicability, Diagnostic
+from ..diagnostics import Applicability, Diagnostic, fix_applies
 from ..text_positions import source_lines
 from . import RunReport, register, sorted_diagnostics
 
 
-def _fixable_marker(diagnostic: Diagnostic, unsafe: bool) -> str:
-    fix = diagnostic.fix
-    if fix is None:
-        return ""
-    if fix.applicability is Applicability.SAFE or (unsafe and fix.applicability is Applicability.UNSAFE):
-        return "[*] "
-    return ""
+_BOLD, _RED, _CYAN, _BLUE, _RESET = "\x1b[1m", "\x1b[31m", "\x1b[36m", "\x1b[34m", "\x1b[0m"
 
 
-def headline(diagnostic: Diagnostic, unsafe: bool = False) -> str:
-    return f"{diagnostic.where()}: {diagnostic.code} {_fixable_marker(diagnostic, unsafe)}{diagnostic.message}"
+def _paint(text: str, style: str, color: bool) -> str:
+    return f"{style}{text}{_RESET}" if color and text else text
 
 
-def _frame(diagnostic: Diagnostic, text: str | None) -> list[str]:
+def _fixable_marker(diagnostic: Diagnostic, unsafe: bool, color: bool = False) -> str:
+    return _paint("[*]", _CYAN, color) + " " if fix_applies(diagnostic, unsafe) else ""
+
+
+def headline(diagnostic: Diagnostic, unsafe: bool = False, color: bool = False) -> str:
+    """``file:row:col: CODE [*] message``; with ``color``, ruff's look: bold place, red bold code, cyan marker."""
+    return (f"{_paint(diagnostic.where(), _BOLD, color)}: {_paint(diagnostic.code, _BOLD + _RED, color)} "
+            f"{_fixable_marker(diagnostic, unsafe, color)}{diagnostic.message}")
+
+
+def _frame(diagnostic: Diagnostic, text: str | None, color: bool = False) -> list[str]:
     if text is None:
         return []
     lines = source_lines(text)
@@ -38,10 +42,12 @@ def _frame(diagnostic: Diagnostic, text: str | None) -> list[str]:
         end = max(diagnostic.end_location.column, start + 1)
     else:
         end = max(len(line) + 1, start + 1)
-    out.append(" " * width + " | " + " " * (start - 1) + "^" * (end - start) + f" {diagnostic.code}")
+    out.append(" " * width + " | " + " " * (start - 1) + _paint("^" * (end - start) + f" {diagnostic.code}",
+                                                                 _BOLD + _RED, color))
     out.append(" " * width + " |")
     if diagnostic.fix is not None:
         out.append(" " * width + f" = help: {diagnostic.fix.message}")
+    out.append(" " * width + f" = info: {diagnostic.url or f'ascendlint rule {diagnostic.code}'}")
     return out
 
 
@@ -90,8 +96,8 @@ def _fixed_listing(report: RunReport) -> list[str]:
 def render_full(report: RunReport) -> str:
     out: list[str] = []
     for diagnostic in sorted_diagnostics(report.diagnostics):
-        out.append(headline(diagnostic, report.unsafe_fixes))
-        out.extend(_frame(diagnostic, report.source_of(diagnostic)))
+        out.append(headline(diagnostic, report.unsafe_fixes, report.color))
+        out.extend(_frame(diagnostic, report.source_of(diagnostic), report.color))
         out.append("")
     out.extend(_fixed_listing(report))
     out.extend(summary(report))
@@ -100,7 +106,7 @@ def render_full(report: RunReport) -> str:
 
 @register("concise")
 def render_concise(report: RunReport) -> str:
-    out = [headline(d, report.unsafe_fixes) for d in sorted_diagnostics(report.diagnostics)]
+    out = [headline(d, report.unsafe_fixes, report.color) for d in sorted_diagnostics(report.diagnostics)]
     out.extend(_fixed_listing(report))
     out.extend(summary(report))
     return "\n".join(out) + "\n"

@@ -13,7 +13,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from ascendlint import fixes
+from ascendlint import docs_links, fixes
 from ascendlint.diagnostics import Applicability, Diagnostic, Fix, Location, Severity
 from ascendlint.output import RunReport, get
 from ascendlint.output.sarif import FINGERPRINT_KEY, artifact_uri, sarif_log
@@ -63,7 +63,7 @@ def test_every_registered_rule_is_described_for_code_scanning(report):
         assert descriptor["name"][0].isupper() and "-" not in descriptor["name"]
         assert descriptor["shortDescription"]["text"] and descriptor["fullDescription"]["text"]
         assert descriptor["help"]["text"] and descriptor["help"]["markdown"].startswith(f"# {descriptor['id']} ")
-        assert descriptor["helpUri"].endswith(f"/docs/rules/{descriptor['id']}.md")
+        assert descriptor.get("helpUri") == docs_links.rule_url(descriptor["id"])
         assert descriptor["defaultConfiguration"]["level"] in {"error", "warning", "note"}
 
 
