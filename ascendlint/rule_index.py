@@ -26,7 +26,7 @@ from pathlib import Path
 from . import __version__, docs_links
 
 CACHE_ENV = "ASCENDLINT_USER_CACHE"  # overrides the user cache folder (tests, read-only homes)
-_FORMAT = 4  # 2: a digest of the records, checked on reading; 3: each rule's default tier; 4: the repository URL
+_FORMAT = 5  # 2: a digest of the records, checked on reading; 3: each rule's default tier; 4: the repository URL; 5: no placeholder URL
 
 
 @dataclass(frozen=True)
