@@ -186,16 +186,56 @@ def read(data: bytes) -> Notebook | None:
         original = data[len(codecs.BOM_UTF8):].decode("utf-8") if bom else data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise NotebookError(f"a notebook must be UTF-8 (byte {exc.start}: {exc.reason})") from exc
-    node = _validated(original)
-    if node.get("nbformat") != 4:
-        raise NotebookError(f"notebook format version {node.get('nbformat')} is not supported (only version 4)")
-    if not _is_python(node.get("metadata") or {}):
-        return None
     try:
         raw = json.loads(original)
-    except (ValueError, RecursionError) as exc:  # nbformat read it, so this is not expected
+    except (ValueError, RecursionError) as exc:
         raise NotebookError(f"not valid JSON: {exc}") from exc
+    _check_structure(raw)
+    _validated(original)
+    if not _is_python(raw.get("metadata") or {}):
+        return None
     return from_json(raw, original, _style(original, bom))
+
+
+def _check_structure(raw) -> None:
+    """The parts of the notebook format this module reads or writes back have the types the format gives them.
+
+    A notebook damaged by hand, by a merge or by a generator (a cell that is a string, ``metadata`` or ``outputs``
+    that is not an object or list) is one file's ASC001, never an exception that ends the run.
+    """
+    if not isinstance(raw, dict):
+        raise NotebookError(f"not a Jupyter notebook (the document is a JSON {_kind(raw)}, not an object)")
+    if raw.get("nbformat") != 4:
+        raise NotebookError(f"notebook format version {raw.get('nbformat')!r} is not supported (only version 4)")
+    _expect(raw, "metadata", dict, "the notebook's")
+    metadata = raw.get("metadata") or {}
+    for key in ("kernelspec", "language_info"):
+        _expect(metadata, key, dict, "the notebook's metadata")
+    cells = raw.get("cells")
+    if not isinstance(cells, list):
+        raise NotebookError(f"not a Jupyter notebook (`cells` is a JSON {_kind(cells)}, not a list)")
+    for number, cell in enumerate(cells, 1):
+        where = f"cell {number}"
+        if not isinstance(cell, dict):
+            raise NotebookError(f"not a Jupyter notebook ({where} is a JSON {_kind(cell)}, not an object)")
+        if not isinstance(cell.get("cell_type"), str):
+            raise NotebookError(f"not a Jupyter notebook ({where} has no `cell_type` string)")
+        source = cell.get("source", "")
+        if not (isinstance(source, str) or isinstance(source, list) and all(isinstance(s, str) for s in source)):
+            raise NotebookError(f"not a Jupyter notebook ({where}: `source` is not a string or a list of strings)")
+        _expect(cell, "metadata", dict, where)
+        _expect(cell, "outputs", list, where)
+
+
+def _expect(container: dict, key: str, kind: type, where: str) -> None:
+    if key in container and not isinstance(container[key], kind):
+        wanted = "an object" if kind is dict else "a list"
+        raise NotebookError(f"not a Jupyter notebook ({where} `{key}` is a JSON {_kind(container[key])}, not {wanted})")
+
+
+def _kind(value) -> str:
+    names = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
 def _validated(original: str):
@@ -205,8 +245,9 @@ def _validated(original: str):
         warnings.simplefilter("ignore")
         try:
             return nbformat.reads(original, as_version=nbformat.NO_CONVERT, capture_validation_error={})
-        except (ValueError, RecursionError, KeyError, TypeError, AttributeError) as exc:
-            # nbformat's NotJSONError is a ValueError; a JSON document that is no notebook fails inside nbformat
+        except Exception as exc:  # noqa: BLE001 - whatever nbformat raises on a damaged notebook is its verdict
+            # NotJSONError is a ValueError; a document that is no notebook fails inside nbformat in many ways
+            # (ValidationError wrapping an AttributeError, KeyError, TypeError, RecursionError...)
             raise NotebookError(f"not a Jupyter notebook ({type(exc).__name__}: {exc})") from exc
 
 

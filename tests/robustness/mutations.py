@@ -148,3 +148,64 @@ def with_long_chain(draw, sources: list[tuple[str, str]]) -> tuple[str, str]:
     lines.insert(row, f"{indent}chained = {_CHAINS[kind](parts)}")
     return f"{name}+{kind}x{parts}", "\n".join(lines)
 
+
+
+# -- damaged notebooks ----------------------------------------------------------------------------------------------
+def _notebook_json(**changes) -> str:
+    import json
+
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+            "source": ["import triton\n", "def run(k, x):\n", "    k[(1,)](x, num_warps=4)\n"]}
+    book = {"nbformat": 4, "nbformat_minor": 4, "metadata": {"kernelspec": {"language": "python"}}, "cells": [cell],
+            "x_note": "import triton"}  # whatever is damaged, the prefilter still sees triton
+    for key, value in changes.items():
+        if key.startswith("cell_"):
+            cell[key[len("cell_"):]] = value
+        else:
+            book[key] = value
+    return json.dumps(book, indent=1)
+
+
+# Each one mentions triton (or the prefilter would skip it) and is damaged in a way a hand edit, a merge or a
+# generator produces.
+MALFORMED_NOTEBOOKS = {
+    "cell-is-a-string": _notebook_json(cells=["import triton"]),
+    "cell-is-null": _notebook_json(cells=[None, "import triton"]),
+    "cell-metadata-string": _notebook_json(cell_metadata="import triton"),
+    "cell-outputs-string": _notebook_json(cell_outputs="import triton"),
+    "cell-outputs-bad-items": _notebook_json(cell_outputs=["import triton", 3]),
+    "source-holds-a-number": _notebook_json(cell_source=["import triton\n", 3]),
+    "source-is-an-object": _notebook_json(cell_source={"import triton": 1}),
+    "cell-type-missing": _notebook_json(cell_cell_type=None),
+    "metadata-string": _notebook_json(metadata="import triton"),
+    "kernelspec-string": _notebook_json(metadata={"kernelspec": "python"}),
+    "cells-an-object": _notebook_json(cells={"import triton": 1}),
+    "cells-missing": _notebook_json(cells=None),
+    "format-a-string": _notebook_json(nbformat="4"),
+    "format-3": _notebook_json(nbformat=3),
+    "document-a-list": '["import triton", 1]',
+    "document-a-string": '"import triton"',
+    "truncated": _notebook_json()[:-40],
+    "deeply-nested": '{"nbformat": 4, "cells": ' + "[" * 100_000 + "]" * 100_000 + ', "x": "import triton"}',
+}
+
+
+@st.composite
+def malformed_notebook(draw) -> str:
+    """A damaged notebook: one of the fixed shapes, or a valid one with a random part replaced by a random value."""
+    import json
+
+    if draw(st.booleans()):
+        return MALFORMED_NOTEBOOKS[draw(st.sampled_from(sorted(MALFORMED_NOTEBOOKS)))]
+    book = json.loads(_notebook_json())
+    junk = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=5), st.just([]), st.just({}),
+                     st.just(["x", 1]))
+    paths = [("cells",), ("metadata",), ("nbformat",), ("cells", 0), ("cells", 0, "source"),
+             ("cells", 0, "source", 0), ("cells", 0, "metadata"), ("cells", 0, "outputs"),
+             ("cells", 0, "cell_type"), ("metadata", "kernelspec"), ("metadata", "kernelspec", "language")]
+    *parents, last = draw(st.sampled_from(paths))
+    target = book
+    for key in parents:
+        target = target[key]
+    target[last] = draw(junk)
+    return json.dumps(book)
