@@ -192,6 +192,9 @@ _NOT_CHAIN_BYTES = bytes(byte for byte in range(256) if byte not in _CHAIN_BYTES
 _CHAIN_RUN = re.compile(rb"[.\[\]()]{%d,}" % SHALLOW_CHAINS)
 
 
+_LINE_START_FEEDS = re.compile(r"(?:^|(?<=\r))\f+", re.MULTILINE)  # before any blank of a line's indentation
+
+
 class ParseFailure(ValueError):
     """libcst failed in a way other than a syntax error; reported like one."""
 
@@ -232,6 +235,14 @@ def parse_module(text: str) -> cst.Module:
     error = outcome.get("error")
     if error is None:
         return outcome["module"]  # type: ignore[return-value]
+    if isinstance(error, cst.ParserSyntaxError) and _LINE_START_FEEDS.search(text):
+        # libcst refuses a block whose first line starts with a form feed, which Python ignores there (the
+        # tokenizer resets its column count). Parsed without those form feeds, the tree differs from the text in
+        # form feeds only, which the locator maps through (positions and fixes stay exact).
+        try:
+            return parse_module(_LINE_START_FEEDS.sub("", text))
+        except cst.ParserSyntaxError:
+            pass
     if isinstance(error, (cst.ParserSyntaxError, RecursionError, MemoryError, ValueError)):
         raise error
     # Anything else is a parse failure too: CSTValidationError (a name the tokenizer took but Python does not),

@@ -99,3 +99,22 @@ def test_notebook_cell_with_a_lone_cr_reports_and_fixes_in_place(cli, tmp_path):
     book = nbformat.read(str(path), as_version=4)
     assert book.cells[1].source == cell.replace(", num_warps=4", "")
     assert book.cells[0].source == "x = 1\r"
+
+
+NESTED_FORM_FEEDS = {
+    "if-body": "import triton\n\ndef run(k, x):\n    if x:\n\x0c        y = 1\n    k[(1,)](x, num_warps=4)\n",
+    "method-body": "import triton\n\nclass A:\n    def run(self, k, x):\n\x0c        y = 1\n        k[(1,)](x, num_warps=4)\n",
+    "after-blank-feed": "import triton\n\ndef run(k, x):\n    for i in x:\n        \x0c\n\x0c\x0c        y = 1\n"
+                        "    k[(1,)](x, num_warps=4)\n",
+    "lone-cr": "import triton\r\rdef run(k, x):\r    if x:\r\x0c        y = 1\r    k[(1,)](x, num_warps=4)\r",
+}
+
+
+def test_a_form_feed_starting_a_nested_blocks_first_line_keeps_the_file_linted():
+    rules = [rule_by_code_or_name("ASC001"), rule_by_code_or_name("ASC101")]
+    for name, text in NESTED_FORM_FEEDS.items():
+        compile(text, name, "exec")  # Python accepts every one of them
+        found = engine.lint_text(text, "k.py", rules)
+        assert [d.code for d in found] == ["ASC101"], (name, [d.message for d in found])
+        fixed = fixes.fix_text(text, lambda t: engine.lint_text(t, "k.py", rules))
+        assert fixed.text == text.replace(", num_warps=4", ""), name
