@@ -198,3 +198,22 @@ def test_a_stale_symbolic_link_with_our_name_is_not_followed(tmp_path):
     os.utime(link, (old, old), follow_symlinks=False)
     assert temp_files.sweep_stale(str(tmp_path)) == []
     assert target.read_text() == "keep" and link.is_symlink()
+
+
+def test_fix_never_writes_through_a_link_met_while_walking(cli, tmp_path):
+    outside, tree = tmp_path / "outside", tmp_path / "tree"
+    outside.mkdir()
+    tree.mkdir()
+    kernel = "import triton\ndef run(k, x):\n    k[(1,)](x, num_warps=4)\n"
+    (outside / "k.py").write_text(kernel)
+    (tree / "own.py").write_text(kernel)
+    (tree / "link.py").symlink_to(outside / "k.py")
+    (tree / "same.py").symlink_to("own.py")
+    result = cli("check", "--no-cache", "--fix", "tree", cwd=tmp_path)
+    assert (outside / "k.py").read_text() == kernel, "the file outside the tree is untouched"
+    assert (tree / "own.py").read_text() == kernel.replace(", num_warps=4", ""), "the tree's own file is fixed"
+    assert (tree / "link.py").is_symlink() and (tree / "same.py").is_symlink()
+    assert "skipped tree/link.py: a symbolic link" in result.stderr and "same.py" not in result.stderr
+    assert result.returncode == 0, result.stdout + result.stderr
+    named = cli("check", "--no-cache", "tree/link.py", cwd=tmp_path)
+    assert named.returncode == 1 and "ASC101" in named.stdout, "a link the user names is followed for reading"
