@@ -37,7 +37,10 @@ class NotifyWithoutFence(Rule):
         when `fence` itself is imported). The host-side package (`import shmem as ash`, which allocates symmetric
         memory) is not that module and has no device fence: when the file does not import `libshmem_device`,
         the fix adds `from triton_dist.language.extra import libshmem_device` after the last top-level import.
-        When the file already binds the name `libshmem_device` to something else, the fix is only shown.
+        A name imported only inside a function, or bound to something else anywhere in the module, is not used:
+        the kernel would raise `NameError` or call the wrong object. When the file already binds the name
+        `libshmem_device` to something else, the fix is only shown, and so it is when a store on the notify's own
+        line runs before it (`dl.notify(sig, tl.store(...))`), which no fence before the line can order.
     """
     INVALID = [
         Invalid(
@@ -266,6 +269,40 @@ class NotifyWithoutFence(Rule):
 
             def symmetric_buffer(n, dtype):
                 return ash.aclshmem_create_tensor([n], dtype=dtype, device_id=0)
+            """,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+
+            def device_module():
+                from triton_dist.language.extra import libshmem_device
+                return libshmem_device
+
+            @triton.jit
+            def publish(buf_ptr, signal_ptr, x_ptr, peer, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                tl.store(dl.symm_at(buf_ptr, peer) + offs, tl.load(x_ptr + offs))
+                dl.notify(signal_ptr, peer)
+            """,
+            fixed="""
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            def device_module():
+                from triton_dist.language.extra import libshmem_device
+                return libshmem_device
+
+            @triton.jit
+            def publish(buf_ptr, signal_ptr, x_ptr, peer, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                tl.store(dl.symm_at(buf_ptr, peer) + offs, tl.load(x_ptr + offs))
+                libshmem_device.fence()
+                dl.notify(signal_ptr, peer)
             """,
         ),
     ]
