@@ -217,3 +217,44 @@ def test_fix_never_writes_through_a_link_met_while_walking(cli, tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     named = cli("check", "--no-cache", "tree/link.py", cwd=tmp_path)
     assert named.returncode == 1 and "ASC101" in named.stdout, "a link the user names is followed for reading"
+
+
+def test_leftovers_of_a_killed_run_are_swept_at_the_next_run_however_young(cli, tmp_path):
+    """SIGKILL (and SIGQUIT's core dump) leave the temporary file behind; its name says which run made it."""
+    import signal
+    import subprocess
+    import sys
+
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    sleeper.send_signal(signal.SIGKILL)
+    sleeper.wait()
+    dead = tmp_path / f".ascendlint-{sleeper.pid}-abcd1234.tmp"
+    live = tmp_path / f".ascendlint-{os.getppid()}-efgh5678.tmp"  # a process that is still running
+    dead.write_text("half a file")
+    live.write_text("a live run's file")
+    (tmp_path / "k.py").write_text("import triton\ndef run(k, x):\n    k[(1,)](x, num_warps=4)\n")
+    result = cli("check", "--no-cache", "--fix", "k.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert not dead.exists(), "the killed run's file is swept at once, not after ten minutes"
+    assert live.exists()
+
+
+def test_sigquit_removes_temporary_files_in_flight_as_sigterm_does():
+    import signal
+
+    from ascendlint import temp_files as module
+
+    assert signal.SIGQUIT in module._SIGNALS
+
+
+def test_ctrl_c_exits_130(run_in_process, tmp_path, monkeypatch):
+    from ascendlint import runner
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    (tmp_path / "k.py").write_text("import triton\n")
+    monkeypatch.setattr(runner.Linter, "process_path", interrupted)
+    monkeypatch.setattr(runner.Linter, "process_bytes", interrupted)
+    result = run_in_process("check", "--no-cache", str(tmp_path / "k.py"))
+    assert result.exit_code == 130, (result.exit_code, result.output)
