@@ -27,14 +27,18 @@ def _lines(text: str) -> list[str]:
     return text.splitlines(keepends=True) or [""]
 
 
+LINE_BREAK_KINDS = ("lone_cr", "form_feed_line", "u2028")
+
+
 @st.composite
-def mutation(draw, text: str) -> str:
-    """One edit of ``text``."""
+def mutation(draw, text: str, kinds: tuple[str, ...] | None = None) -> str:
+    """One edit of ``text`` (of one of ``kinds``, when given)."""
     lines = _lines(text)
     kind = draw(
-        st.sampled_from(
+        st.sampled_from(list(kinds) if kinds else
             ["delete_lines", "duplicate_line", "swap_lines", "rename", "renumber", "insert", "delete_span",
-             "indent", "truncate", "crlf", "tabs", "move_block", "parenthesize"]
+             "indent", "truncate", "crlf", "tabs", "move_block", "parenthesize", "lone_cr", "form_feed_line",
+             "u2028"]
         )
     )
     row = draw(st.integers(0, len(lines) - 1))
@@ -62,6 +66,25 @@ def mutation(draw, text: str) -> str:
             return text
         start, end = draw(st.sampled_from(spans))
         return text[:start] + draw(st.sampled_from(_NUMBERS)) + text[end:]
+    if kind == "lone_cr":  # a lone CR ends a line for Python and LSP: one line ending, or all of them
+        if draw(st.booleans()):
+            return text.replace("\r\n", "\n").replace("\n", "\r")
+        ends = [i for i, c in enumerate(text) if c == "\n"]
+        if not ends:
+            return text + "\r"
+        at = draw(st.sampled_from(ends))
+        return text[:at] + "\r" + text[at + 1 :]
+    if kind == "form_feed_line":  # a form feed starting a line: Python ignores it, libcst and splitlines do not
+        lines[row] = "\f" + lines[row]
+        return "".join(lines)
+    if kind == "u2028":  # not a line break for Python or LSP, but one for str.splitlines (in a comment or string)
+        line = lines[row]
+        where = line.find("#") if "#" in line else line.find('"')
+        if where == -1:
+            lines[row] = line.rstrip("\r\n") + "  # a\u2028b" + line[len(line.rstrip("\r\n")):]
+        else:
+            lines[row] = line[: where + 1] + "\u2028" + line[where + 1 :]
+        return "".join(lines)
     if kind == "parenthesize":
         spans = [m.span() for m in _IDENTIFIER.finditer(text)]
         if not spans:
@@ -91,6 +114,15 @@ def mutated(draw, sources: list[tuple[str, str]], max_edits: int = 4) -> tuple[s
     name, text = draw(st.sampled_from(sources))
     for _ in range(draw(st.integers(1, max_edits))):
         text = draw(mutation(text))
+    return name, text
+
+
+@st.composite
+def with_line_breaks(draw, sources: list[tuple[str, str]]) -> tuple[str, str]:
+    """A source with lone CRs, form feeds starting lines and U+2028 in comments and strings (one to four)."""
+    name, text = draw(st.sampled_from(sources))
+    for _ in range(draw(st.integers(1, 4))):
+        text = draw(mutation(text, LINE_BREAK_KINDS))
     return name, text
 
 
