@@ -256,3 +256,34 @@ def test_a_store_inside_the_notifys_arguments_gets_no_fix():
                                       "    dl.notify(signal_ptr, tl.store(flag_ptr, peer))\n")
     (finding,) = lint(code, "ASC403")
     assert finding.fix is None
+
+
+# -- ASC301: the reload of a load written over several lines ---------------------------------------------------------
+
+_RELOADED = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def kernel(q, k, o, NK, BT: tl.constexpr):
+    offs = tl.arange(0, BT)[:, None] * BT + tl.arange(0, BT)[None, :]
+    LOAD
+    for i in range(NK):
+        b_k = tl.load(k + i * BT * BT + offs)
+        b_s = tl.dot(b_q, b_k)
+        tl.store(o + i * BT * BT + offs, b_s)
+"""
+
+
+@pytest.mark.parametrize("load, reload", [
+    ("b_q = tl.load(q + \\\n                  offs)", "b_q_c = tl.load(q + offs, volatile=True)"),
+    ("b_q = tl.load(q + offs,  # the query tile\n                  mask=offs < BT * BT)",
+     "b_q_c = tl.load(q + offs, mask=offs < BT * BT, volatile=True)"),
+    ("b_q = tl.load(q + offs)  # the query tile", "b_q_c = tl.load(q + offs, volatile=True)"),
+], ids=["backslash", "comment-inside", "comment-after"])
+def test_the_reload_of_a_load_with_comments_or_continuations_is_kept(load, reload):
+    code = _RELOADED.replace("LOAD", load)
+    fixed = fix(code, "ASC301", unsafe=True).text
+    assert f"        {reload}\n        b_s = tl.dot(b_q_c, b_k)\n" in fixed, fixed
+    assert lint(fixed, "ASC301") == []
