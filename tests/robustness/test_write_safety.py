@@ -258,3 +258,25 @@ def test_ctrl_c_exits_130(run_in_process, tmp_path, monkeypatch):
     monkeypatch.setattr(runner.Linter, "process_bytes", interrupted)
     result = run_in_process("check", "--no-cache", str(tmp_path / "k.py"))
     assert result.exit_code == 130, (result.exit_code, result.output)
+
+
+def test_code_frames_show_only_text_that_was_written(cli, tmp_path):
+    """Fixes that could not be written: the findings and their frames are those of the file as it is on disk."""
+    code = ("import triton\nimport triton.language as tl\n\n@triton.jit\ndef kernel(q, k, o, NK, BT: tl.constexpr):\n"
+            "    offs = tl.arange(0, BT)[:, None] * BT + tl.arange(0, BT)[None, :]\n    b_q = tl.load(q + offs)\n"
+            "    for i in range(NK):\n        b_k = tl.load(k + i * BT * BT + offs)\n        b_s = tl.dot(b_q, b_k)\n"
+            "        tl.store(o + i * BT * BT + offs, b_s)\n\ndef run(x):\n    kernel[(1,)](x, x, x, 2, BT=16, num_warps=4)\n")
+    path = tmp_path / "k.py"
+    path.write_text(code)
+    path.chmod(0o444)
+    try:
+        result = cli("check", "--no-cache", "--fix", "--select", "ASC101,ASC301", "--format", "full", "k.py",
+                     cwd=tmp_path)
+    finally:
+        path.chmod(0o644)
+    assert "read-only" in result.stderr
+    frame_lines = [line.split(" | ", 1)[1] for line in result.stdout.splitlines()
+                   if " | " in line and line.split(" | ", 1)[0].strip().isdigit()]
+    assert frame_lines, result.stdout
+    assert all(line in code.splitlines() for line in frame_lines), frame_lines
+    assert "num_warps=4" in result.stdout and "ASC101" in result.stdout
