@@ -5,13 +5,21 @@ mapping a hash of the file's path and bytes to its findings, stored as plain JSO
 shipped inside a repository must not be able to run code). Shards are replaced atomically and merged with what is
 on disk at save time, so two runs sharing the folder never corrupt it (at worst one run's new entries are
 recomputed later). A missing, corrupt or foreign shard or entry reads as a miss.
+
+A cache folder may come with a repository, so nothing in it is trusted: a shard is read like a source (a FIFO or
+device is refused without blocking, and its size is bounded), it must carry a keyed checksum (BLAKE2b keyed with
+a secret kept in the user's own cache folder, never in the repository) over its exact bytes, and every entry
+must have the structure this module writes. A shard that fails any test is a miss; a forged one cannot hide a
+finding.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
+import secrets
 import tempfile
 import time
 from pathlib import Path
@@ -19,7 +27,8 @@ from typing import TYPE_CHECKING, Sequence
 
 from . import __version__
 from .diagnostics import Diagnostic, diagnostic_from_record, diagnostic_to_record
-from .rule_index import describe
+from .rule_index import _user_cache, describe
+from .safe_read import read_regular
 
 if TYPE_CHECKING:
     from .rule import Rule
@@ -30,6 +39,10 @@ _EXPIRY_SECONDS = 30 * 24 * 3600
 _REFRESH_SECONDS = 24 * 3600  # a hit refreshes an entry's age at most this often (a warm run rewrites nothing)
 _NOT_CACHED = frozenset({"ASC002"})  # a rule crash may depend on the environment (recursion depth, memory)
 _BAD_RECORD = (KeyError, TypeError, ValueError, IndexError, AttributeError)
+MAX_SHARD_BYTES = 512 * 1024 * 1024  # findings of a very large tree; past it the shard is a miss, not a memory hog
+_MAGIC = b"ascendlint-cache-shard 1 "  # then the hex checksum of the JSON body, a newline, the body
+_KEY_FILE = "result-cache.key"
+_KEY: list[bytes] = []
 
 
 def content_key(relative_path: str, data: bytes) -> str:
@@ -161,34 +174,105 @@ class ResultCache:
                 continue
 
 
+def _secret() -> bytes:
+    """The key of the shards' checksums: 32 random bytes in the user's cache folder (mode 0600), made on first use.
+
+    Without a usable user cache folder the key lives for this process only (shards written now are trusted by this
+    run alone; never a key a repository could supply).
+    """
+    if _KEY:
+        return _KEY[0]
+    key = None
+    folder = _user_cache()
+    if folder is not None:
+        path = folder / _KEY_FILE
+        try:
+            data = read_regular(path, limit=1024)
+            if len(data) == 64:
+                key = bytes.fromhex(data.decode("ascii"))
+        except (OSError, ValueError, UnicodeDecodeError):
+            key = None
+        if key is None:
+            key = secrets.token_bytes(32)
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+                with os.fdopen(descriptor, "w") as handle:
+                    handle.write(key.hex())
+            except FileExistsError:  # another run made it meanwhile: use theirs
+                try:
+                    key = bytes.fromhex(read_regular(path, limit=1024).decode("ascii"))
+                except (OSError, ValueError, UnicodeDecodeError):
+                    pass
+            except OSError:
+                pass
+    _KEY.append(key or secrets.token_bytes(32))
+    return _KEY[0]
+
+
+def _checksum(body: bytes) -> str:
+    return hashlib.blake2b(body, key=_secret(), digest_size=32).hexdigest()
+
+
+def _valid_record(record) -> bool:
+    """The structure ``diagnostic_to_record`` writes (a record that passes still goes through its reader)."""
+    if not isinstance(record, dict):
+        return False
+    location, end, fix = record.get("location"), record.get("end_location"), record.get("fix")
+    if not all(isinstance(record.get(k), str) for k in ("code", "name", "severity", "message")):
+        return False
+    if not all(isinstance(p, list) and len(p) == 2 and all(type(n) is int and n >= 0 for n in p)
+               for p in (location, end)):
+        return False
+    if fix is not None and not (isinstance(fix, dict) and isinstance(fix.get("edits"), list)
+                                and all(isinstance(e, list) and 3 <= len(e) <= 4 and type(e[0]) is int
+                                        and type(e[1]) is int and 0 <= e[0] <= e[1] and isinstance(e[2], str)
+                                        for e in fix["edits"])):
+        return False
+    return ((record.get("noqa_row") is None or type(record.get("noqa_row")) is int)
+            and (record.get("extra") is None or isinstance(record.get("extra"), dict))
+            and (record.get("url") is None or isinstance(record.get("url"), str))
+            and (record.get("cell") is None or type(record.get("cell")) is int))
+
+
+def _valid_entry(value) -> bool:
+    return (isinstance(value, list) and len(value) in (2, 3) and type(value[0]) in (int, float)
+            and isinstance(value[1], list) and all(_valid_record(r) for r in value[1])
+            and (len(value) == 2 or isinstance(value[2], dict)))
+
+
 def _load(path: Path) -> dict:
     try:
-        with open(path, "rb") as handle:
-            data = json.loads(handle.read())
-    except (OSError, ValueError, RecursionError):
-        return {}  # missing or corrupt: just a cold cache
-    if not isinstance(data, dict):
+        data = read_regular(path, limit=MAX_SHARD_BYTES)  # a FIFO or device planted here must not block the run
+    except OSError:
+        return {}  # missing, unreadable, not a regular file, too large: just a cold cache
+    header, _, body = data.partition(b"\n")
+    if not header.startswith(_MAGIC) or not hmac.compare_digest(header[len(_MAGIC):], _checksum(body).encode()):
+        return {}  # written by an older version, damaged, or not written by this user's ascendlint
+    try:
+        entries = json.loads(body)
+    except (ValueError, RecursionError):
         return {}
-    return {
-        k: v
-        for k, v in data.items()
-        if isinstance(v, list) and len(v) in (2, 3) and isinstance(v[0], (int, float)) and isinstance(v[1], list)
-        and (len(v) == 2 or isinstance(v[2], dict))
-    }
+    if not isinstance(entries, dict):
+        return {}
+    return {k: v for k, v in entries.items() if isinstance(k, str) and _valid_entry(v)}
 
 
 def _atomic_dump(path: Path, data: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     gitignore = path.parent.parent / ".gitignore"
-    if not gitignore.exists():
-        try:
-            gitignore.write_text("# Automatically created by ascendlint.\n*\n")
+    if not os.path.lexists(gitignore):
+        try:  # never through a link planted there
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+            with os.fdopen(os.open(gitignore, flags, 0o644), "w") as handle:
+                handle.write("# Automatically created by ascendlint.\n*\n")
         except OSError:
             pass
     fd, tmp = tempfile.mkstemp(prefix=".shard-", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, separators=(",", ":"))
+        body = json.dumps(data, separators=(",", ":")).encode("utf-8", "surrogateescape")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(_MAGIC + _checksum(body).encode() + b"\n" + body)
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -24,6 +24,9 @@ def _split(values: tuple[str, ...]) -> list[str]:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
+EXIT_INTERRUPTED = 130
+
+
 class _FormatChoice(click.Choice):
     def __init__(self) -> None:
         super().__init__(output.names(), case_sensitive=False)
@@ -37,6 +40,9 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.Abort):  # click reports these itself
             raise
+        except KeyboardInterrupt:  # Ctrl-C: 130 (128 + SIGINT), the shell's convention, never 1 ("findings")
+            click.echo("error: interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
         except OSError as exc:  # e.g. --output-file in a folder that does not exist
             click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_ERROR)

@@ -121,6 +121,7 @@ def discover(paths: list[Path], settings: Settings, force_exclude: bool = False,
     settings_for = settings_for or (lambda _path: settings)
     excludes = _Excludes()
     seen: dict[str, int] = {}  # resolved path -> position in result.files
+    found_links: list[Path] = []  # symbolic links to files met while walking folders
 
     def add(path: Path, governing: Settings, relative: str | None = None) -> None:
         """Each file once, whatever the links to it (two names would lint and fix it twice); the file's own name
@@ -145,11 +146,17 @@ def discover(paths: list[Path], settings: Settings, force_exclude: bool = False,
         elif path.is_file():
             add(path, settings_for(path) if governing is None else governing)
         elif path.is_dir():
-            _walk(path, settings_for, excludes, add, result)
+            _walk(path, settings_for, excludes, add, result, found_links)
         elif not path.exists():
             result.errors.append((path, "No such file or directory"))
         else:
             result.errors.append((path, "not a regular file or directory"))
+    for link in found_links:
+        # A link met while walking is never followed: its target is linted (and fixed) under its own name when it
+        # is in the linted tree; otherwise reading it would lint, and --fix would rewrite, a file outside the tree.
+        if os.path.normcase(os.path.realpath(link)) not in seen:
+            result.errors.append((link, f"a symbolic link (to {os.path.realpath(link)}) met while walking a folder is "
+                                        "not followed; name it to lint it"))
     return result
 
 
@@ -180,7 +187,7 @@ def _force_excluded(path: Path, settings: Settings, excludes: _Excludes) -> bool
     return False
 
 
-def _walk(top: Path, settings_for, excludes: _Excludes, add, result: Discovery) -> None:
+def _walk(top: Path, settings_for, excludes: _Excludes, add, result: Discovery, found_links: list[Path]) -> None:
     top_settings = settings_for(top)
     report = lambda path, reason: result.errors.append((path, reason))  # noqa: E731
     base_specs = _gitignore_specs_above(top.resolve(), report) if top_settings.respect_gitignore else []
@@ -221,6 +228,9 @@ def _walk(top: Path, settings_for, excludes: _Excludes, add, result: Discovery) 
                 continue
             if not child.is_file():  # a FIFO or device named *.py would block or stream forever
                 result.errors.append((child, "not a regular file"))
+                continue
+            if child.is_symlink():
+                found_links.append(child)  # decided once every named path is walked
                 continue
             add(child, settings, relative)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bisect
+
 import libcst as cst
 
 from .diagnostics import Edit
@@ -55,10 +57,10 @@ def indentation_of_line(loc: Locator, row: int) -> str:
 
 def delete_span_or_line(loc: Locator, start: int, end: int) -> Edit:
     """Delete text; when nothing but blanks would remain on its line, delete the whole line."""
-    text = loc.text
-    line_begin = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", end)
-    line_end = len(text) if line_end == -1 else line_end + 1
+    text, starts = loc.text, loc.line_starts
+    line_begin = starts[bisect.bisect_right(starts, start) - 1]  # Python's lines: a lone \r ends one too
+    after_row = bisect.bisect_right(starts, end)
+    line_end = starts[after_row] if after_row < len(starts) else len(text)
     before, after = text[line_begin:start], text[end:line_end]
     if not before.strip() and not after.strip():
         return Edit(line_begin, line_end, "")

@@ -20,6 +20,7 @@ class FileResult:
     source_digest: str | None = None  # digest of the bytes the fixes were computed from (set when fixes change them)
     sources: dict[str, str] = field(default_factory=dict)  # a notebook's cell texts, by output.source_key
     summaries: dict | None = None  # JSON summaries of the module's jit helpers, for its importers (tree_order)
+    unfixed_text: str | None = None  # the text as read, while fixed bytes wait to be written (--fix)
 
 
 @dataclass

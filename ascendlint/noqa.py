@@ -9,20 +9,20 @@ This module also finds the directives a run did not need (ASC003) and rewrites d
 from __future__ import annotations
 
 import bisect
-import io
 import re
 import tokenize
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
-from .text_positions import line_starts
+from .text_positions import generate_tokens, line_starts
 
 _CODE = r"(?:[A-Z]+[0-9]+|ASC)\b"
 _NOQA = re.compile(
     rf"#\s*noqa(?::[\s]?(?P<codes>{_CODE}(?:[\s,]+{_CODE})*))?",
     re.IGNORECASE,
 )
-_SKIP_FILE = re.compile(r"^[ \t\f]*(#)[ \t]*ascendlint:[ \t]*skip-file[ \t]*\r?$", re.MULTILINE)
+# a line starts at the text's start or after any of \n, \r\n, \r (a lone \r ends a line for Python too)
+_SKIP_FILE = re.compile(r"(?:^|(?<=\r))[ \t\f]*(#)[ \t]*ascendlint:[ \t]*skip-file[ \t]*(?=[\r\n]|\Z)", re.MULTILINE)
 OUR_PREFIX = "ASC"
 
 
@@ -36,7 +36,7 @@ def skips_file(text: str) -> bool:
               for offset in candidates}
     last_row = max(row for row, _ in wanted)
     try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        for token in generate_tokens(text):
             if token.start[0] > last_row:
                 return False
             if token.type == tokenize.COMMENT and token.start in wanted:
@@ -116,7 +116,7 @@ def scan(text: str) -> LineFacts:
     comments: dict[int, tuple[int, int, str]] = {}
     unsafe: set[int] = set()
     try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        for token in generate_tokens(text):
             if token.type == tokenize.COMMENT:
                 row, column = token.start
                 begin = starts[row - 1] + column
@@ -153,8 +153,9 @@ def with_codes(directive: Directive, codes: Iterable[str]) -> str:
     after = directive.comment[directive.match_end :]
     if codes:
         return f"{before}# noqa: {', '.join(codes)}{after}"
-    rest = f"{before.rstrip()} {after.strip()}".strip()
-    if not rest or rest == "#":
+    after = after.lstrip().lstrip(",;:").strip()  # `# noqa: ASC101, - note`: the separator goes with the codes
+    rest = f"{before.rstrip()} {after}".strip()
+    if not rest or rest.rstrip("#, ;:").strip() == "":
         return ""
     return rest if rest.startswith("#") else f"# {rest.lstrip('# ')}"
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from .diagnostics import Diagnostic, Edit, Fix, Location
+from .text_positions import line_starts, source_lines
 
 BOUNDARY = "# ascendlint: end of notebook cell"
 _PLACEHOLDER = re.compile(r"^[ \t]*pass  # ascendlint: notebook magic (\d+)$")
@@ -36,6 +37,9 @@ _MAGIC = re.compile(
     )""",
     re.VERBOSE,
 )
+
+
+_LINE_ENDS = ("\n", "\r")
 
 
 class NotebookError(ValueError):
@@ -111,19 +115,19 @@ class Notebook:
     @cached_property
     def _text_starts(self) -> list[int]:
         """Where the virtual text's lines begin (once per notebook, not once per fix)."""
-        return _line_starts(self.text)
+        return line_starts(self.text)
 
     @cached_property
     def _magic_rows(self) -> set[int]:
         """Rows of the virtual text that stand for IPython magics, which no fix may touch."""
-        return {row for row, line in enumerate(self.text.split("\n"), 1) if _PLACEHOLDER.match(line)}
+        return {row for row, line in enumerate(source_lines(self.text), 1) if _PLACEHOLDER.match(line)}
 
     def _cell_fix(self, fix: Fix | None, cell: CodeCell) -> Fix | None:
         """A fix's edits as offsets into the cell's own text; None when an edit leaves the cell or touches magic."""
         if fix is None:
             return None
         starts, magic_rows = self._text_starts, self._magic_rows
-        cell_starts = _line_starts(cell.source)
+        cell_starts = line_starts(cell.source)
         edits = []
         for edit in fix.edits:
             offsets = []
@@ -150,12 +154,12 @@ class Notebook:
         raw = copy.deepcopy(self.raw)
         for cell, chunk in zip(self.cells, chunks):
             restored = _restore_magics(chunk, cell.magics)
-            if not cell.source.endswith("\n") and restored.endswith("\n"):
-                restored = restored[:-1]
+            if not cell.source.endswith(_LINE_ENDS) and restored.endswith("\n"):
+                restored = restored[:-1]  # the newline the virtual text added after the cell's last line
             if restored == cell.source:
                 continue
             entry = raw["cells"][cell.index]
-            entry["source"] = restored.splitlines(keepends=True) if isinstance(entry["source"], list) else restored
+            entry["source"] = _jupyter_lines(restored) if isinstance(entry["source"], list) else restored
         updated = from_json(raw, self.original, self.style)
         if updated.text != text:
             raise NotebookError("the fixed cells do not map back onto the notebook")
@@ -182,16 +186,56 @@ def read(data: bytes) -> Notebook | None:
         original = data[len(codecs.BOM_UTF8):].decode("utf-8") if bom else data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise NotebookError(f"a notebook must be UTF-8 (byte {exc.start}: {exc.reason})") from exc
-    node = _validated(original)
-    if node.get("nbformat") != 4:
-        raise NotebookError(f"notebook format version {node.get('nbformat')} is not supported (only version 4)")
-    if not _is_python(node.get("metadata") or {}):
-        return None
     try:
         raw = json.loads(original)
-    except (ValueError, RecursionError) as exc:  # nbformat read it, so this is not expected
+    except (ValueError, RecursionError) as exc:
         raise NotebookError(f"not valid JSON: {exc}") from exc
+    _check_structure(raw)
+    _validated(original)
+    if not _is_python(raw.get("metadata") or {}):
+        return None
     return from_json(raw, original, _style(original, bom))
+
+
+def _check_structure(raw) -> None:
+    """The parts of the notebook format this module reads or writes back have the types the format gives them.
+
+    A notebook damaged by hand, by a merge or by a generator (a cell that is a string, ``metadata`` or ``outputs``
+    that is not an object or list) is one file's ASC001, never an exception that ends the run.
+    """
+    if not isinstance(raw, dict):
+        raise NotebookError(f"not a Jupyter notebook (the document is a JSON {_kind(raw)}, not an object)")
+    if raw.get("nbformat") != 4:
+        raise NotebookError(f"notebook format version {raw.get('nbformat')!r} is not supported (only version 4)")
+    _expect(raw, "metadata", dict, "the notebook's")
+    metadata = raw.get("metadata") or {}
+    for key in ("kernelspec", "language_info"):
+        _expect(metadata, key, dict, "the notebook's metadata")
+    cells = raw.get("cells")
+    if not isinstance(cells, list):
+        raise NotebookError(f"not a Jupyter notebook (`cells` is a JSON {_kind(cells)}, not a list)")
+    for number, cell in enumerate(cells, 1):
+        where = f"cell {number}"
+        if not isinstance(cell, dict):
+            raise NotebookError(f"not a Jupyter notebook ({where} is a JSON {_kind(cell)}, not an object)")
+        if not isinstance(cell.get("cell_type"), str):
+            raise NotebookError(f"not a Jupyter notebook ({where} has no `cell_type` string)")
+        source = cell.get("source", "")
+        if not (isinstance(source, str) or isinstance(source, list) and all(isinstance(s, str) for s in source)):
+            raise NotebookError(f"not a Jupyter notebook ({where}: `source` is not a string or a list of strings)")
+        _expect(cell, "metadata", dict, where)
+        _expect(cell, "outputs", list, where)
+
+
+def _expect(container: dict, key: str, kind: type, where: str) -> None:
+    if key in container and not isinstance(container[key], kind):
+        wanted = "an object" if kind is dict else "a list"
+        raise NotebookError(f"not a Jupyter notebook ({where} `{key}` is a JSON {_kind(container[key])}, not {wanted})")
+
+
+def _kind(value) -> str:
+    names = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
 def _validated(original: str):
@@ -201,8 +245,9 @@ def _validated(original: str):
         warnings.simplefilter("ignore")
         try:
             return nbformat.reads(original, as_version=nbformat.NO_CONVERT, capture_validation_error={})
-        except (ValueError, RecursionError, KeyError, TypeError, AttributeError) as exc:
-            # nbformat's NotJSONError is a ValueError; a JSON document that is no notebook fails inside nbformat
+        except Exception as exc:  # noqa: BLE001 - whatever nbformat raises on a damaged notebook is its verdict
+            # NotJSONError is a ValueError; a document that is no notebook fails inside nbformat in many ways
+            # (ValidationError wrapping an AttributeError, KeyError, TypeError, RecursionError...)
             raise NotebookError(f"not a Jupyter notebook ({type(exc).__name__}: {exc})") from exc
 
 
@@ -226,9 +271,9 @@ def from_json(raw: dict, original: str, style: JsonStyle) -> Notebook:
         if not isinstance(source, str) or source.lstrip().startswith("%%"):
             continue  # a cell magic: the cell is not Python
         body, magics = _blank_magics(source, len(cells))
-        if not body.endswith("\n"):
+        if not body.endswith(_LINE_ENDS):
             body += "\n"
-        line_count = body.count("\n")
+        line_count = len(line_starts(body)) - 1  # Python's lines: \n, \r\n and a lone \r end one
         cells.append(CodeCell(index=index, source=source, start_row=row, line_count=line_count, magics=magics))
         parts.append(body + BOUNDARY + "\n")
         row += line_count + 1
@@ -238,7 +283,7 @@ def from_json(raw: dict, original: str, style: JsonStyle) -> Notebook:
 def _blank_magics(source: str, cell_position: int) -> tuple[str, dict[int, str]]:
     magics: dict[int, str] = {}
     out = []
-    for line in source.splitlines(keepends=True):
+    for line in source_lines(source, keepends=True):
         content = line.rstrip("\r\n")
         if _MAGIC.match(content) and not content.lstrip().startswith("#"):
             number = cell_position * 100_000 + len(magics)
@@ -251,7 +296,7 @@ def _blank_magics(source: str, cell_position: int) -> tuple[str, dict[int, str]]
 
 
 def _restore_magics(text: str, magics: dict[int, str]) -> str:
-    lines = text.splitlines(keepends=True)
+    lines = source_lines(text, keepends=True)
     found = set()
     for position, line in enumerate(lines):
         content = line.rstrip("\r\n")
@@ -267,7 +312,7 @@ def _restore_magics(text: str, magics: dict[int, str]) -> str:
 
 def _split_cells(text: str, count: int) -> list[str]:
     chunks, current = [], []
-    for line in text.splitlines(keepends=True):
+    for line in source_lines(text, keepends=True):
         if line.rstrip("\r\n") == BOUNDARY:
             chunks.append("".join(current))
             current = []
@@ -295,17 +340,15 @@ def _dump(raw: dict, style: JsonStyle) -> str:
     return text + "\n" if style.trailing_newline else text
 
 
+def _jupyter_lines(text: str) -> list[str]:
+    """A cell's source as Jupyter stores it in a list: split after each \\n only (never at \\r, \\f or U+2028)."""
+    return re.findall(r"[^\n]*\n|[^\n]+", text)
+
+
 def _lines(text: str) -> list[str]:
-    return text.split("\n")
-
-
-def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    index = text.find("\n")
-    while index != -1:
-        starts.append(index + 1)
-        index = text.find("\n", index + 1)
-    return starts
+    """The cell's lines without their endings, as the engine counts rows (a lone \\r ends a line)."""
+    lines = [line.rstrip("\r\n") for line in source_lines(text, keepends=True)]
+    return lines + [""] if not lines or text.endswith(_LINE_ENDS) else lines
 
 
 def _cell_location(cell: CodeCell, location: Location, lines: list[str]) -> Location:

@@ -180,18 +180,24 @@ class Linter:
             new_data = source.encode(outcome.text)
         except UnicodeEncodeError as exc:  # a fix introduced a character the file's declared encoding lacks
             result.error = f"fixes not applied: the fixed text cannot be encoded as {source.encoding} ({exc.reason})"
-            result.diagnostics.extend(result.fixed)
-            result.fixed, result.diff = [], ""
+            self._unfixed(result, source.text, filename, rules, unit)
             return result, None
         if not _round_trips(source, data, new_data, outcome.text):
             # e.g. a `unicode_escape` coding comment: encoding turns every newline into the two characters `\n`
             result.error = (f"fixes not applied: text written in the file's encoding ({source.encoding}) does not "
                             "read back as the same text")
-            result.diagnostics.extend(result.fixed)
-            result.fixed, result.diff = [], ""
+            self._unfixed(result, source.text, filename, rules, unit)
             return result, None
         result.source_digest = content_digest(data)
+        result.unfixed_text = source.text
         return result, new_data
+
+    def _unfixed(self, result: FileResult, text: str, filename: str, rules, unit=None) -> None:
+        """Fixes that were not written: the findings, and the code frames, are those of the text on disk (the
+        fixed text's positions and lines were never written)."""
+        result.diagnostics = self.lint_source(text, filename, rules, unit)
+        result.text = text if result.diagnostics else None
+        result.fixed, result.diff = [], ""
 
     def without_cache(self) -> "Linter":
         """The same linter, for work whose caching the caller does itself (worker processes, batch runs)."""
@@ -262,8 +268,12 @@ class Linter:
                 atomic_write(filename, new_data, result.source_digest)
             except OSError as exc:
                 result.error = f"could not write fixes: {exc.strerror or exc}"
-                result.diagnostics.extend(result.fixed)
-                result.fixed = []
+                if result.unfixed_text is not None:
+                    self._unfixed(result, result.unfixed_text, filename, self.rules_for(path))
+                else:
+                    result.diagnostics.extend(result.fixed)
+                    result.fixed = []
+        result.unfixed_text = None
         return result
 
 

@@ -19,12 +19,15 @@ offers "Disable CODE for this line" (adds or merges ``# noqa: CODE``).
 from __future__ import annotations
 
 import asyncio
+import bisect
 import io
 import re
 import tokenize
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
+from typing import Callable
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -40,6 +43,7 @@ from .notebook_lint import is_notebook
 from .per_file import LinterSet
 from .rule_index import rule_index
 from .runner import Linter, Options
+from .text_positions import line_starts, source_lines
 
 DEBOUNCE_SECONDS = 0.3
 SOURCE = "ascendlint"
@@ -63,7 +67,10 @@ class Linted:
 
 class AscendlintServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("ascendlint", __version__)
+        # Whole documents on every change: pygls applies incremental changes by str.splitlines() lines, which also
+        # break at form feeds and U+2028, so after such a character its copy of the buffer would drift from the
+        # editor's (and every position with it). LSP lines break at \n, \r\n and \r only.
+        super().__init__("ascendlint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full)
         self.debounce = DEBOUNCE_SECONDS
         self.linted: dict[str, Linted] = {}
         self.pending: dict[str, asyncio.Task] = {}
@@ -214,15 +221,17 @@ class AscendlintServer(LanguageServer):
             previous.cancel()
         self.pending[uri] = asyncio.get_running_loop().create_task(self.lint_and_publish(uri, delay))
 
-    # -- positions -----------------------------------------------------------------------------------------------
+    # -- positions ---------------------------------------------------------------------------------------------
+    # LSP lines end at \n, \r\n and \r only (as Python's do: text_positions.line_starts), never at a form feed or
+    # U+2028 as str.splitlines would have it; characters are counted in the negotiated units (UTF-16 by default).
+    def _units(self, uri: str) -> Callable[[str], int]:
+        return self.workspace.get_text_document(uri).position_codec.client_num_units
+
     def position(self, uri: str, text: str, row: int, column: int) -> types.Position:
-        codec = self.workspace.get_text_document(uri).position_codec
-        return codec.position_to_client_units(text.splitlines(True) or [""], types.Position(row - 1, column - 1))
+        return location_position(text, row, column, self._units(uri))
 
     def offset_position(self, uri: str, text: str, offset: int) -> types.Position:
-        row = text.count("\n", 0, offset) + 1
-        column = offset - (text.rfind("\n", 0, offset) + 1) + 1
-        return self.position(uri, text, row, column)
+        return offset_position(text, offset, self._units(uri))
 
     def to_lsp(self, uri: str, finding: Diagnostic, text: str) -> types.Diagnostic:
         start = self.position(uri, text, finding.location.row, finding.location.column)
@@ -238,13 +247,45 @@ class AscendlintServer(LanguageServer):
         )
 
     def edits_of(self, uri: str, text: str, finding: Diagnostic) -> list[types.TextEdit]:
-        return [
-            types.TextEdit(
-                range=types.Range(self.offset_position(uri, text, e.start), self.offset_position(uri, text, e.end)),
-                new_text=e.content,
-            )
-            for e in finding.fix.edits
-        ]
+        return text_edits(text, finding.fix.edits, self._units(uri))
+
+
+def _utf16_units(text: str) -> int:
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+@lru_cache(maxsize=8)
+def _starts(text: str) -> tuple[int, ...]:
+    return tuple(line_starts(text))
+
+
+def offset_position(text: str, offset: int, units: Callable[[str], int] = _utf16_units) -> types.Position:
+    """The LSP position of a character offset into ``text``."""
+    starts = _starts(text)
+    offset = max(0, min(offset, len(text)))
+    row = bisect.bisect_right(starts, offset) - 1
+    return types.Position(row, units(text[starts[row] : offset]))
+
+
+def location_position(text: str, row: int, column: int, units: Callable[[str], int] = _utf16_units) -> types.Position:
+    """The LSP position of a finding's 1-based (row, column in characters), clamped to the row's own text."""
+    starts = _starts(text)
+    if row > len(starts):
+        return offset_position(text, len(text), units)
+    begin = starts[max(row, 1) - 1]
+    end = starts[row] if row < len(starts) else len(text)
+    while end > begin and text[end - 1] in "\r\n":
+        end -= 1
+    return offset_position(text, min(begin + max(column, 1) - 1, end), units)
+
+
+def text_edits(text: str, edits, units: Callable[[str], int] = _utf16_units) -> list[types.TextEdit]:
+    """Engine edits (character offsets into ``text``) as LSP text edits."""
+    return [
+        types.TextEdit(range=types.Range(offset_position(text, e.start, units), offset_position(text, e.end, units)),
+                       new_text=e.content)
+        for e in edits
+    ]
 
 
 
@@ -536,8 +577,7 @@ def _fix_all(ls: AscendlintServer, uri: str, linted: Linted) -> types.CodeAction
     outcome = fixes.fix_text(linted.text, lambda t: linter.lint_source(t, filename, rules), unsafe=False)
     if outcome.text == linted.text:
         return None
-    lines = linted.text.split("\n")
-    whole = types.Range(types.Position(0, 0), ls.position(uri, linted.text, len(lines), len(lines[-1]) + 1))
+    whole = types.Range(types.Position(0, 0), ls.offset_position(uri, linted.text, len(linted.text)))
     return types.CodeAction(
         title=f"ascendlint: fix all ({len(outcome.fixed)} safe fix{'es' if len(outcome.fixed) != 1 else ''})",
         kind=FIX_ALL,
@@ -568,10 +608,11 @@ def hover(ls: AscendlintServer, params: types.HoverParams) -> types.Hover | None
 
 def _noqa_code_at(document, position: types.Position) -> str | None:
     """The rule code under the cursor in a ``# noqa: ASC101, ASC2`` comment."""
-    if position.line >= len(document.lines):
+    lines = source_lines(document.source)  # LSP lines (document.lines would also split at \f and U+2028)
+    if position.line >= len(lines):
         return None
-    line = document.lines[position.line]
-    column = document.position_codec.position_from_client_units(document.lines, position).character
+    line = lines[position.line]
+    column = document.position_codec.position_from_client_units(lines, position).character
     match = _NOQA_CODES.search(line)
     if match is None:
         return None

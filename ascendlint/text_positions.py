@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import bisect
 import re
+import tokenize
+from typing import Iterator
 
 from .diagnostics import Location
 
@@ -31,6 +33,18 @@ def source_lines(text: str, keepends: bool = False) -> list[str]:
     if lines and not lines[-1]:
         lines.pop()
     return lines if keepends else [line.rstrip("\r\n") for line in lines]
+
+
+def generate_tokens(text: str) -> Iterator[tokenize.TokenInfo]:
+    """``tokenize.generate_tokens`` over the lines Python's compiler sees, so rows agree with ``line_starts``.
+
+    The pure-Python tokenizer splits its input at ``\\n`` only (a lone ``\\r`` stays inside a line, as an error
+    token, and every later row is off by one), while the compiler and libcst end a line at ``\\r`` too. Each line
+    is handed over with its ending written as ``\\n``: columns within a row are unchanged.
+    """
+    lines = [line.rstrip("\r\n") + "\n" if line.endswith(("\r", "\n")) else line
+             for line in source_lines(text, keepends=True)]
+    return tokenize.generate_tokens(iter(lines).__next__)
 
 
 def location_in(starts: list[int], offset: int) -> Location:

@@ -208,7 +208,7 @@ class UnusedNoqa(Rule):
         edit = (
             Edit(directive.comment_start, directive.comment_end, replacement)
             if replacement
-            else _remove_comment(text, directive.comment_start, directive.comment_end)
+            else _remove_comment(text, facts, directive.row, directive.comment_start, directive.comment_end)
         )
         what = "the unused `noqa` code" + ("s" if len(entry.unused) > 1 else "") if entry.kept else "the `noqa`"
         return Diagnostic(
@@ -230,12 +230,15 @@ def _location(facts: noqa.LineFacts, offset: int) -> Location:
     return Location(row, offset - facts.line_starts[row - 1] + 1)
 
 
-def _remove_comment(text: str, start: int, end: int) -> Edit:
-    """Delete a comment with the blanks before it, or its whole line when nothing else is on it."""
-    line_begin = text.rfind("\n", 0, start) + 1
+def _remove_comment(text: str, facts: noqa.LineFacts, row: int, start: int, end: int) -> Edit:
+    """Delete a comment with the blanks before it, or its whole line when nothing else is on it.
+
+    Lines are those of ``facts`` (Python's: a lone ``\\r`` ends one too), never found by searching for ``\\n``.
+    """
+    starts = facts.line_starts
+    line_begin = starts[row - 1]
     if not text[line_begin:start].strip():
-        line_end = text.find("\n", end)
-        return Edit(line_begin, len(text) if line_end == -1 else line_end + 1, "")
+        return Edit(line_begin, starts[row] if row < len(starts) else len(text), "")
     while start > line_begin and text[start - 1] in " \t":
         start -= 1
     return Edit(start, end, "")

@@ -1,3 +1,5 @@
+import ast
+
 import libcst as cst
 
 from ascendlint import edits
@@ -351,7 +353,14 @@ def _volatile_reload(analysis, lhs: cst.Name) -> str | None:
                            equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
         value = value.deep_replace(load, load.with_changes(args=[*args, volatile]))
     text = analysis.facts.module.code_for_node(value)
-    return " ".join(line.strip() for line in text.splitlines()) if "\n" in text else text
+    if "\n" not in text and "\r" not in text and "#" not in text:
+        return text
+    # Written over several lines (comments, a backslash continuation): the copy goes on one line, so it is the
+    # expression as CPython reads it, printed back without comments or continuations.
+    try:
+        return ast.unparse(ast.parse(text.strip(), mode="eval").body)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
 
 
 def _plain(analysis, expr: cst.BaseExpression) -> bool:

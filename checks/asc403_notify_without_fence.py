@@ -68,7 +68,10 @@ class NotifyWithoutFence(Rule):
         when `fence` itself is imported). The host-side package (`import shmem as ash`, which allocates symmetric
         memory) is not that module and has no device fence: when the file does not import `libshmem_device`,
         the fix adds `from triton_dist.language.extra import libshmem_device` after the last top-level import.
-        When the file already binds the name `libshmem_device` to something else, the fix is only shown.
+        A name imported only inside a function, or bound to something else anywhere in the module, is not used:
+        the kernel would raise `NameError` or call the wrong object. When the file already binds the name
+        `libshmem_device` to something else, the fix is only shown, and so it is when a store on the notify's own
+        line runs before it (`dl.notify(sig, tl.store(...))`), which no fence before the line can order.
     """
     INVALID = [
         Invalid(
@@ -322,6 +325,40 @@ class NotifyWithoutFence(Rule):
             count=2,
             doc=True,
         ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+
+            def device_module():
+                from triton_dist.language.extra import libshmem_device
+                return libshmem_device
+
+            @triton.jit
+            def publish(buf_ptr, signal_ptr, x_ptr, peer, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                tl.store(dl.symm_at(buf_ptr, peer) + offs, tl.load(x_ptr + offs))
+                dl.notify(signal_ptr, peer)
+            """,
+            fixed="""
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            def device_module():
+                from triton_dist.language.extra import libshmem_device
+                return libshmem_device
+
+            @triton.jit
+            def publish(buf_ptr, signal_ptr, x_ptr, peer, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                tl.store(dl.symm_at(buf_ptr, peer) + offs, tl.load(x_ptr + offs))
+                libshmem_device.fence()
+                dl.notify(signal_ptr, peer)
+            """,
+        ),
     ]
     VALID = [
         Valid(
@@ -491,8 +528,16 @@ class NotifyWithoutFence(Rule):
 
     def _report(self, dist: DistAnalysis, notify: cst.Call) -> None:
         fence, imported = _fence_spelling(self.context.facts)
-        anchor = _insertion_statement(dist, notify)
         module = self.context.module
+        if fence is not None and not _bound_only_by_top_level_imports(self.context, fence.split(".")[0]):
+            # the name is imported inside a function only (NameError in the kernel) or is rebound somewhere:
+            # fall back to the module's own top-level import, when that name is free
+            fence, imported = f"{_DEVICE_MODULE}.fence", False
+            if _bound_anywhere(self.context, _DEVICE_MODULE, imports_of_the_module_too=False):
+                fence = None
+        anchor = _insertion_statement(dist, notify)
+        if anchor is not None and _store_first_in_statement(dist, anchor, notify):
+            anchor = None  # a fence before the line cannot order a store evaluated inside it before the notify
 
         def build(loc):
             if anchor is None or fence is None:
@@ -579,9 +624,7 @@ class _FenceOrder:
 
     def _expression_effects(self, node: cst.CSTNode, state: bool) -> bool:
         dist = self.dist
-        for child in (node, *dist.below(node)):
-            if type(child) is not cst.Call:
-                continue
+        for child in _calls_in_evaluation_order(dist, node):
             name = dist.qualname_of(child) or ""
             if name in _UNORDERED:
                 pending = state & _UNORDERED[name]
@@ -688,6 +731,100 @@ def _insertion_statement(dist: DistAnalysis, notify: cst.Call) -> cst.CSTNode | 
         statement = owner
         parent = dist.index.parent(owner)
     return statement
+
+
+def _calls_in_evaluation_order(dist: DistAnalysis, node: cst.CSTNode) -> list[cst.Call]:
+    """The calls under ``node`` in the order they run: a call after its own arguments (and callee), so that
+    ``tl.store(p, dl.notify(...))`` notifies before it stores. Nested calls are rare: one sort of the source-order
+    list by where each call ends puts every call after the calls inside it."""
+    calls = [child for child in (node, *dist.below(node)) if type(child) is cst.Call]
+    if len(calls) < 2:
+        return calls
+    inside = {id(call): position for position, call in enumerate(calls)}
+    ends: dict[int, int] = {}
+    for position in range(len(calls) - 1, -1, -1):  # a call ends after the last call it contains
+        call = calls[position]
+        last = position
+        for below in dist.below(call):
+            if id(below) in inside:
+                last = max(last, ends.get(id(below), inside[id(below)]))
+        ends[id(call)] = last
+    return sorted(calls, key=lambda call: (ends[id(call)], -inside[id(call)]))
+
+
+def _store_first_in_statement(dist: DistAnalysis, statement: cst.CSTNode, notify: cst.Call) -> bool:
+    """Whether the statement runs a store (or a helper that may store) before ``notify``."""
+    for call in _calls_in_evaluation_order(dist, statement):
+        if call is notify:
+            return False
+        name = dist.qualname_of(call) or ""
+        if name in _STORES or (name.startswith("local.") and name[len("local."):] in dist.facts.kernels):
+            return True
+    return False
+
+
+def _bound_names(context, name: str):
+    """Every node binding ``name`` in the module: imports, assignments, loop and with targets, definitions,
+    parameters (scopes are not told apart: a rebinding anywhere makes a fix's use of the name unsafe)."""
+    for node in context.index.of_type(cst.Name):
+        if node.value != name:
+            continue
+        parent = context.index.parent(node)
+        if type(parent) in (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr,
+                            cst.AsName, cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias,
+                            cst.Tuple, cst.List, cst.Element, cst.StarredElement, cst.Global, cst.Nonlocal):
+            if type(parent) in (cst.Tuple, cst.List, cst.Element, cst.StarredElement):
+                owner = next((a for a in context.index.ancestors(node)
+                              if type(a) in (cst.AssignTarget, cst.For, cst.CompFor, cst.AsName)), None)
+                if owner is None:
+                    continue
+            if type(parent) is cst.AnnAssign and parent.target is not node:
+                continue
+            if type(parent) is cst.AugAssign and parent.target is not node:
+                continue
+            if type(parent) is cst.For and parent.target is not node:
+                continue
+            if type(parent) is cst.CompFor and parent.target is not node:
+                continue
+            if type(parent) is cst.NamedExpr and parent.target is not node:
+                continue
+            if type(parent) is cst.ImportAlias and (parent.asname is not None or parent.name is not node):
+                continue  # `import a as name` binds through its AsName; `from x import name as y` binds y
+            yield parent
+
+
+def _import_of(context, binding) -> cst.CSTNode | None:
+    """The import statement a binding belongs to, or None when it is no import."""
+    owner = binding if type(binding) is cst.ImportAlias else context.index.parent(binding)
+    if type(owner) is not cst.ImportAlias:
+        return None
+    return next((a for a in context.index.ancestors(owner) if type(a) in (cst.Import, cst.ImportFrom)), None)
+
+
+def _top_level(context, node: cst.CSTNode) -> bool:
+    return not any(type(a) in (cst.FunctionDef, cst.ClassDef, cst.Lambda) for a in context.index.ancestors(node))
+
+
+def _bound_only_by_top_level_imports(context, name: str) -> bool:
+    """The kernel can use ``name``: a module-level import binds it and nothing else does."""
+    bindings = list(_bound_names(context, name))
+    imports = [_import_of(context, b) for b in bindings]
+    return bool(bindings) and all(i is not None for i in imports) and any(_top_level(context, i) for i in imports) \
+        and all(_imports_the_device_module(context, i, name) for i in imports)
+
+
+def _imports_the_device_module(context, statement, name: str) -> bool:
+    full = context.facts.aliases.get(name, "")
+    return "libshmem_device" in full.split(".")
+
+
+def _bound_anywhere(context, name: str, imports_of_the_module_too: bool = True) -> bool:
+    """Whether ``name`` is bound to anything but ``triton_dist.language.extra.libshmem_device`` itself."""
+    for binding in _bound_names(context, name):
+        statement = _import_of(context, binding)
+        if statement is None or not _imports_the_device_module(context, statement, name) or imports_of_the_module_too:
+            return True
+    return False
 
 
 def _calls_helper(dist: DistAnalysis, node: cst.CSTNode) -> bool:

@@ -27,11 +27,12 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 from ascendlint import fixes
-from tests.robustness.harness import corpus, examine
-from tests.robustness.mutations import mutated, with_form_feeds, with_long_chain
+from tests.robustness.harness import corpus, examine, examine_notebook
+from tests.robustness.mutations import malformed_notebook, mutated, with_form_feeds, with_line_breaks, with_long_chain
 
 BATCH = 50  # examples per hypothesis run; the time limit is checked between runs
 HEADER = "import triton\nimport triton.language as tl\n"
+NOTEBOOK = "\x00notebook\x00"  # marks a program that is a notebook's JSON (no Python text holds a NUL)
 
 
 def strategies() -> dict[str, st.SearchStrategy[str]]:
@@ -43,6 +44,8 @@ def strategies() -> dict[str, st.SearchStrategy[str]]:
         "text": st.text(max_size=300).map(lambda noise: HEADER + noise),
         "form-feeds": with_form_feeds(sources).map(lambda case: case[1]),
         "long-chains": with_long_chain(sources).map(lambda case: case[1]),
+        "line-breaks": with_line_breaks(sources).map(lambda case: case[1]),
+        "notebooks": malformed_notebook().map(lambda document: NOTEBOOK + document),
     }
 
 
@@ -63,7 +66,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--source", default="all",
-                        choices=["all", "mutated", "libcst-nodes", "grammar", "text", "form-feeds", "long-chains"])
+                        choices=["all", "mutated", "libcst-nodes", "grammar", "text", "form-feeds", "long-chains",
+                                 "line-breaks", "notebooks"])
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--out", type=Path, default=Path("fuzz-failures"))
     args = parser.parse_args()
@@ -78,14 +82,18 @@ def main() -> int:
     print(f"seed {master_seed}; sources: {', '.join(names)}; {args.minutes:g} minutes", flush=True)
     def visit(name: str, program: str) -> None:
         tried[name] += 1
-        parsed[name] += fixes.parses(program)
-        verdict = examine(program)
+        if program.startswith(NOTEBOOK):
+            program = program[len(NOTEBOOK):]
+            verdict = examine_notebook(program.encode("utf-8"))
+        else:
+            parsed[name] += fixes.parses(program)
+            verdict = examine(program)
         refused = verdict.refused + verdict.stale
         if verdict.problems or refused:
             kind = "FAIL" if verdict.problems else "REFUSED"
             (failures if verdict.problems else refusals)[name] += 1
             args.out.mkdir(parents=True, exist_ok=True)
-            saved = args.out / f"{name}-{tried.total():06d}.py"
+            saved = args.out / f"{name}-{tried.total():06d}.{'ipynb' if name == 'notebooks' else 'py'}"
             saved.write_text(program, encoding="utf-8", newline="")
             print(f"{kind} [{name}] {saved}: {'; '.join(verdict.problems + refused)}", flush=True)
 

@@ -58,6 +58,17 @@ def _forbid_linting(monkeypatch) -> None:
     monkeypatch.setattr(engine, "lint_text", refuse)
 
 
+def _read_shard(shard: Path) -> dict:
+    """A shard's entries (after the checksummed header line)."""
+    return json.loads(shard.read_bytes().partition(b"\n")[2])
+
+
+def _write_shard(shard: Path, entries: dict) -> None:
+    """Entries written as ascendlint writes them, with this user's checksum (so only their content is tested)."""
+    body = json.dumps(entries).encode()
+    shard.write_bytes(cache_module._MAGIC + cache_module._checksum(body).encode() + b"\n" + body)
+
+
 def _shards(root: Path) -> list[Path]:
     return sorted((root / CACHE_DIR).glob("*/*.json"))
 
@@ -156,7 +167,7 @@ def test_corrupt_shard_reads_as_a_miss_and_is_replaced(tmp_path, kernel_file, ga
     linter = _linter(tmp_path)
     assert [d.code for d in _lint_and_save(linter, kernel_file).diagnostics] == ["ASC101"]
     assert linter.cache.misses == 1
-    assert len(json.loads(shard.read_bytes())) == 1
+    assert len(_read_shard(shard)) == 1
 
 
 @pytest.mark.parametrize(
@@ -167,10 +178,10 @@ def test_corrupt_shard_reads_as_a_miss_and_is_replaced(tmp_path, kernel_file, ga
 def test_corrupt_entry_reads_as_a_miss(tmp_path, kernel_file, record):
     _lint_and_save(_linter(tmp_path), kernel_file)
     (shard,) = _shards(tmp_path)
-    entries = json.loads(shard.read_bytes())
+    entries = _read_shard(shard)
     for entry in entries.values():
         entry[1] = [record]
-    shard.write_text(json.dumps(entries))
+    _write_shard(shard, entries)
     linter = _linter(tmp_path)
     assert [d.code for d in linter.process_path(kernel_file, LINT_ONLY).diagnostics] == ["ASC101"]
     assert linter.cache.misses == 1
@@ -186,7 +197,7 @@ def test_two_runs_sharing_the_folder_keep_both_entries(tmp_path):
     one.cache.save()
     two.cache.save()
     (shard,) = _shards(tmp_path)
-    assert len(json.loads(shard.read_bytes())) == 2
+    assert len(_read_shard(shard)) == 2
     third = _linter(tmp_path)
     third.process_path(first, LINT_ONLY)
     third.process_path(second, LINT_ONLY)
@@ -207,12 +218,12 @@ def test_expired_entries_are_dropped_on_save(tmp_path, kernel_file):
     other.write_text(LAUNCH)
     _lint_and_save(_linter(tmp_path), other)
     (shard,) = _shards(tmp_path)
-    entries = json.loads(shard.read_bytes())
+    entries = _read_shard(shard)
     for entry in entries.values():
         entry[0] = time.time() - cache_module._EXPIRY_SECONDS - 1
-    shard.write_text(json.dumps(entries))
+    _write_shard(shard, entries)
     _lint_and_save(_linter(tmp_path), kernel_file)
-    assert len(json.loads(shard.read_bytes())) == 1
+    assert len(_read_shard(shard)) == 1
 
 
 def test_internal_errors_are_not_cached(tmp_path):

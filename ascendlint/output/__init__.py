@@ -83,11 +83,15 @@ def get(name: str) -> Formatter:
 # Python writes it in a string (``\xff`` for the undecodable byte 0xFF, ``\x1b``, ``\u2028``); SARIF, whose file
 # names are URIs, percent-encodes the original bytes instead (``%FF``).
 RAW_FILENAMES = {"sarif"}  # formats that encode file names themselves
-_UNSHOWABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+# A backslash that would read as the start of one of those escapes is doubled, so that a name spelled
+# ``bad\xff.py`` (a backslash, then ``xff``) and a name holding the byte 0xFF never print alike.
+_UNSHOWABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]|\\\\(?=[xu\\\\])")
 _UNSHOWABLE_IN_TEXT = re.compile("[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")  # keeps \t \n \r
 
 
 def _escape(match: re.Match) -> str:
+    if match.group() == "\\":
+        return "\\\\"
     code = ord(match.group())
     if 0xDC80 <= code <= 0xDCFF:  # an undecodable byte, as os.fsdecode keeps it
         return f"\\x{code - 0xDC00:02x}"

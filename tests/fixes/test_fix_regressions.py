@@ -173,3 +173,117 @@ def test_the_reload_does_not_repeat_runtime_offset_arithmetic():
     assert finding.fix is None
     plain = _LOADED_TILE.replace("b_q = tl.load(q + offs)", "b_q = tl.load(q + offs, mask=offs < BT * BT, other=0)")
     assert "volatile=True" in fix(plain, "ASC301").text
+
+
+# -- ASC403: a fence the kernel can name, and a fix that converges ---------------------------------------------------
+
+_FUNCTION_LOCAL_IMPORT = """
+import triton
+import triton.language as tl
+import triton_dist.language as dl
+
+def device_module():
+    from triton_dist.language.extra import libshmem_device
+    return libshmem_device
+
+@triton.jit
+def publish(buf_ptr, signal_ptr, x_ptr, peer, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(dl.symm_at(buf_ptr, peer) + offs, tl.load(x_ptr + offs))
+    dl.notify(signal_ptr, peer)
+"""
+
+
+def test_a_function_local_import_is_not_what_the_fence_is_spelled_with():
+    fixed = fix(_FUNCTION_LOCAL_IMPORT, "ASC403", unsafe=False).text
+    assert "import triton_dist.language as dl\nfrom triton_dist.language.extra import libshmem_device\n" in fixed
+    assert "    libshmem_device.fence()\n    dl.notify(signal_ptr, peer)\n" in fixed
+    assert lint(fixed, "ASC403") == []
+    compile(fixed, "fixed.py", "exec")
+
+
+def test_a_function_local_alias_is_not_used_either():
+    code = _FUNCTION_LOCAL_IMPORT.replace("import libshmem_device\n    return libshmem_device",
+                                          "import libshmem_device as shm\n    return shm")
+    fixed = fix(code, "ASC403", unsafe=False).text
+    assert "shm.fence()" not in fixed and "    libshmem_device.fence()\n" in fixed
+    assert "\nfrom triton_dist.language.extra import libshmem_device\n" in fixed
+
+
+@pytest.mark.parametrize("rebinding", [
+    "libshmem_device = None\n",
+    "def libshmem_device():\n    pass\n",
+    "for libshmem_device in range(2):\n    pass\n",
+])
+def test_no_fence_through_a_name_rebound_to_something_else(rebinding):
+    code = _FUNCTION_LOCAL_IMPORT.replace("def device_module():", rebinding + "\ndef device_module():")
+    (finding,) = lint(code, "ASC403")
+    assert finding.fix is None
+
+
+def test_no_fence_through_a_top_level_import_whose_name_is_rebound_in_the_kernel():
+    code = _FUNCTION_LOCAL_IMPORT.replace("import triton_dist.language as dl\n",
+                                          "import triton_dist.language as dl\n"
+                                          "from triton_dist.language.extra import libshmem_device\n")
+    code = code.replace("    offs = tl.arange(0, BLOCK)\n", "    offs = tl.arange(0, BLOCK)\n    libshmem_device = offs\n")
+    (finding,) = lint(code, "ASC403")
+    assert finding.fix is None
+
+
+_NOTIFY_IN_A_STORE = """
+import triton
+import triton.language as tl
+import triton_dist.language as dl
+from triton_dist.language.extra import libshmem_device
+
+@triton.jit
+def publish(buf_ptr, signal_ptr, x_ptr, flag_ptr, peer, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(dl.symm_at(buf_ptr, peer) + offs, tl.load(x_ptr + offs))
+    tl.store(flag_ptr, dl.notify(signal_ptr, peer))
+"""
+
+
+def test_a_notify_inside_a_stores_arguments_is_fixed_once():
+    first = fix(_NOTIFY_IN_A_STORE, "ASC403", unsafe=False).text
+    assert first.count("libshmem_device.fence()") == 1
+    assert fix(first, "ASC403", unsafe=False).text == first, "a second --fix changes nothing"
+    assert lint(first, "ASC403") == []
+
+
+def test_a_store_inside_the_notifys_arguments_gets_no_fix():
+    code = _NOTIFY_IN_A_STORE.replace("    tl.store(flag_ptr, dl.notify(signal_ptr, peer))\n",
+                                      "    dl.notify(signal_ptr, tl.store(flag_ptr, peer))\n")
+    (finding,) = lint(code, "ASC403")
+    assert finding.fix is None
+
+
+# -- ASC301: the reload of a load written over several lines ---------------------------------------------------------
+
+_RELOADED = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def kernel(q, k, o, NK, BT: tl.constexpr):
+    offs = tl.arange(0, BT)[:, None] * BT + tl.arange(0, BT)[None, :]
+    LOAD
+    for i in range(NK):
+        b_k = tl.load(k + i * BT * BT + offs)
+        b_s = tl.dot(b_q, b_k)
+        tl.store(o + i * BT * BT + offs, b_s)
+"""
+
+
+@pytest.mark.parametrize("load, reload", [
+    ("b_q = tl.load(q + \\\n                  offs)", "b_q_c = tl.load(q + offs, volatile=True)"),
+    ("b_q = tl.load(q + offs,  # the query tile\n                  mask=offs < BT * BT)",
+     "b_q_c = tl.load(q + offs, mask=offs < BT * BT, volatile=True)"),
+    ("b_q = tl.load(q + offs)  # the query tile", "b_q_c = tl.load(q + offs, volatile=True)"),
+], ids=["backslash", "comment-inside", "comment-after"])
+def test_the_reload_of_a_load_with_comments_or_continuations_is_kept(load, reload):
+    code = _RELOADED.replace("LOAD", load)
+    fixed = fix(code, "ASC301", unsafe=True).text
+    assert f"        {reload}\n        b_s = tl.dot(b_q_c, b_k)\n" in fixed, fixed
+    assert lint(fixed, "ASC301") == []

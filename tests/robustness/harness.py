@@ -1,7 +1,10 @@
 """What every robustness test checks: all registered rules and all their fixes survive a text.
 
 "Survive" means: no exception escapes the engine, no rule crashes (an ASC002 finding counts as a failure here),
-the fixed text parses, a CRLF file stays CRLF, and fixing it again changes nothing. A fix the fixer refuses
+the fixed text parses, a CRLF file stays CRLF, and fixing it again changes nothing. The editor server's edits go
+through the same checks: each quick fix, turned into LSP positions by the server and applied as an editor applies
+them (lines end at \n, \r\n, \r; UTF-16 units), must change the text exactly as ``--fix`` applies that fix, and
+its fix-all edit must give ``--fix``'s text. A fix the fixer refuses
 because its result would not parse is kept apart: the file stays safe (the fix is never written), but it is a bug
 in the rule's edit, which ``scripts/fuzz.py`` reports.
 """
@@ -54,6 +57,7 @@ def examine(text: str, filename: str = "fuzzed.py") -> Verdict:
         verdict.problems.append(f"exception escaped: {type(exc).__name__}: {exc}")
         return verdict
     verdict.problems.extend(f"ASC002: {message}" for message in crashes.values())
+    verdict.problems.extend(_server_edit_problems(text, lint(text), outcome.text))
     for diagnostic in outcome.rejected:
         reason = diagnostic.extra.get(fixes.REFUSED_NOTE, fixes.DOES_NOT_PARSE)
         kind = verdict.refused if reason == fixes.DOES_NOT_PARSE else verdict.stale
@@ -66,6 +70,52 @@ def examine(text: str, filename: str = "fuzzed.py") -> Verdict:
         again = fixes.fix_text(outcome.text, lint, unsafe=True)
         if again.text != outcome.text:
             verdict.problems.append("fixing twice changed the text again")
+    return verdict
+
+
+def _server_edit_problems(text: str, found, fixed_text: str) -> list[str]:
+    """The server's quick fixes and fix-all, applied as an editor would, against ``--fix``'s own application."""
+    from ascendlint.server import offset_position, text_edits
+    from lsprotocol import types
+    from tests.server.lsp_text import apply
+
+    problems = []
+    for diagnostic in found:
+        if diagnostic.fix is None or not diagnostic.fix.edits:
+            continue
+        if fixes.mismatched_edit(text, diagnostic.fix.edits) is not None:
+            continue  # refused by --fix as well
+        expected = fixes.apply_edits(text, diagnostic.fix.edits)
+        if apply(text, text_edits(text, diagnostic.fix.edits)) != expected:
+            problems.append(f"the server's quick fix for {diagnostic.code} changes other text than --fix does")
+    whole = types.TextEdit(types.Range(types.Position(0, 0), offset_position(text, len(text))), fixed_text)
+    if apply(text, [whole]) != fixed_text:
+        problems.append("the server's fix-all edit does not give --fix's text")
+    return problems
+
+
+def examine_notebook(data: bytes) -> Verdict:
+    """Lint and fix a notebook's bytes with every rule: a damaged notebook must be one ASC001, never an exception."""
+    from ascendlint.config import Settings
+    from ascendlint.runner import Linter, Options
+
+    verdict = Verdict()
+    linter = Linter(_rules(), Settings(root=REPO))
+    for options in (Options(), Options(fix=True, unsafe_fixes=True)):
+        try:
+            result, written = linter.process_bytes(data, "fuzzed.ipynb", None, options)
+        except Exception as exc:  # noqa: BLE001 - the point is to report it
+            verdict.problems.append(f"exception escaped: {type(exc).__name__}: {exc}")
+            return verdict
+        if any(d.code == engine.INTERNAL_ERROR for d in result.diagnostics):
+            verdict.problems.append("ASC002 on a notebook")
+        if written is not None:
+            from ascendlint import notebook
+
+            try:
+                notebook.read(written)
+            except notebook.NotebookError as exc:
+                verdict.problems.append(f"the fixed notebook cannot be read back: {exc}")
     return verdict
 
 

@@ -27,14 +27,18 @@ def _lines(text: str) -> list[str]:
     return text.splitlines(keepends=True) or [""]
 
 
+LINE_BREAK_KINDS = ("lone_cr", "form_feed_line", "u2028")
+
+
 @st.composite
-def mutation(draw, text: str) -> str:
-    """One edit of ``text``."""
+def mutation(draw, text: str, kinds: tuple[str, ...] | None = None) -> str:
+    """One edit of ``text`` (of one of ``kinds``, when given)."""
     lines = _lines(text)
     kind = draw(
-        st.sampled_from(
+        st.sampled_from(list(kinds) if kinds else
             ["delete_lines", "duplicate_line", "swap_lines", "rename", "renumber", "insert", "delete_span",
-             "indent", "truncate", "crlf", "tabs", "move_block", "parenthesize"]
+             "indent", "truncate", "crlf", "tabs", "move_block", "parenthesize", "lone_cr", "form_feed_line",
+             "u2028"]
         )
     )
     row = draw(st.integers(0, len(lines) - 1))
@@ -62,6 +66,25 @@ def mutation(draw, text: str) -> str:
             return text
         start, end = draw(st.sampled_from(spans))
         return text[:start] + draw(st.sampled_from(_NUMBERS)) + text[end:]
+    if kind == "lone_cr":  # a lone CR ends a line for Python and LSP: one line ending, or all of them
+        if draw(st.booleans()):
+            return text.replace("\r\n", "\n").replace("\n", "\r")
+        ends = [i for i, c in enumerate(text) if c == "\n"]
+        if not ends:
+            return text + "\r"
+        at = draw(st.sampled_from(ends))
+        return text[:at] + "\r" + text[at + 1 :]
+    if kind == "form_feed_line":  # a form feed starting a line: Python ignores it, libcst and splitlines do not
+        lines[row] = "\f" + lines[row]
+        return "".join(lines)
+    if kind == "u2028":  # not a line break for Python or LSP, but one for str.splitlines (in a comment or string)
+        line = lines[row]
+        where = line.find("#") if "#" in line else line.find('"')
+        if where == -1:
+            lines[row] = line.rstrip("\r\n") + "  # a\u2028b" + line[len(line.rstrip("\r\n")):]
+        else:
+            lines[row] = line[: where + 1] + "\u2028" + line[where + 1 :]
+        return "".join(lines)
     if kind == "parenthesize":
         spans = [m.span() for m in _IDENTIFIER.finditer(text)]
         if not spans:
@@ -91,6 +114,15 @@ def mutated(draw, sources: list[tuple[str, str]], max_edits: int = 4) -> tuple[s
     name, text = draw(st.sampled_from(sources))
     for _ in range(draw(st.integers(1, max_edits))):
         text = draw(mutation(text))
+    return name, text
+
+
+@st.composite
+def with_line_breaks(draw, sources: list[tuple[str, str]]) -> tuple[str, str]:
+    """A source with lone CRs, form feeds starting lines and U+2028 in comments and strings (one to four)."""
+    name, text = draw(st.sampled_from(sources))
+    for _ in range(draw(st.integers(1, 4))):
+        text = draw(mutation(text, LINE_BREAK_KINDS))
     return name, text
 
 
@@ -148,3 +180,64 @@ def with_long_chain(draw, sources: list[tuple[str, str]]) -> tuple[str, str]:
     lines.insert(row, f"{indent}chained = {_CHAINS[kind](parts)}")
     return f"{name}+{kind}x{parts}", "\n".join(lines)
 
+
+
+# -- damaged notebooks ----------------------------------------------------------------------------------------------
+def _notebook_json(**changes) -> str:
+    import json
+
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+            "source": ["import triton\n", "def run(k, x):\n", "    k[(1,)](x, num_warps=4)\n"]}
+    book = {"nbformat": 4, "nbformat_minor": 4, "metadata": {"kernelspec": {"language": "python"}}, "cells": [cell],
+            "x_note": "import triton"}  # whatever is damaged, the prefilter still sees triton
+    for key, value in changes.items():
+        if key.startswith("cell_"):
+            cell[key[len("cell_"):]] = value
+        else:
+            book[key] = value
+    return json.dumps(book, indent=1)
+
+
+# Each one mentions triton (or the prefilter would skip it) and is damaged in a way a hand edit, a merge or a
+# generator produces.
+MALFORMED_NOTEBOOKS = {
+    "cell-is-a-string": _notebook_json(cells=["import triton"]),
+    "cell-is-null": _notebook_json(cells=[None, "import triton"]),
+    "cell-metadata-string": _notebook_json(cell_metadata="import triton"),
+    "cell-outputs-string": _notebook_json(cell_outputs="import triton"),
+    "cell-outputs-bad-items": _notebook_json(cell_outputs=["import triton", 3]),
+    "source-holds-a-number": _notebook_json(cell_source=["import triton\n", 3]),
+    "source-is-an-object": _notebook_json(cell_source={"import triton": 1}),
+    "cell-type-missing": _notebook_json(cell_cell_type=None),
+    "metadata-string": _notebook_json(metadata="import triton"),
+    "kernelspec-string": _notebook_json(metadata={"kernelspec": "python"}),
+    "cells-an-object": _notebook_json(cells={"import triton": 1}),
+    "cells-missing": _notebook_json(cells=None),
+    "format-a-string": _notebook_json(nbformat="4"),
+    "format-3": _notebook_json(nbformat=3),
+    "document-a-list": '["import triton", 1]',
+    "document-a-string": '"import triton"',
+    "truncated": _notebook_json()[:-40],
+    "deeply-nested": '{"nbformat": 4, "cells": ' + "[" * 100_000 + "]" * 100_000 + ', "x": "import triton"}',
+}
+
+
+@st.composite
+def malformed_notebook(draw) -> str:
+    """A damaged notebook: one of the fixed shapes, or a valid one with a random part replaced by a random value."""
+    import json
+
+    if draw(st.booleans()):
+        return MALFORMED_NOTEBOOKS[draw(st.sampled_from(sorted(MALFORMED_NOTEBOOKS)))]
+    book = json.loads(_notebook_json())
+    junk = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=5), st.just([]), st.just({}),
+                     st.just(["x", 1]))
+    paths = [("cells",), ("metadata",), ("nbformat",), ("cells", 0), ("cells", 0, "source"),
+             ("cells", 0, "source", 0), ("cells", 0, "metadata"), ("cells", 0, "outputs"),
+             ("cells", 0, "cell_type"), ("metadata", "kernelspec"), ("metadata", "kernelspec", "language")]
+    *parents, last = draw(st.sampled_from(paths))
+    target = book
+    for key in parents:
+        target = target[key]
+    target[last] = draw(junk)
+    return json.dumps(book)

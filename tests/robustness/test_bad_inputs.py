@@ -84,7 +84,7 @@ def test_huge_file_mentioning_triton_is_refused_with_the_limit_named(cli, tmp_pa
         handle.writelines(filler for _ in range(50 * 1024))  # 50 MiB
     result = cli("check", str(path))
     assert result.returncode == 2
-    assert "over the 10 MiB limit" in result.stderr and "generated.py" in result.stderr
+    assert "over the 1 MiB limit" in result.stderr and "generated.py" in result.stderr
 
 
 def test_huge_file_that_never_mentions_triton_is_skipped(tmp_path):
@@ -221,3 +221,31 @@ def test_report_that_cannot_be_written_is_an_error_not_a_traceback(cli, tmp_path
     result = cli("check", str(path), "--output-file", str(path / "report.txt"))
     assert result.returncode == 2
     assert result.stderr.startswith("error: ") and "report.txt" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_2_mb_kernel_is_refused_within_a_memory_bound(tmp_path):
+    """Linting costs about 0.5 GB per MiB of source (see source.MAX_SOURCE_BYTES); a 2 MB kernel is over the limit
+    and is refused without being loaded whole, so the run stays far below what linting it would take."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    kernel = (REPO / "reference_kernels" / "allgather_gemm.py").read_text(encoding="utf-8")
+    parts, size = [], 0
+    while size < 2 * 10**6:
+        part = kernel.replace("def ", f"def v{len(parts)}_")
+        parts.append(part)
+        size += len(part.encode())
+    path = tmp_path / "big_kernel.py"
+    path.write_text("".join(parts), encoding="utf-8")
+    probe = ("import resource, subprocess, sys\n"
+             f"run = subprocess.run([sys.executable, '-m', 'ascendlint', 'check', '--no-cache', {str(path)!r}],"
+             " capture_output=True, text=True)\n"
+             "print(run.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)\n"
+             "print(run.stderr)\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=300).stdout
+    code, peak_mib = map(int, out.split("\n", 1)[0].split())
+    assert code == 2 and "over the 1 MiB limit" in out, out
+    assert peak_mib < 200, f"peak RSS {peak_mib} MiB for a refused 2 MB kernel"

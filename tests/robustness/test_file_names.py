@@ -170,3 +170,17 @@ def test_any_file_name_gives_valid_documents_in_every_format(raw, message_noise)
         elif name != "github":  # github percent-encodes its own way (workflow command escaping)
             assert any(output.shown(filename) in value for value in _strings(text, name)), name
     assert finding.filename == filename  # the caller's findings are not changed
+
+
+def test_a_name_spelled_with_a_backslash_escape_prints_apart_from_the_byte(cli, tmp_path):
+    import os as _os
+
+    kernel = b"import triton\ndef run(k, x):\n    k[(1,)](x, num_warps=4)\n"
+    literal = tmp_path / "bad\\xff.py"
+    literal.write_bytes(kernel)
+    byte_name = _os.path.join(_os.fsencode(tmp_path), b"bad\xff.py")
+    with open(byte_name, "wb") as handle:
+        handle.write(kernel)
+    result = cli("check", "--no-cache", "--format", "concise", ".", cwd=tmp_path)
+    names = sorted(line.split(":")[0] for line in result.stdout.splitlines() if "ASC101" in line)
+    assert names == ["bad\\\\xff.py", "bad\\xff.py"], names

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.robustness.harness import corpus, examine
-from tests.robustness.mutations import mutated, with_form_feeds, with_long_chain
+from tests.robustness.harness import corpus, examine, examine_notebook
+from tests.robustness.mutations import malformed_notebook, mutated, with_form_feeds, with_line_breaks, with_long_chain
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::SyntaxWarning")]  # from hypothesmith
 
@@ -100,3 +100,20 @@ def test_long_chains_keep_every_rule_running(case):
     verdict = examine(text)
     assert verdict, (name, verdict.problems)
     assert verdict.stale == [], (name, verdict.stale)
+
+
+@ci(150)
+@given(with_line_breaks(SOURCES))
+def test_lone_crs_form_feeds_and_u2028_never_move_a_fix(case):
+    """Python and LSP end lines at \\n, \\r\\n and \\r only; every fix (and every server edit) must land in place."""
+    name, text = case
+    verdict = examine(text)
+    assert verdict, (name, verdict.problems, text)
+    assert verdict.stale == [], (name, verdict.stale, text)
+
+
+@ci(60)
+@given(malformed_notebook())
+def test_malformed_notebooks_are_one_files_finding(document):
+    verdict = examine_notebook(document.encode("utf-8"))
+    assert verdict, (verdict.problems, document[:300])

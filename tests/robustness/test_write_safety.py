@@ -198,3 +198,85 @@ def test_a_stale_symbolic_link_with_our_name_is_not_followed(tmp_path):
     os.utime(link, (old, old), follow_symlinks=False)
     assert temp_files.sweep_stale(str(tmp_path)) == []
     assert target.read_text() == "keep" and link.is_symlink()
+
+
+def test_fix_never_writes_through_a_link_met_while_walking(cli, tmp_path):
+    outside, tree = tmp_path / "outside", tmp_path / "tree"
+    outside.mkdir()
+    tree.mkdir()
+    kernel = "import triton\ndef run(k, x):\n    k[(1,)](x, num_warps=4)\n"
+    (outside / "k.py").write_text(kernel)
+    (tree / "own.py").write_text(kernel)
+    (tree / "link.py").symlink_to(outside / "k.py")
+    (tree / "same.py").symlink_to("own.py")
+    result = cli("check", "--no-cache", "--fix", "tree", cwd=tmp_path)
+    assert (outside / "k.py").read_text() == kernel, "the file outside the tree is untouched"
+    assert (tree / "own.py").read_text() == kernel.replace(", num_warps=4", ""), "the tree's own file is fixed"
+    assert (tree / "link.py").is_symlink() and (tree / "same.py").is_symlink()
+    assert "skipped tree/link.py: a symbolic link" in result.stderr and "same.py" not in result.stderr
+    assert result.returncode == 0, result.stdout + result.stderr
+    named = cli("check", "--no-cache", "tree/link.py", cwd=tmp_path)
+    assert named.returncode == 1 and "ASC101" in named.stdout, "a link the user names is followed for reading"
+
+
+def test_leftovers_of_a_killed_run_are_swept_at_the_next_run_however_young(cli, tmp_path):
+    """SIGKILL (and SIGQUIT's core dump) leave the temporary file behind; its name says which run made it."""
+    import signal
+    import subprocess
+    import sys
+
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    sleeper.send_signal(signal.SIGKILL)
+    sleeper.wait()
+    dead = tmp_path / f".ascendlint-{sleeper.pid}-abcd1234.tmp"
+    live = tmp_path / f".ascendlint-{os.getppid()}-efgh5678.tmp"  # a process that is still running
+    dead.write_text("half a file")
+    live.write_text("a live run's file")
+    (tmp_path / "k.py").write_text("import triton\ndef run(k, x):\n    k[(1,)](x, num_warps=4)\n")
+    result = cli("check", "--no-cache", "--fix", "k.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert not dead.exists(), "the killed run's file is swept at once, not after ten minutes"
+    assert live.exists()
+
+
+def test_sigquit_removes_temporary_files_in_flight_as_sigterm_does():
+    import signal
+
+    from ascendlint import temp_files as module
+
+    assert signal.SIGQUIT in module._SIGNALS
+
+
+def test_ctrl_c_exits_130(run_in_process, tmp_path, monkeypatch):
+    from ascendlint import runner
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    (tmp_path / "k.py").write_text("import triton\n")
+    monkeypatch.setattr(runner.Linter, "process_path", interrupted)
+    monkeypatch.setattr(runner.Linter, "process_bytes", interrupted)
+    result = run_in_process("check", "--no-cache", str(tmp_path / "k.py"))
+    assert result.exit_code == 130, (result.exit_code, result.output)
+
+
+def test_code_frames_show_only_text_that_was_written(cli, tmp_path):
+    """Fixes that could not be written: the findings and their frames are those of the file as it is on disk."""
+    code = ("import triton\nimport triton.language as tl\n\n@triton.jit\ndef kernel(q, k, o, NK, BT: tl.constexpr):\n"
+            "    offs = tl.arange(0, BT)[:, None] * BT + tl.arange(0, BT)[None, :]\n    b_q = tl.load(q + offs)\n"
+            "    for i in range(NK):\n        b_k = tl.load(k + i * BT * BT + offs)\n        b_s = tl.dot(b_q, b_k)\n"
+            "        tl.store(o + i * BT * BT + offs, b_s)\n\ndef run(x):\n    kernel[(1,)](x, x, x, 2, BT=16, num_warps=4)\n")
+    path = tmp_path / "k.py"
+    path.write_text(code)
+    path.chmod(0o444)
+    try:
+        result = cli("check", "--no-cache", "--fix", "--select", "ASC101,ASC301", "--format", "full", "k.py",
+                     cwd=tmp_path)
+    finally:
+        path.chmod(0o644)
+    assert "read-only" in result.stderr
+    frame_lines = [line.split(" | ", 1)[1] for line in result.stdout.splitlines()
+                   if " | " in line and line.split(" | ", 1)[0].strip().isdigit()]
+    assert frame_lines, result.stdout
+    assert all(line in code.splitlines() for line in frame_lines), frame_lines
+    assert "num_warps=4" in result.stdout and "ASC101" in result.stdout
