@@ -293,7 +293,14 @@ class _FormFeedsLeftOut:
 
     @classmethod
     def between(cls, printed: str, text: str) -> "_FormFeedsLeftOut | None":
-        if "\f" not in printed + text or printed.replace("\f", "") != text.replace("\f", ""):
+        """None unless the two differ in form feeds only, or in that and the text's last line break (libcst drops
+        a final lone ``\r``); every offset into the printed text then maps through the common text."""
+        if "\f" not in printed + text:
+            return None
+        bare_printed, bare_text = printed.replace("\f", ""), text.replace("\f", "")
+        if bare_printed != bare_text and not (
+            bare_text.startswith(bare_printed) and bare_text[len(bare_printed):] in ("\r", "\n", "\r\n")
+        ):
             return None
         return cls(printed, text)
 

@@ -118,3 +118,21 @@ def test_a_form_feed_starting_a_nested_blocks_first_line_keeps_the_file_linted()
         assert [d.code for d in found] == ["ASC101"], (name, [d.message for d in found])
         fixed = fixes.fix_text(text, lambda t: engine.lint_text(t, "k.py", rules))
         assert fixed.text == text.replace(", num_warps=4", ""), name
+
+
+def test_a_fix_lands_in_place_after_a_line_start_form_feed_in_a_file_of_lone_crs():
+    """libcst repeats a block's first-line form feed and drops the file's final lone CR; offsets still map exactly."""
+    text = (
+        "import triton\rimport triton.language as tl\r\r@triton.jit\r"
+        "def kernel(x, o, cu_seqlens, H, K: tl.constexpr, BT: tl.constexpr):\r"
+        "\x0c    i_n, i_h = tl.program_id(0), tl.program_id(1)\r"
+        "    bos = tl.load(cu_seqlens + i_n).to(tl.int32)\r"
+        "    o_t = tl.arange(0, BT)\r"
+        "    b_x = tl.load(x + (bos + o_t) * H * K + i_h * K)\r"
+        "    tl.store(o + i_n * BT + o_t, b_x)\r"
+    )
+    rules = [rule_by_code_or_name("ASC203")]
+    (finding,) = engine.lint_text(text, "k.py", rules)
+    assert finding.fix is not None, finding.extra
+    outcome = fixes.fix_text(text, lambda t: engine.lint_text(t, "k.py", rules), unsafe=False)
+    assert outcome.text == text.replace("+ i_n).to(tl.int32)", "+ i_n).to(tl.int64)")

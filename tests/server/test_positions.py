@@ -35,7 +35,9 @@ async def test_ranges_quick_fixes_and_fix_all_land_in_place(client: LanguageClie
             context=types.CodeActionContext(diagnostics=list(diagnostics)),
         )
     )
-    quick = [a for a in actions if a.kind == types.CodeActionKind.QuickFix]
+    quick = [a for a in actions if a.kind == types.CodeActionKind.QuickFix and not a.title.startswith("Disable ")]
+    disable = [a for a in actions if a.title.startswith("Disable ")]
+    assert disable and all("# noqa: ASC101" in apply(text, a.edit.changes[uri]) for a in disable)
     assert sorted(apply(text, a.edit.changes[uri]) for a in quick) == sorted(
         [text.replace(", num_warps=4", ""), text.replace(", num_stages=2", "")])
     (fix_all,) = [a for a in actions if a.kind == "source.fixAll.ascendlint"]
