@@ -45,17 +45,19 @@ class TileExtentFromRuntimeSize(Rule):
             import triton.language as tl
 
             @triton.jit
-            def row_scale(x, w, y, C, BLOCK_C: tl.constexpr):
-                row = tl.program_id(0)
+            def rows_scale(x, w, y, C, ROWS: tl.constexpr, BLOCK_C: tl.constexpr):
+                rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
                 cols = tl.arange(0, BLOCK_C)
-                v = tl.load(x + row * C + cols, mask=cols < C, other=0.0)
-                tl.store(y + row * C + cols, v * tl.load(w + cols, mask=cols < C, other=0.0), mask=cols < C)
+                offs = rows[:, None] * C + cols[None, :]
+                v = tl.load(x + offs, mask=cols[None, :] < C, other=0.0).to(tl.float32)
+                g = tl.load(w + cols, mask=cols < C, other=0.0).to(tl.float32)
+                tl.store(y + offs, v * g[None, :], mask=cols[None, :] < C)
 
             def scale(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-                rows, C = x.shape
+                n, C = x.shape
                 y = torch.empty_like(x)
                 BLOCK_C = C
-                row_scale[(rows,)](x, w, y, C, BLOCK_C=BLOCK_C)
+                rows_scale[(triton.cdiv(n, 4),)](x, w, y, C, ROWS=4, BLOCK_C=BLOCK_C)
                 return y
             """,
             doc=True,
@@ -133,6 +135,22 @@ class TileExtentFromRuntimeSize(Rule):
                 B, S, C = x.shape
                 BLOCK_C = 4096 if C > 4096 else C
                 post[(B * S, triton.cdiv(C, BLOCK_C))](x, y, C, BLOCK_C)
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def l1_norm(x, y, hidden_size: tl.constexpr):
+                cols = tl.arange(0, hidden_size)
+                v = tl.load(x + tl.program_id(0) * hidden_size + cols)
+                tl.store(y + tl.program_id(0) * hidden_size + cols, v / tl.sum(tl.abs(v), axis=0))
+
+            def run(x, y):
+                hidden_size = x.shape[1]
+                l1_norm[(x.shape[0],)](x, y, hidden_size)
             """
         ),
         Valid(
