@@ -307,6 +307,9 @@ class _Model:
         self.loops: list[tuple[int, int, set[str], set[str]]] = []  # start, end, names used, names assigned
         self._loop_stack: list[tuple[int, set[str], set[str]]] = []
         self.tiles_seen = False
+        self.dot_operands: dict[str, int] = {}  # uses of a name as an operand of tl.dot (cube L1/L0 buffers)
+        self.dot_results: set[str] = set()  # names bound to tl.dot results (the cube's L0C accumulator)
+        self.address_uses: dict[str, int] = {}  # uses of a name inside a load's or store's address
 
     # statements
     def run(self) -> None:
@@ -381,6 +384,8 @@ class _Model:
             value = self._expr(node.value)
             self._uses(node.value)
             if type(node.target) is cst.Name:
+                if type(node.value) is cst.Call and _callee(node.value) == "dot":
+                    self.dot_results.add(node.target.value)
                 self._use(node.target.value, carried=True)
                 old = self.env.get(node.target.value, _SCALAR)
                 merged = _Value(_broadcast(old.shape, value.shape), max(old.size, value.size) if old.shape else
@@ -396,6 +401,8 @@ class _Model:
     def _bind(self, target, expr, value: _Value) -> None:
         if type(target) is cst.Name:
             name = target.value
+            if type(expr) is cst.Call and _callee(expr) == "dot":
+                self.dot_results.add(name)
             if type(expr) is cst.Call and _callee(expr) == "make_block_ptr":
                 self.block_ptrs[name] = self._block_shape(expr)
                 return
@@ -453,6 +460,11 @@ class _Model:
     def peak(self) -> tuple[int, list[Tile]]:
         intervals = []
         for name, tile in self.sizes.items():
+            if name in self.dot_results or (name in self.dot_operands
+                                             and self.dot_operands[name] >= len(self.uses.get(name, []))):
+                continue  # cube buffers (L1, L0A/B, L0C), not the vector core's Unified Buffer
+            if self.address_uses.get(name, 0) >= len(self.uses.get(name, [])) and not tile.loaded:
+                continue  # offsets used only in addresses: the compiler turns affine ones into strided transfers
             points = self.defs.get(name, []) + self.uses.get(name, [])
             start, end = min(points), max(points)
             for begin, finish, used, assigned in self.loops:
@@ -604,6 +616,9 @@ class _Model:
             return _Value(shape, _dtype_size(dtype) or 4) if shape else _SCALAR
         if name in ("zeros_like", "full_like", "ones_like") and positional:
             return self._expr(positional[0])
+        if name in (*_LOADS, "store") and (positional or "pointer" in keywords):
+            for used in _names(positional[0] if positional else keywords["pointer"]):
+                self.address_uses[used] = self.address_uses.get(used, 0) + 1
         if name in _LOADS and (positional or "pointer" in keywords):
             pointer = positional[0] if positional else keywords["pointer"]
             if type(pointer) is cst.Name and pointer.value in self.block_ptrs:
@@ -615,6 +630,9 @@ class _Model:
                         shape = _broadcast(shape, self._expr(other).shape) if shape else shape
             return _Value(shape, 4, loaded=name == "load") if shape else _SCALAR
         if name == "dot" and len(positional) >= 2:
+            for operand in positional[:2]:
+                if type(operand) is cst.Name:
+                    self.dot_operands[operand.value] = self.dot_operands.get(operand.value, 0) + 1
             a, b = self._expr(positional[0]), self._expr(positional[1])
             if a.shape and b.shape and len(a.shape) >= 2 and len(b.shape) >= 2:
                 return _Value((*a.shape[:-1], b.shape[-1]), 4)
