@@ -110,7 +110,10 @@ def tile_extent_params(facts: ModuleFacts, kernel: Kernel) -> set[str]:
     found = cache.get(id(kernel.node))
     if found is None:
         model = _Model(facts, kernel, {})
-        model.run()
+        try:
+            model.run()
+        except RecursionError:
+            model.extent_names = set()
         found = cache[id(kernel.node)] = {p for p in model.extent_names if kernel.is_constexpr_param(p)
                                           or p in kernel.constexpr}
     return found
@@ -123,7 +126,10 @@ def _compute(facts: ModuleFacts) -> list[Estimate]:
             continue
         for config in configs(facts, kernel):
             model = _Model(facts, kernel, config.values, config.multibuffer)
-            model.run()
+            try:
+                model.run()
+            except RecursionError:  # expressions nested deeper than the interpreter's stack: not estimated
+                continue
             if not model.tiles_seen:
                 continue
             peak, live = model.peak()
@@ -223,8 +229,10 @@ def _lines(facts: ModuleFacts) -> dict[int, int]:
     if cached is None:
         from libcst.metadata import MetadataWrapper, PositionProvider
 
-        wrapper = MetadataWrapper(facts.module, unsafe_skip_copy=True)
-        positions = wrapper.resolve(PositionProvider)
+        try:
+            positions = MetadataWrapper(facts.module, unsafe_skip_copy=True).resolve(PositionProvider)
+        except Exception:  # noqa: BLE001 - a module nested deeper than the stack (libcst fails inside codegen)
+            positions = {}
         cached = facts.__dict__["_ub_lines"] = {id(node): pos.start.line for node, pos in positions.items()}
     return cached
 
@@ -867,7 +875,10 @@ def _uncapped(facts: ModuleFacts) -> list[UncappedExtent]:
                 # a hidden size or row length, fixed per model: flagged only if the tile overflows at a large one
                 values = {**_launch_values(facts, launch), param: _LARGE_MODEL_DIM}
                 model = _Model(facts, kernel, values)
-                model.run()
+                try:
+                    model.run()
+                except RecursionError:
+                    continue
                 if model.peak()[0] <= UB_BUDGET:
                     continue
             found.append(UncappedExtent(launch, param, anchor, source))
@@ -888,7 +899,10 @@ def _computed_at(grids, argument: cst.BaseExpression, site: cst.CSTNode) -> tupl
             expr = value
             break
         expr = value
-    code = cst.Module([]).code_for_node(expr)
+    try:
+        code = cst.Module([]).code_for_node(expr)
+    except RecursionError:
+        code = "..."
     if len(code) > 60:
         code = code[:57] + "..."
     return expr, (f"`{spelled} = {code}`" if spelled else f"`{code}`")
