@@ -440,6 +440,20 @@ def rule(code: str | None, show_all: bool) -> None:
 
 
 @main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="Output format.")
+def ub(paths: tuple[Path, ...], output_format: str) -> None:
+    """Print the estimated Unified Buffer use of each kernel per launch or autotune config against the budget."""
+    from . import ub_report
+
+    rows, errors = ub_report.collect(list(paths))
+    for error in errors:
+        click.echo(f"warning: {error}", err=True)
+    click.echo(ub_report.render_json(rows) if output_format == "json" else ub_report.render_table(rows), nl=False)
+
+
+@main.command()
 def server() -> None:
     """Run the Language Server (LSP over standard input and output) for editors; needs `ascendlint[server]`."""
     try:

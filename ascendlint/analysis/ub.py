@@ -1,0 +1,912 @@
+"""How much Unified Buffer one program of a kernel holds at once, per launch or autotune config (an estimate).
+
+The vector core of an Ascend AI core has 192 KB of Unified Buffer (UB), about 184 KB of which the compiler can use.
+Every tile a program holds (loaded blocks, intermediates, accumulators, index and mask vectors) lives there.
+
+How the estimate is computed, per kernel and per config (the constexpr values a launch passes, with the kernel's
+literal defaults, or those of one ``triton.Config`` of its autotune list together with what the launch passes):
+
+- shapes: ``tl.arange(a, b)`` is ``b - a`` long, ``tl.zeros``/``tl.full`` take their shape, ``x[:, None]`` adds an
+  axis, arithmetic, comparisons and ``tl.where`` broadcast, reductions (``tl.sum(x, axis=k)``) drop their axis,
+  ``tl.dot`` gives ``M x N``, ``tl.load`` takes the shape of its pointer (or of its block pointer's
+  ``block_shape``); constexprs and host constants are folded at the config's values;
+- element sizes: 4 bytes (fp32 and int32) unless a ``.to(...)`` or ``dtype=`` names a narrower or wider type;
+  masks 1 byte; a load of unknown dtype counts 4 bytes; tiles of pointers are not counted (addresses are
+  computed as offsets);
+- liveness: each named tile is one buffer, live from its first assignment to its last use; a tile used inside a
+  loop it was defined before stays live to the end of that loop, and one carried by the loop (an accumulator) is
+  live across all of it. The estimate is the largest total of live buffers at any statement;
+- ``multibuffer=True`` (on the launch or the config) doubles the loaded tiles (the compiler double-buffers them).
+
+What it leaves out: unnamed temporaries inside one expression, the compiler's own scratch (reductions, casts,
+broadcast copies), alignment padding, buffer reuse between tiles of disjoint lifetimes beyond the liveness above,
+helpers called from the kernel, and any tile whose shape depends on a value the module does not give.
+
+Computed once per module and cached on the module facts.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from . import grid
+from . import magnitudes as mag
+from .module_facts import Kernel, Launch, ModuleFacts, dotted_name
+
+UB_PHYSICAL = 192 * 1024
+UB_BUDGET = 184 * 1024
+
+_BYTES = {
+    "float32": 4, "fp32": 4, "int32": 4, "uint32": 4, "float16": 2, "fp16": 2, "bfloat16": 2, "int16": 2,
+    "uint16": 2, "int8": 1, "uint8": 1, "int1": 1, "float64": 8, "int64": 8, "uint64": 8, "float8e4nv": 1,
+    "float8e5": 1, "float8_e4m3fn": 1, "float8_e5m2": 1,
+}
+_REDUCTIONS = {"sum", "max", "min", "argmax", "argmin", "reduce", "xor_sum", "prod"}
+_KEEP_SHAPE = {"cumsum", "cumprod", "sort", "flip", "sigmoid", "softmax", "exp", "exp2", "log", "log2", "sqrt",
+               "rsqrt", "abs", "sin", "cos", "erf", "fma", "maximum", "minimum", "where", "clamp", "cast",
+               "fdiv", "div_rn", "floor", "ceil", "umulhi", "tanh", "to", "float", "cdiv"}
+_LOADS = {"load", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg"}
+_MAX_DEPTH = 8
+
+Shape = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Tile:
+    name: str
+    shape: Shape
+    bytes: int
+    loaded: bool
+
+
+@dataclass
+class Config:
+    """The constexpr values of one launch or autotune config."""
+
+    label: str  # "launch line 40", "config 2 line 12"
+    anchor: cst.CSTNode  # where a finding about this config goes
+    values: dict[str, int]
+    multibuffer: bool = False
+    launch: Launch | None = None
+    anchors: dict[str, cst.CSTNode] = field(default_factory=dict)  # per constexpr: the argument that sets it
+
+
+@dataclass
+class Estimate:
+    kernel: Kernel
+    config: Config
+    bytes: int
+    live: list[Tile]  # the tiles live at the peak, largest first
+    extents: set[str]  # constexpr parameters that size a tile
+    unknown: set[str]  # names a tile's shape needed that this config does not give
+
+    @property
+    def budget(self) -> int:
+        return UB_BUDGET
+
+    @property
+    def over(self) -> bool:
+        return self.bytes > UB_BUDGET
+
+
+def kib(n: int) -> int:
+    return round(n / 1024)
+
+
+def estimates(facts: ModuleFacts) -> list[Estimate]:
+    """One estimate per kernel and config, in source order (cached on the module facts)."""
+    cached = facts.__dict__.get("_ub_estimates")
+    if cached is None:
+        cached = facts.__dict__["_ub_estimates"] = _compute(facts)
+    return cached
+
+
+def tile_extent_params(facts: ModuleFacts, kernel: Kernel) -> set[str]:
+    """Constexpr parameters of ``kernel`` that size a tile (``tl.arange(0, BLOCK)``, ``tl.zeros((BM, BN))``)."""
+    cache = facts.__dict__.setdefault("_ub_extents", {})
+    found = cache.get(id(kernel.node))
+    if found is None:
+        model = _Model(facts, kernel, {})
+        try:
+            model.run()
+        except RecursionError:
+            model.extent_names = set()
+        found = cache[id(kernel.node)] = {p for p in model.extent_names if kernel.is_constexpr_param(p)
+                                          or p in kernel.constexpr}
+    return found
+
+
+def _compute(facts: ModuleFacts) -> list[Estimate]:
+    found = []
+    for kernel in facts.kernels.values():
+        if kernel.name in getattr(facts, "helpers", ()):
+            continue
+        for config in configs(facts, kernel):
+            model = _Model(facts, kernel, config.values, config.multibuffer)
+            try:
+                model.run()
+            except RecursionError:  # expressions nested deeper than the interpreter's stack: not estimated
+                continue
+            if not model.tiles_seen:
+                continue
+            peak, live = model.peak()
+            found.append(Estimate(kernel, config, peak, live, model.extent_names, model.unknown_extents))
+    return found
+
+
+# -- configs ---------------------------------------------------------------------------------------------------
+def configs(facts: ModuleFacts, kernel: Kernel) -> list[Config]:
+    resolver = grid._analysis(facts)
+    defaults = {name: int(d.value, 0) for name, d in kernel.defaults.items()
+                if name in kernel.constexpr and type(d) is cst.Integer}
+    launches = grid.launches_of(facts, kernel)
+    launch_configs = []
+    for launch in launches:
+        values = dict(defaults)
+        anchors: dict[str, cst.CSTNode] = {}
+        for name in kernel.constexpr:
+            argument = grid.launch_argument(launch, name)
+            if argument is None:
+                continue
+            value = fold(resolver, argument, launch.call)
+            if value is not None:
+                values[name] = value
+                arg = launch.keywords.get(name)
+                anchors[name] = arg if arg is not None else argument
+        multibuffer = _is_true(launch.keywords["multibuffer"].value) if "multibuffer" in launch.keywords else False
+        launch_configs.append(Config(f"launch line {_line(facts, launch.call)}", launch.call, values, multibuffer,
+                                     launch, anchors))
+    tuned = _autotune_configs(facts, kernel, resolver)
+    if not tuned:
+        if launch_configs:
+            return launch_configs
+        return [Config(f"defaults line {_line(facts, kernel.node)}", kernel.node.name, defaults)] if defaults else []
+    found = []
+    base = launch_configs[0] if launch_configs else None
+    for label, call, values, multibuffer in tuned:
+        merged = {**defaults, **(base.values if base else {}), **values}
+        if base is not None and base.multibuffer:
+            multibuffer = True
+        found.append(Config(label, call, merged, multibuffer, base.launch if base else None,
+                            {name: call for name in values}))
+    return found
+
+
+def _autotune_configs(facts, kernel, resolver) -> list[tuple[str, cst.Call, dict[str, int], bool]]:
+    autotune = kernel.autotune
+    if autotune is None:
+        return []
+    configs_expr = next((a.value for a in autotune.args if a.keyword is not None and a.keyword.value == "configs"),
+                        None)
+    if configs_expr is None and autotune.args and autotune.args[0].keyword is None:
+        configs_expr = autotune.args[0].value
+    if type(configs_expr) is cst.Name:
+        status, value = resolver.lookup(configs_expr.value, autotune)
+        configs_expr = value if status == "value" else None
+    if type(configs_expr) not in (cst.List, cst.Tuple):
+        return []
+    found = []
+    for number, element in enumerate(configs_expr.elements, 1):
+        call = element.value
+        if type(call) is not cst.Call:
+            continue
+        values: dict[str, int] = {}
+        multibuffer = False
+        if call.args and call.args[0].keyword is None and type(call.args[0].value) is cst.Dict:
+            for item in call.args[0].value.elements:
+                if type(item) is not cst.DictElement or type(item.key) is not cst.SimpleString:
+                    continue
+                key = item.key.evaluated_value
+                if key == "multibuffer":
+                    multibuffer = _is_true(item.value)
+                    continue
+                value = fold(resolver, item.value, call)
+                if value is not None:
+                    values[key] = value
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == "multibuffer":
+                multibuffer = _is_true(arg.value)
+        found.append((f"config {number} line {_line(facts, call)}", call, values, multibuffer))
+    return found
+
+
+def _is_true(expr: cst.BaseExpression) -> bool:
+    return type(expr) is cst.Name and expr.value == "True"
+
+
+def _line(facts: ModuleFacts, node: cst.CSTNode) -> int:
+    position = facts.index.position(node) if hasattr(facts.index, "position") else None
+    if position is not None:
+        return position.start.line
+    return _lines(facts).get(id(node), 0)
+
+
+def _lines(facts: ModuleFacts) -> dict[int, int]:
+    cached = facts.__dict__.get("_ub_lines")
+    if cached is None:
+        from libcst.metadata import MetadataWrapper, PositionProvider
+
+        try:
+            positions = MetadataWrapper(facts.module, unsafe_skip_copy=True).resolve(PositionProvider)
+        except Exception:  # noqa: BLE001 - a module nested deeper than the stack (libcst fails inside codegen)
+            positions = {}
+        cached = facts.__dict__["_ub_lines"] = {id(node): pos.start.line for node, pos in positions.items()}
+    return cached
+
+
+def line_of(facts: ModuleFacts, node: cst.CSTNode) -> int:
+    return _line(facts, node)
+
+
+def fold(resolver, expr: cst.BaseExpression, site: cst.CSTNode, depth: int = 0) -> int | None:
+    """An integer the host expression always has (literals, names bound to them, arithmetic of those)."""
+    if depth > _MAX_DEPTH:
+        return None
+    if type(expr) is cst.Integer:
+        return int(expr.value, 0)
+    if type(expr) is cst.Name:
+        status, value = resolver.lookup(expr.value, site)
+        if status == "value" and isinstance(value, cst.BaseExpression) and value is not expr:
+            return fold(resolver, value, site, depth + 1)
+        return None
+    if type(expr) is cst.BinaryOperation:
+        left = fold(resolver, expr.left, site, depth + 1)
+        right = fold(resolver, expr.right, site, depth + 1)
+        return _arith(expr.operator, left, right)
+    if type(expr) is cst.Call and (dotted_name(expr.func) or "").split(".")[-1] in ("constexpr", "int"):
+        if len(expr.args) == 1:
+            return fold(resolver, expr.args[0].value, site, depth + 1)
+    return None
+
+
+def _arith(operator, left: int | None, right: int | None) -> int | None:
+    if left is None or right is None:
+        return None
+    kind = type(operator)
+    if kind is cst.Add:
+        return left + right
+    if kind is cst.Subtract:
+        return left - right
+    if kind is cst.Multiply:
+        return left * right
+    if kind is cst.FloorDivide and right:
+        return left // right
+    if kind is cst.LeftShift and 0 <= right < 40:
+        return left << right
+    if kind is cst.Power and 0 <= right < 40:
+        return left ** right
+    return None
+
+
+# -- the model of one kernel at one config ----------------------------------------------------------------------
+@dataclass
+class _Value:
+    shape: Shape | None  # None: not a tile (a scalar, a pointer, unknown)
+    size: int = 4
+    loaded: bool = False
+    pointer: bool = False
+
+
+_SCALAR = _Value(None)
+
+
+class _Model:
+    def __init__(self, facts: ModuleFacts, kernel: Kernel, values: dict[str, int], multibuffer: bool = False):
+        self.facts = facts
+        self.kernel = kernel
+        self.values = values
+        self.multibuffer = multibuffer
+        self.resolver = grid._analysis(facts)
+        self.env: dict[str, _Value] = {}
+        self.ints: dict[str, int | None] = {}
+        self.block_ptrs: dict[str, Shape | None] = {}
+        self.pointers = {p for p in kernel.params if p not in kernel.constexpr and _pointer_name(p)}
+        self.pointers |= _pointer_bases(kernel)
+        self.extent_names: set[str] = set()
+        self.unknown: set[str] = set()
+        self.unknown_extents: set[str] = set()
+        self.position = 0
+        self.defs: dict[str, list[int]] = {}
+        self.uses: dict[str, list[int]] = {}
+        self.sizes: dict[str, Tile] = {}
+        self.loops: list[tuple[int, int, set[str], set[str]]] = []  # start, end, names used, names assigned
+        self._loop_stack: list[tuple[int, set[str], set[str]]] = []
+        self.tiles_seen = False
+        self.dot_operands: dict[str, int] = {}  # uses of a name as an operand of tl.dot (cube L1/L0 buffers)
+        self.dot_results: set[str] = set()  # names bound to tl.dot results (the cube's L0C accumulator)
+        self.address_uses: dict[str, int] = {}  # uses of a name inside a load's or store's address
+
+    # statements
+    def run(self) -> None:
+        self._block(self.kernel.node.body)
+
+    def _block(self, block) -> None:
+        body = block.body if hasattr(block, "body") else block
+        if isinstance(body, (list, tuple)):
+            for statement in body:
+                self._statement(statement)
+        else:
+            self._statement(body)
+
+    def _statement(self, node) -> None:
+        self.position += 1
+        if type(node) is cst.SimpleStatementLine:
+            for small in node.body:
+                self._small(small)
+            return
+        if type(node) is cst.For:
+            self._uses(node.iter)
+            self._bind_scalar(node.target)
+            self._loop(node)
+            return
+        if type(node) is cst.While:
+            self._uses(node.test)
+            self._loop(node)
+            return
+        if type(node) is cst.If:
+            self._uses(node.test)
+            self._block(node.body)
+            orelse = node.orelse
+            while orelse is not None:
+                if type(orelse) is cst.If:
+                    self._uses(orelse.test)
+                    self._block(orelse.body)
+                    orelse = orelse.orelse
+                else:
+                    self._block(orelse.body)
+                    orelse = None
+            return
+        if type(node) is cst.With:
+            self._block(node.body)
+            return
+        if isinstance(node, cst.BaseSmallStatement):
+            self._small(node)
+
+    def _loop(self, node) -> None:
+        start = self.position
+        self._loop_stack.append((start, set(), set()))
+        self._block(node.body)
+        if getattr(node, "orelse", None) is not None:
+            self._block(node.orelse.body)
+        begin, used, assigned = self._loop_stack.pop()
+        self.position += 1
+        self.loops.append((begin, self.position, used, assigned))
+        if self._loop_stack:
+            self._loop_stack[-1][1].update(used)
+            self._loop_stack[-1][2].update(assigned)
+
+    def _small(self, node) -> None:
+        if type(node) is cst.Assign:
+            value = self._expr(node.value)
+            self._uses(node.value)
+            for target in node.targets:
+                self._bind(target.target, node.value, value)
+        elif type(node) is cst.AnnAssign and node.value is not None:
+            value = self._expr(node.value)
+            self._uses(node.value)
+            self._bind(node.target, node.value, value)
+        elif type(node) is cst.AugAssign:
+            value = self._expr(node.value)
+            self._uses(node.value)
+            if type(node.target) is cst.Name:
+                if type(node.value) is cst.Call and _callee(node.value) == "dot":
+                    self.dot_results.add(node.target.value)
+                self._use(node.target.value, carried=True)
+                old = self.env.get(node.target.value, _SCALAR)
+                merged = _Value(_broadcast(old.shape, value.shape), max(old.size, value.size) if old.shape else
+                                value.size, old.loaded)
+                if merged.shape:
+                    self._define(node.target.value, merged)
+        elif type(node) is cst.Expr:
+            self._expr(node.value)
+            self._uses(node.value)
+        elif type(node) is cst.Return and node.value is not None:
+            self._uses(node.value)
+
+    def _bind(self, target, expr, value: _Value) -> None:
+        if type(target) is cst.Name:
+            name = target.value
+            if type(expr) is cst.Call and _callee(expr) == "dot":
+                self.dot_results.add(name)
+            if type(expr) is cst.Call and _callee(expr) == "make_block_ptr":
+                self.block_ptrs[name] = self._block_shape(expr)
+                return
+            if type(expr) is cst.Call and _callee(expr) == "advance" and expr.args:
+                first = expr.args[0].value
+                if type(first) is cst.Name and first.value in self.block_ptrs:
+                    self.block_ptrs[name] = self.block_ptrs[first.value]
+                    return
+            if value.shape is None:
+                self.ints[name] = self._int(expr)
+                self.env.pop(name, None)
+                if value.pointer:
+                    self.pointers.add(name)
+                return
+            self._define(name, value)
+        elif type(target) in (cst.Tuple, cst.List):
+            for element in target.elements:
+                if type(element.value) is cst.Name:
+                    self.ints[element.value.value] = None
+                    self.env.pop(element.value.value, None)
+
+    def _bind_scalar(self, target) -> None:
+        if type(target) is cst.Name:
+            self.ints[target.value] = None
+            if self._loop_stack:
+                pass
+
+    def _define(self, name: str, value: _Value) -> None:
+        self.env[name] = value
+        self.tiles_seen = True
+        if value.pointer:
+            return
+        self.defs.setdefault(name, []).append(self.position)
+        if self._loop_stack:
+            self._loop_stack[-1][2].add(name)
+        elements = 1
+        for dim in value.shape:
+            elements *= dim
+        size = elements * value.size
+        old = self.sizes.get(name)
+        if old is None or old.bytes < size:
+            self.sizes[name] = Tile(name, value.shape, size, value.loaded)
+
+    def _use(self, name: str, carried: bool = False) -> None:
+        if name in self.env:
+            self.uses.setdefault(name, []).append(self.position - (0.5 if carried else 0))
+            if self._loop_stack:
+                self._loop_stack[-1][1].add(name)
+
+    def _uses(self, expr) -> None:
+        for node in _names(expr):
+            self._use(node)
+
+    # liveness
+    def peak(self) -> tuple[int, list[Tile]]:
+        intervals = []
+        for name, tile in self.sizes.items():
+            if name in self.dot_results or (name in self.dot_operands
+                                             and self.dot_operands[name] >= len(self.uses.get(name, []))):
+                continue  # cube buffers (L1, L0A/B, L0C), not the vector core's Unified Buffer
+            if self.address_uses.get(name, 0) >= len(self.uses.get(name, [])) and not tile.loaded:
+                continue  # offsets used only in addresses: the compiler turns affine ones into strided transfers
+            points = self.defs.get(name, []) + self.uses.get(name, [])
+            start, end = min(points), max(points)
+            for begin, finish, used, assigned in self.loops:
+                if name in used and start < begin <= end:
+                    end = max(end, finish)  # defined before the loop, used in it
+                inside_defs = [d for d in self.defs.get(name, []) if begin <= d <= finish]
+                inside_uses = [u for u in self.uses.get(name, []) if begin <= u <= finish]
+                if inside_defs and inside_uses and min(inside_uses) < min(inside_defs):
+                    start, end = min(start, begin), max(end, finish)  # carried by the loop
+            factor = 2 if self.multibuffer and tile.loaded else 1
+            intervals.append((start, end, tile, tile.bytes * factor))
+        best, live = 0, []
+        for point in sorted({i[0] for i in intervals} | {i[1] for i in intervals}):
+            here = [i for i in intervals if i[0] <= point <= i[1]]
+            total = sum(i[3] for i in here)
+            if total > best:
+                best, live = total, sorted((i[2] for i in here), key=lambda t: -t.bytes)
+        return best, live
+
+    # expressions
+    def _int(self, expr, depth: int = 0) -> int | None:
+        if depth > _MAX_DEPTH:
+            return None
+        if type(expr) is cst.Integer:
+            return int(expr.value, 0)
+        if type(expr) is cst.Name:
+            name = expr.value
+            if name in self.values:
+                return self.values[name]
+            if name in self.ints:
+                return self.ints[name]
+            if name in self.kernel.params:
+                self.unknown.add(name)
+                return None
+            value = fold(self.resolver, expr, self.kernel.node)
+            if value is None:
+                self.unknown.add(name)
+            return value
+        if type(expr) is cst.BinaryOperation:
+            return _arith(expr.operator, self._int(expr.left, depth + 1), self._int(expr.right, depth + 1))
+        if type(expr) is cst.Call and _callee(expr) in ("cdiv",) and len(expr.args) == 2:
+            a, b = self._int(expr.args[0].value, depth + 1), self._int(expr.args[1].value, depth + 1)
+            return -(-a // b) if a is not None and b else None
+        return None
+
+    def _extent(self, expr) -> int | None:
+        for name in _names(expr):
+            if name in self.kernel.params or name in self.values:
+                self.extent_names.add(name)
+        outer, self.unknown = self.unknown, set()
+        value = self._int(expr)
+        self.unknown_extents |= self.unknown
+        self.unknown = outer | self.unknown
+        return value
+
+    def _shape_of(self, expr) -> Shape | None:
+        if type(expr) in (cst.Tuple, cst.List):
+            dims = [self._extent(e.value) for e in expr.elements]
+            return None if any(d is None for d in dims) else tuple(dims)
+        if type(expr) is cst.Name and expr.value in self.kernel.params:
+            self._extent(expr)
+            return None
+        dim = self._extent(expr)
+        return (dim,) if dim is not None else None
+
+    def _block_shape(self, call: cst.Call) -> Shape | None:
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == "block_shape":
+                return self._shape_of(arg.value)
+        positional = [a for a in call.args if a.keyword is None]
+        return self._shape_of(positional[4].value) if len(positional) > 4 else None
+
+    def _expr(self, expr) -> _Value:
+        kind = type(expr)
+        if kind is cst.Name:
+            if expr.value in self.env:
+                return self.env[expr.value]
+            return _Value(None, pointer=expr.value in self.pointers)
+        if kind in (cst.Integer, cst.Float, cst.SimpleString):
+            return _SCALAR
+        if kind in (cst.BinaryOperation, cst.Comparison, cst.BooleanOperation):
+            parts = ([expr.left, expr.right] if kind is not cst.Comparison
+                     else [expr.left, *[c.comparator for c in expr.comparisons]])
+            values = [self._expr(p) for p in parts]
+            shape = None
+            for v in values:
+                shape = _broadcast(shape, v.shape)
+            pointer = any(v.pointer for v in values)
+            if kind is cst.Comparison:
+                return _Value(shape, 1)
+            size = max((v.size for v in values if v.shape), default=4)
+            return _Value(shape, size, any(v.loaded for v in values if v.shape), pointer)
+        if kind is cst.UnaryOperation:
+            return self._expr(expr.expression)
+        if kind is cst.IfExp:
+            a, b = self._expr(expr.body), self._expr(expr.orelse)
+            return a if a.shape else b
+        if kind is cst.Subscript:
+            base = self._expr(expr.value)
+            if base.shape is None:
+                return _Value(None, pointer=base.pointer)
+            dims = list(base.shape)
+            out: list[int] = []
+            i = 0
+            for element in expr.slice:
+                s = element.slice
+                if type(s) is cst.Index and type(s.value) is cst.Name and s.value.value == "None":
+                    out.append(1)
+                elif type(s) is cst.Slice:
+                    if i < len(dims):
+                        out.append(dims[i])
+                    i += 1
+                else:
+                    i += 1
+            out.extend(dims[i:])
+            return _Value(tuple(out), base.size, base.loaded, base.pointer)
+        if kind is cst.Call:
+            return self._call(expr)
+        if kind is cst.Attribute:
+            return _SCALAR
+        return _SCALAR
+
+    def _call(self, call: cst.Call) -> _Value:
+        name = _callee(call)
+        positional = [a.value for a in call.args if a.keyword is None]
+        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        method = type(call.func) is cst.Attribute and not (dotted_name(call.func) or "").startswith(("tl.", "triton."))
+        if method and type(call.func) is cst.Attribute:
+            receiver = self._expr(call.func.value)
+            if name == "to" and receiver.shape:
+                size = _dtype_size(positional[0] if positional else keywords.get("dtype"))
+                return _Value(receiver.shape, size or receiver.size, receiver.loaded)
+            if name in _REDUCTIONS and receiver.shape:
+                return _Value(_reduce(receiver.shape, positional[0] if positional else keywords.get("axis")),
+                              receiver.size)
+            if receiver.shape:
+                return receiver
+            if not (dotted_name(call.func) or "").count("."):
+                return _SCALAR
+        if name == "arange" and len(positional) >= 2:
+            start, end = self._extent(positional[0]), self._extent(positional[1])
+            if start is None or end is None:
+                return _SCALAR
+            return _Value((end - start,), 4)
+        if name in ("zeros", "full", "empty", "ones"):
+            shape_expr = positional[0] if positional else keywords.get("shape")
+            shape = self._shape_of(shape_expr) if shape_expr is not None else None
+            dtype = keywords.get("dtype") or (positional[-1] if len(positional) >= 2 else None)
+            return _Value(shape, _dtype_size(dtype) or 4) if shape else _SCALAR
+        if name in ("zeros_like", "full_like", "ones_like") and positional:
+            return self._expr(positional[0])
+        if name in (*_LOADS, "store") and (positional or "pointer" in keywords):
+            for used in _names(positional[0] if positional else keywords["pointer"]):
+                self.address_uses[used] = self.address_uses.get(used, 0) + 1
+        if name in _LOADS and (positional or "pointer" in keywords):
+            pointer = positional[0] if positional else keywords["pointer"]
+            if type(pointer) is cst.Name and pointer.value in self.block_ptrs:
+                shape = self.block_ptrs[pointer.value]
+            else:
+                shape = self._expr(pointer).shape
+                for other in (*positional[1:], keywords.get("mask"), keywords.get("other")):
+                    if other is not None:
+                        shape = _broadcast(shape, self._expr(other).shape) if shape else shape
+            return _Value(shape, 4, loaded=name == "load") if shape else _SCALAR
+        if name == "dot" and len(positional) >= 2:
+            for operand in positional[:2]:
+                if type(operand) is cst.Name:
+                    self.dot_operands[operand.value] = self.dot_operands.get(operand.value, 0) + 1
+            a, b = self._expr(positional[0]), self._expr(positional[1])
+            if a.shape and b.shape and len(a.shape) >= 2 and len(b.shape) >= 2:
+                return _Value((*a.shape[:-1], b.shape[-1]), 4)
+            return _SCALAR
+        if name in _REDUCTIONS and positional:
+            x = self._expr(positional[0])
+            if not x.shape:
+                return _SCALAR
+            axis = positional[1] if len(positional) > 1 else keywords.get("axis")
+            return _Value(_reduce(x.shape, axis), x.size)
+        if name in ("trans", "permute") and positional:
+            x = self._expr(positional[0])
+            return _Value(tuple(reversed(x.shape)), x.size, x.loaded) if x.shape else _SCALAR
+        if name in ("reshape", "view", "broadcast_to") and len(positional) >= 2:
+            x = self._expr(positional[0])
+            shape = self._shape_of(positional[1]) if len(positional) == 2 else self._shape_of(
+                cst.Tuple([cst.Element(p) for p in positional[1:]]))
+            return _Value(shape, x.size, x.loaded) if shape and x.shape else _SCALAR
+        if name == "expand_dims" and len(positional) >= 2:
+            x = self._expr(positional[0])
+            axis = self._int(positional[1])
+            if x.shape and axis is not None:
+                dims = list(x.shape)
+                dims.insert(axis if axis >= 0 else len(dims) + 1 + axis, 1)
+                return _Value(tuple(dims), x.size, x.loaded)
+            return _SCALAR
+        if name in ("cast",) and positional:
+            x = self._expr(positional[0])
+            size = _dtype_size(positional[1] if len(positional) > 1 else keywords.get("dtype"))
+            return _Value(x.shape, size or x.size, x.loaded) if x.shape else _SCALAR
+        if name in ("make_block_ptr", "advance", "program_id", "num_programs", "store", "static_assert",
+                    "device_print", "debug_barrier", "multiple_of", "max_contiguous", "static_print"):
+            return _SCALAR
+        # elementwise: the broadcast of the tile arguments
+        shape, size, loaded = None, 4, False
+        for arg in positional:
+            v = self._expr(arg)
+            if v.shape:
+                shape = _broadcast(shape, v.shape)
+                size = max(size, v.size) if shape else v.size
+                loaded = loaded or v.loaded
+        return _Value(shape, size, loaded) if shape else _SCALAR
+
+
+def _callee(call: cst.Call) -> str:
+    func = call.func
+    if type(func) is cst.Attribute:
+        return func.attr.value
+    if type(func) is cst.Name:
+        return func.value
+    return ""
+
+
+def _names(expr):
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Name:
+            yield node.value
+            continue
+        if type(node) is cst.Attribute:
+            stack.append(node.value)
+            continue
+        if type(node) is cst.Arg and node.keyword is not None:
+            stack.append(node.value)
+            continue
+        stack.extend(node.children)
+
+
+def _pointer_name(name: str) -> bool:
+    lowered = name.lower()
+    return lowered.endswith("ptr") or lowered.endswith("_ptrs") or lowered.startswith("ptr")
+
+
+def _pointer_bases(kernel: Kernel) -> set[str]:
+    """Parameters that are the leftmost term of a load's or store's address (``x + offs`` -> ``x``)."""
+    found = set()
+    for node in _walk(kernel.node):
+        if type(node) is cst.Call and _callee(node) in (*_LOADS, "store", "make_block_ptr") and node.args:
+            address = node.args[0].value
+            while type(address) is cst.BinaryOperation:
+                address = address.left
+            if type(address) is cst.Name and address.value in kernel.params:
+                found.add(address.value)
+    return found
+
+
+def _walk(node):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
+
+
+def _broadcast(a: Shape | None, b: Shape | None) -> Shape | None:
+    if not a:
+        return b or a
+    if not b:
+        return a
+    if len(a) < len(b):
+        a, b = b, a
+    b = (1,) * (len(a) - len(b)) + tuple(b)
+    return tuple(max(x, y) for x, y in zip(a, b))
+
+
+def _reduce(shape: Shape, axis) -> Shape | None:
+    if axis is None or (type(axis) is cst.Name and axis.value == "None"):
+        return None
+    if type(axis) is cst.UnaryOperation and type(axis.expression) is cst.Integer:
+        index = -int(axis.expression.value)
+    elif type(axis) is cst.Integer:
+        index = int(axis.value)
+    else:
+        return None
+    dims = list(shape)
+    if -len(dims) <= index < len(dims):
+        del dims[index]
+    return tuple(dims) or None
+
+
+def _dtype_size(expr) -> int | None:
+    if expr is None:
+        return None
+    name = dotted_name(expr) if type(expr) in (cst.Attribute, cst.Name) else None
+    if name is None:
+        return None
+    return _BYTES.get(name.split(".")[-1])
+
+
+# -- tile extents the host sizes from the data (ASC304) ---------------------------------------------------------
+@dataclass(frozen=True)
+class UncappedExtent:
+    launch: Launch
+    param: str
+    anchor: cst.CSTNode  # the host expression that computes the size (an assignment's value, or the argument)
+    source: str  # how the message names it
+
+
+# Per-head and small model sizes: a whole tile of them fits whatever the model (head dims up to 256, heads, experts).
+_FITS = re.compile(r"^(k|v|d|dk|dv|dh|bk|bv|bd|h|hv|hk|hq|g|head_?(dim|size)|[kvqd]_?head_?(dim|size)|\w*head\w*"
+                   r"|rope\w*|\w*rotary\w*|\w*_?mult|\w*iters?|groups?|\w*_?group|w|state_?len|seq_?len|page_?size"
+                   r"|head_?[kvq]_?(dim|size)|(n_?|num_?)?heads?|(n_?|num_?)?(kv_?)?heads?|topk|top_?k"
+                   r"|(n_?|num_?)?experts?|rank|world_?size|width|kernel_?size|state_?len)$", re.IGNORECASE)
+
+
+# The long axes of the data: rows, tokens, batches, vocabularies, hidden sizes and row lengths, element counts.
+_LARGE = re.compile(r"^(c|n|n_?cols?|num_?cols?|cols?|hidden(_?size|_?dim)?|d_?model|model_?dim|inter(mediate)?_?size"
+                    r"|ffn_?dim|\w*vocab\w*|numel|n_?elements?|num_?elements?|total\w*|\w*_?tokens?|extend\w*)$",
+                    re.IGNORECASE)
+_LARGE_BITS = frozenset({mag.TOKEN_BITS, mag.BATCH_BITS, mag.SIZE_BITS, mag.VOCAB_BITS})
+_HOST_CALLS = {"triton", "next_power_of_2", "cdiv", "min", "max", "int", "math", "ceil", "shape", "size", "torch"}
+
+
+# Sizes that grow with the input itself (not the model): tokens, rows, batches, element counts.
+_DATA = re.compile(r"^(numel|n_?elements?|num_?elements?|total_?(tokens?|numel|elements?|size)|\w*_?tokens?|extend\w*|n_?rows?|num_?rows?|rows?"
+                   r"|m|t|bs|batch\w*|\w*seq\w*|\w*vocab\w*)$", re.IGNORECASE)
+_LARGE_MODEL_DIM = 16384  # a large hidden size (hidden sizes of current models reach 7168 to 16384)
+
+
+def _launch_values(facts: ModuleFacts, launch: Launch) -> dict[str, int]:
+    for config in configs(facts, launch.kernel):
+        if config.launch is launch:
+            return dict(config.values)
+    return {}
+
+
+def _through_root(grids, expr, site, depth: int) -> bool:
+    if depth > _MAX_DEPTH:
+        return False
+    for node in _walk(expr):
+        if type(node) is cst.Call and (dotted_name(node.func) or "").split(".")[-1] in ("sqrt", "isqrt"):
+            return True
+        if type(node) is cst.Name and node is not expr or type(expr) is cst.Name and node is expr:
+            status, value = grids.lookup(node.value, site)
+            if status == "value" and isinstance(value, cst.BaseExpression) and value is not node:
+                if _through_root(grids, value, site, depth + 1):
+                    return True
+    return False
+
+
+def _guarded(facts: ModuleFacts, anchor: cst.CSTNode, names: set[str]) -> bool:
+    """The host assignment sits under an ``if`` that compares one of the names the size comes from."""
+    for ancestor in facts.index.ancestors(anchor):
+        if type(ancestor) is cst.If:
+            for node in _walk(ancestor.test):
+                if type(node) is cst.Comparison and any(type(c.operator) in (cst.LessThan, cst.LessThanEqual,
+                                                                             cst.GreaterThan, cst.GreaterThanEqual)
+                                                        for c in node.comparisons):
+                    if set(_names(node)) & names:
+                        return True
+        if type(ancestor) in (cst.FunctionDef, cst.Module):
+            break
+    return False
+
+
+def uncapped_extents(facts: ModuleFacts) -> list[UncappedExtent]:
+    cached = facts.__dict__.get("_ub_uncapped")
+    if cached is None:
+        cached = facts.__dict__["_ub_uncapped"] = _uncapped(facts)
+    return cached
+
+
+def _uncapped(facts: ModuleFacts) -> list[UncappedExtent]:
+    found = []
+    grids = grid._analysis(facts)
+    for launch in facts.launches:
+        kernel = launch.kernel
+        if kernel is None:
+            continue
+        for param in sorted(tile_extent_params(facts, kernel), key=kernel.params.index):
+            argument = grid.launch_argument(launch, param)
+            if argument is None:
+                continue
+            classifier = grid._Classifier(grids, launch.call, launch)
+            factor = classifier._one(argument, 0, frozenset())
+            if factor.kind not in grid.RUNTIME_KINDS or factor.capped or factor.chunked or factor.model_bounded:
+                continue
+            if factor.root:
+                continue  # the square root of a size (a count of hyper-connections from their matrix): small
+            anchor, source = _computed_at(grids, argument, launch.call)
+            names = {n for n in set(factor.names) | set(_names(argument)) | set(_names(anchor))
+                     if n not in _HOST_CALLS}
+            sizes = {n for n in names if not grid.is_tile_size_name(n)}
+            if any(_FITS.match(n) or mag.name_bits(n) == mag.SMALL_BITS for n in sizes):
+                continue  # a head dim, a count of heads or experts, a conv width: the whole tile fits
+            if not any(_LARGE.match(n) or mag.name_bits(n) in _LARGE_BITS for n in sizes):
+                continue  # nothing says the size is one of the data's long axes
+            if _through_root(grids, argument, launch.call, 0) or _guarded(facts, anchor, names):
+                continue  # ``next_power_of_2(cdiv(n, sqrt(n)))`` grows as a root; ``if B <= 512: BLOCK = B``
+            if not any(_DATA.match(n) or mag.name_bits(n) in _LARGE_BITS - {mag.VOCAB_BITS} for n in sizes):
+                # a hidden size or row length, fixed per model: flagged only if the tile overflows at a large one
+                values = {**_launch_values(facts, launch), param: _LARGE_MODEL_DIM}
+                model = _Model(facts, kernel, values)
+                try:
+                    model.run()
+                except RecursionError:
+                    continue
+                if model.peak()[0] <= UB_BUDGET:
+                    continue
+            found.append(UncappedExtent(launch, param, anchor, source))
+    return found
+
+
+def _computed_at(grids, argument: cst.BaseExpression, site: cst.CSTNode) -> tuple[cst.CSTNode, str]:
+    """Where the host computes the value: follow plain names to the expression last assigned to them."""
+    expr, spelled = argument, None
+    for _ in range(_MAX_DEPTH):
+        if type(expr) is not cst.Name:
+            break
+        status, value = grids.lookup(expr.value, site)
+        if status != "value" or not isinstance(value, cst.BaseExpression) or value is expr:
+            break
+        spelled = spelled or expr.value
+        if type(value) is cst.Name and _only_alias(value):
+            expr = value
+            break
+        expr = value
+    try:
+        code = cst.Module([]).code_for_node(expr)
+    except RecursionError:
+        code = "..."
+    if len(code) > 60:
+        code = code[:57] + "..."
+    return expr, (f"`{spelled} = {code}`" if spelled else f"`{code}`")
+
+
+def _only_alias(value: cst.Name) -> bool:
+    return True

@@ -1,0 +1,133 @@
+"""`ascendlint ub PATH`: the estimated Unified Buffer use of every kernel at each launch or autotune config.
+
+The estimate is ``ascendlint.analysis.ub``'s (the one ASC305 reports from); this module only finds the files,
+runs the analysis and lays the rows out as a table with a bar per row, or as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import libcst as cst
+
+from .analysis import ub
+from .analysis.module_facts import ModuleFacts
+from .analysis.walk import NodeIndex
+
+BAR_WIDTH = 30
+_SKIP_DIRS = {".git", ".venv", "venv", "__pycache__", "node_modules", ".tox", "build", "dist"}
+
+
+@dataclass
+class Row:
+    path: str
+    line: int
+    kernel: str
+    config: str
+    values: dict[str, int]
+    multibuffer: bool
+    bytes: int
+    complete: bool  # every tile shape was known at this config
+    missing: list[str]
+    tiles: list[tuple[str, tuple[int, ...], int]]
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.bytes / ub.UB_BUDGET
+
+    def as_json(self) -> dict:
+        return {
+            "path": self.path, "line": self.line, "kernel": self.kernel, "config": self.config,
+            "constexprs": self.values, "multibuffer": self.multibuffer, "estimate_bytes": self.bytes,
+            "budget_bytes": ub.UB_BUDGET, "physical_bytes": ub.UB_PHYSICAL, "over_budget": self.bytes > ub.UB_BUDGET,
+            "complete": self.complete, "missing": self.missing,
+            "live_tiles": [{"name": n, "shape": list(s), "bytes": b} for n, s, b in self.tiles],
+        }
+
+
+def python_files(paths: list[Path]) -> list[Path]:
+    found: list[Path] = []
+    for path in paths:
+        if path.is_file():
+            found.append(path)
+            continue
+        for child in sorted(path.rglob("*.py")):
+            if not any(part in _SKIP_DIRS or part.startswith(".") for part in child.relative_to(path).parts[:-1]):
+                found.append(child)
+    return found
+
+
+def rows_for_file(path: Path) -> tuple[list[Row], str | None]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return [], f"{path}: cannot be read ({exc})"
+    if "triton" not in text:
+        return [], None
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        return [], f"{path}: cannot be parsed ({exc.message})"
+    facts = ModuleFacts(module, NodeIndex(module))
+    rows = []
+    for estimate in ub.estimates(facts):
+        config = estimate.config
+        shown = {k: v for k, v in sorted(config.values.items()) if k in estimate.extents}
+        rows.append(Row(str(path), ub.line_of(facts, config.anchor), estimate.kernel.name, config.label.split(" line")[0],
+                        shown, config.multibuffer, estimate.bytes, not estimate.unknown, sorted(estimate.unknown),
+                        [(t.name, t.shape, t.bytes) for t in estimate.live]))
+    return rows, None
+
+
+def collect(paths: list[Path]) -> tuple[list[Row], list[str]]:
+    rows, errors = [], []
+    for path in python_files(paths):
+        found, error = rows_for_file(path)
+        rows += found
+        if error:
+            errors.append(error)
+    return rows, errors
+
+
+def bar(fraction: float, width: int = BAR_WIDTH) -> str:
+    """``[#########.....|!!]``: filled to the budget, ``|`` marks the budget, ``!`` the part over it."""
+    inside = min(fraction, 1.0)
+    filled = round(inside * width)
+    text = "#" * filled + "." * (width - filled)
+    if fraction > 1.0:
+        over = min(round((fraction - 1.0) * width), width)
+        return f"[{text}|{'!' * over}]"
+    return f"[{text}|]"
+
+
+def render_table(rows: list[Row]) -> str:
+    if not rows:
+        return "No kernel with tiles of a known shape found.\n"
+    budget = ub.kib(ub.UB_BUDGET)
+    lines = [f"Unified Buffer estimate per program, budget {budget} KB of {ub.kib(ub.UB_PHYSICAL)} KB "
+             f"(vector core; an estimate, not a compile)", ""]
+    current = None
+    for row in rows:
+        if row.path != current:
+            current = row.path
+            lines.append(row.path)
+        values = ", ".join(f"{k}={v}" for k, v in row.values.items()) or "-"
+        if row.multibuffer:
+            values += ", multibuffer"
+        estimate = f"~{ub.kib(row.bytes):>4} KB"
+        flag = "OVER" if row.bytes > ub.UB_BUDGET else "ok"
+        if not row.complete:
+            flag = "partial"  # a shape needs a value the module does not give: a lower bound
+        lines.append(f"  {row.line:>5}  {row.kernel:<32.32} {row.config:<8} {estimate} {row.percent:>5.0f}% "
+                     f"{bar(row.bytes / ub.UB_BUDGET)} {flag:<7} {values}")
+    over = sum(1 for r in rows if r.bytes > ub.UB_BUDGET and r.complete)
+    lines += ["", f"{len(rows)} config{'s' if len(rows) != 1 else ''}, {over} over the {budget} KB budget. "
+              "'partial': a tile needs a value the module does not give (the figure is a lower bound)."]
+    return "\n".join(lines) + "\n"
+
+
+def render_json(rows: list[Row]) -> str:
+    return json.dumps({"budget_bytes": ub.UB_BUDGET, "physical_bytes": ub.UB_PHYSICAL,
+                       "configs": [row.as_json() for row in rows]}, indent=2) + "\n"

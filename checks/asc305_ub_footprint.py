@@ -1,0 +1,161 @@
+from ascendlint.analysis.ub import UB_BUDGET, estimates, kib
+from ascendlint.diagnostics import FixSafety, Severity
+from ascendlint.rule import Invalid, Rule, Valid
+
+
+class UbFootprint(Rule):
+    """Flags a launch or autotune config whose estimated Unified Buffer use exceeds the 184 KB the compiler has.
+
+    At the constexpr values of each launch (or of each `triton.Config` of the kernel's autotune list), the tiles
+    one program holds at once are estimated: loaded blocks, intermediates, accumulators, index and mask vectors,
+    each named tile live from its assignment to its last use (to the end of a loop it is used in, across the whole
+    loop when the loop carries it), at 4 bytes an element unless a cast or `dtype=` says otherwise, with the
+    loaded tiles doubled under `multibuffer=True`. Reported on the argument that sets the largest tile extent (or
+    on the `triton.Config`) when the peak exceeds 184 KB. Configs whose tile shapes need a value the module does
+    not give (a heuristic, a runtime size) are not estimated. Nothing here compiles for the NPU: the figure is an
+    estimate, checked against real fixes that overflowed before and fit after (see below).
+    """
+
+    code = "ASC305"
+    name = "ub-footprint"
+    message = (
+        "one program of `{kernel}` needs ~{estimate} KB of {budget} KB of Unified Buffer at {config} "
+        "(largest live tiles: {tiles}): the compile fails or the kernel spills"
+    )
+    severity = Severity.ADVISORY
+    fix_safety = FixSafety.NONE
+    default = False
+    opt_in_reason = (
+        "an estimate, not a compile, and it over-counts: it counts every named tile of an elementwise chain as its "
+        "own buffer (the compiler reuses them in place), a load of unknown dtype at 4 bytes, index and mask "
+        "tiles, and the tiles of exclusive branches together. Of 11 findings read on real code none was a "
+        "confirmed overflow (10 are configs of triton-ascend's own matmul tutorial; one a FlagGems kernel whose "
+        "20K-element chunk was chosen to fit). Opt-in until measured against compiles on an NPU"
+    )
+    why = """
+        The vector core's Unified Buffer is 192 KB, about 184 KB of it usable by the compiler, and every tile a
+        program holds lives there. A config that holds more fails to compile for Ascend (or spills to global
+        memory): an rmsnorm backward of 2 x 10240 fp32 tiles holds a dozen 80 KB tiles at once, and padding a
+        7168-wide row to 8192 under `multibuffer=True` doubles every loaded block. How it is computed: tile shapes
+        are folded at the config's constexpr values (`tl.arange`, `tl.zeros`, broadcasting, reductions, `tl.dot`,
+        block pointers' `block_shape`); each named tile is one buffer live from its assignment to its last use;
+        the estimate is the largest total of live buffers at any statement. What it leaves out: temporaries
+        inside one expression, the compiler's scratch, alignment padding, helpers called from the kernel, and
+        exclusive branches (their tiles are counted together, an overestimate). What it was checked against (no
+        NPU exists here, nothing compiles for one): the real-bug benchmark's UB-overflow fix of an rmsnorm backward
+        (before: over the budget at BLOCK_SIZE_N=10240, BLOCK_SIZE_M=2; after, at 2048: under it), and the UB-overflow
+        tutorial of the triton-ascend examples repository, whose NPU kernel (a 1024-element chunk in a loop) the
+        estimate puts far under the budget; its GPU twin (`tl.arange(0, max_num_extend_tokens)`) is launched through
+        a variable that picks the kernel at run time, which the analysis does not follow, so it is not estimated.
+        Tiles feeding `tl.dot` and its accumulators live in the cube core's L1/L0 buffers and are left out; so are
+        offset tiles used only as addresses.
+    """
+    fix_notes = """
+        Shrink the tile (a smaller block, fewer rows per program), loop over the long axis inside the kernel, drop
+        `multibuffer=True` for this config, or cast loaded tiles to fp32 only where needed. Run
+        `ascendlint ub PATH` to see the estimate for every config and the tiles that make it up.
+    """
+    INVALID = [
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def rms_bwd(dy, x, w, dx, n_cols, BLOCK_N: tl.constexpr, BLOCK_M: tl.constexpr):
+                rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+                cols = tl.arange(0, BLOCK_N)
+                mask = cols[None, :] < n_cols
+                offs = rows[:, None] * n_cols + cols[None, :]
+                g = tl.load(dy + offs, mask=mask, other=0.0).to(tl.float32)
+                v = tl.load(x + offs, mask=mask, other=0.0).to(tl.float32)
+                wv = tl.load(w + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
+                m = g * wv[None, :]
+                dot = tl.sum(m * v, axis=1)
+                out = m - v * dot[:, None] / n_cols
+                tl.store(dx + offs, out, mask=mask)
+
+            def backward(dy, x, w, dx):
+                rows, n_cols = x.shape
+                rms_bwd[(triton.cdiv(rows, 4),)](dy, x, w, dx, n_cols, BLOCK_N=8192, BLOCK_M=4)
+            """,
+            doc=True,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.autotune(
+                configs=[
+                    triton.Config({"BLOCK": 4096}),
+                    triton.Config({"BLOCK": 8192, "multibuffer": True}),
+                ],
+                key=["n"],
+            )
+            @triton.jit
+            def add(x, y, z, n, BLOCK: tl.constexpr):
+                offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+                a = tl.load(x + offs, mask=offs < n)
+                b = tl.load(y + offs, mask=offs < n)
+                c = a * a + b
+                d = c * b
+                tl.store(z + offs, c + d, mask=offs < n)
+            """,
+        ),
+    ]
+    VALID = [
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def rms_bwd(dy, x, w, dx, n_cols, BLOCK_N: tl.constexpr, BLOCK_M: tl.constexpr):
+                rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+                for start in range(0, n_cols, BLOCK_N):
+                    cols = start + tl.arange(0, BLOCK_N)
+                    mask = cols[None, :] < n_cols
+                    offs = rows[:, None] * n_cols + cols[None, :]
+                    g = tl.load(dy + offs, mask=mask, other=0.0).to(tl.float32)
+                    v = tl.load(x + offs, mask=mask, other=0.0).to(tl.float32)
+                    tl.store(dx + offs, g * v, mask=mask)
+
+            def backward(dy, x, w, dx):
+                rows, n_cols = x.shape
+                rms_bwd[(triton.cdiv(rows, 2),)](dy, x, w, dx, n_cols, BLOCK_N=2048, BLOCK_M=2)
+            """,
+            doc=True,
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.heuristics({"BLOCK_M": lambda args: 4096 // args["n_cols"]})
+            @triton.jit
+            def rows_kernel(x, y, n_cols, BLOCK_N: tl.constexpr, BLOCK_M: tl.constexpr):
+                rows = tl.arange(0, BLOCK_M)
+                cols = tl.arange(0, BLOCK_N)
+                v = tl.load(x + rows[:, None] * n_cols + cols[None, :])
+                tl.store(y + rows[:, None] * n_cols + cols[None, :], v * 2)
+
+            def run(x, y):
+                rows_kernel[(x.shape[0],)](x, y, x.shape[1], BLOCK_N=16384)
+            """
+        ),
+    ]
+
+    def finish(self) -> None:
+        for estimate in estimates(self.facts):
+            if not estimate.over or estimate.unknown:
+                continue
+            config = estimate.config
+            anchor = config.anchor
+            sized = [name for name in config.anchors if name in estimate.extents]
+            if sized:
+                anchor = config.anchors[max(sized, key=lambda name: config.values.get(name, 0))]
+            tiles = ", ".join(f"{t.name} {'x'.join(map(str, t.shape))}" for t in estimate.live[:3])
+            label = config.label + (" with multibuffer" if config.multibuffer else "")
+            self.report(anchor, self.message.format(kernel=estimate.kernel.name, estimate=kib(estimate.bytes),
+                                                    budget=kib(UB_BUDGET), config=label, tiles=tiles))
