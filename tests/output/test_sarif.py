@@ -154,12 +154,18 @@ def _multitool_findings(log: dict, tmp_path: Path) -> list[tuple[str, str]]:
     )
     assert run.returncode == 0, run.stdout + run.stderr
     findings = json.loads(out.read_text(encoding="utf-8-sig"))["runs"][0]["results"]
-    return [(f["ruleId"], f["level"]) for f in findings]
+    return [(f["ruleId"], f.get("level", "warning")) for f in findings]  # SARIF's default level is warning
+
+
+# SARIF2005 asks for the tool's informationUri, which the log leaves out while the package names no repository
+# (a placeholder address would be worse): the one warning expected until then.
+NO_ADDRESS_YET = {"SARIF2005"}
 
 
 def test_microsoft_sarif_multitool_finds_no_error_or_warning(report, tmp_path):
     findings = _multitool_findings(sarif_log(report), tmp_path)
-    assert [f for f in findings if f[1] in ("error", "warning")] == []
+    expected = NO_ADDRESS_YET if docs_links.home_url() is None else set()
+    assert [f for f in findings if f[1] in ("error", "warning") and f[0] not in expected] == []
 
 
 def test_microsoft_sarif_multitool_rejects_a_result_without_location(report, tmp_path):
