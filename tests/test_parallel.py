@@ -46,7 +46,7 @@ def test_pool_results_equal_serial_results(tmp_path, tree, options, monkeypatch)
     serial = _run(tmp_path, tree, options, jobs=1)
     pools = []
     real_pool = parallel._in_pool
-    monkeypatch.setattr(parallel, "_in_pool", lambda *args: pools.append(args[-1]) or real_pool(*args))
+    monkeypatch.setattr(parallel, "_in_pool", lambda *args: pools.append(args[3]) or real_pool(*args))  # workers
     pooled = _run(tmp_path, tree, options, jobs=2)
     assert pools == [2]
     assert pooled == serial
@@ -115,7 +115,7 @@ def test_one_dominant_file_is_linted_serially(tmp_path, monkeypatch):
         path.write_text("import triton\n\ndef run(k, x):\n    k[(1,)](x, num_warps=4)\n")
         small.append(path)
     pools = []
-    monkeypatch.setattr(parallel, "_in_pool", lambda *args: pools.append(args[-1]) or [])
+    monkeypatch.setattr(parallel, "_in_pool", lambda *args: pools.append(args[3]) or [])
     monkeypatch.setattr(parallel, "available_cores", lambda: 2)
     results = parallel.lint_paths(Linter(list(all_rules()), Settings(root=tmp_path)), [*small, big], Options(), 0)
     assert pools == []
