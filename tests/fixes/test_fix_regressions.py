@@ -258,7 +258,7 @@ def test_a_store_inside_the_notifys_arguments_gets_no_fix():
     assert finding.fix is None
 
 
-# -- ASC301: the reload of a load written over several lines ---------------------------------------------------------
+# -- ASC301/ASC306: the reload of a load written over several lines (a loop-carried single lhs: ASC306's case) ------
 
 _RELOADED = """
 import triton
@@ -284,6 +284,6 @@ def kernel(q, k, o, NK, BT: tl.constexpr):
 ], ids=["backslash", "comment-inside", "comment-after"])
 def test_the_reload_of_a_load_with_comments_or_continuations_is_kept(load, reload):
     code = _RELOADED.replace("LOAD", load)
-    fixed = fix(code, "ASC301", unsafe=True).text
+    fixed = fix(code, "ASC306", unsafe=True).text
     assert f"        {reload}\n        b_s = tl.dot(b_q_c, b_k)\n" in fixed, fixed
-    assert lint(fixed, "ASC301") == []
+    assert lint(fixed, "ASC306") == [] and lint(fixed, "ASC301") == []

@@ -146,7 +146,8 @@ def test_the_command_line_rdjson_carries_the_same_suggestions(cli, tmp_path):
 
 def test_the_merged_sarif_fixes_pass_the_sarif_multitool(tmp_path):
     """Every case in one log, whole-line replacements included: no error or warning from Microsoft's validator."""
-    from tests.output.test_sarif import _multitool_findings
+    from ascendlint import docs_links
+    from tests.output.test_sarif import NO_ADDRESS_YET, _multitool_findings
 
     diagnostics, sources = [], {}
     for index, case in enumerate(all_cases()):
@@ -156,4 +157,5 @@ def test_the_merged_sarif_fixes_pass_the_sarif_multitool(tmp_path):
     log = sarif_log(RunReport(diagnostics=diagnostics, sources=sources, unsafe_fixes=True))
     assert sum(len(r.get("fixes", [])) for r in log["runs"][0]["results"]) > len(sources)
     findings = _multitool_findings(log, tmp_path)
-    assert [f for f in findings if f[1] in ("error", "warning")] == []
+    expected = NO_ADDRESS_YET if docs_links.home_url() is None else set()
+    assert [f for f in findings if f[1] in ("error", "warning") and f[0] not in expected] == []
