@@ -8,7 +8,7 @@ from ascendlint.analysis.values import KernelAnalysis, argument
 from ascendlint.analysis.block_pointers import block_pointer_origins
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.analysis import magnitudes as mag
-from ascendlint.analysis.grid import _autotune_values as autotune_values  # the configs' (name, value) pairs
+from ascendlint.analysis.grid import autotune_values
 from ascendlint.analysis.grid import chosen_values, is_tile_size_name, launch_argument, launches_of
 from ascendlint.analysis.module_facts import Kernel
 from ascendlint.rule import Invalid, Rule, Valid

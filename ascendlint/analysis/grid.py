@@ -20,6 +20,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass, field, replace
+from typing import Callable, Iterable, Iterator, NamedTuple
 
 import libcst as cst
 
@@ -136,6 +137,42 @@ class LaunchGrid:
 
 
 # -- public API ----------------------------------------------------------------------------------------------------
+class LaunchFactor(NamedTuple):
+    """What one launch passes for one kernel parameter, classified like a grid factor."""
+
+    launch: Launch
+    param: str
+    factor: Factor
+    argument: cst.BaseExpression  # the expression written at the launch
+
+
+def launch_factors(
+    facts: ModuleFacts, params: Callable[[Kernel], Iterable[str]] | None = None
+) -> Iterator[LaunchFactor]:
+    """Each launch of a kernel of this module with each parameter ``params(kernel)`` selects (its constexpr
+    parameters by default, in order) that the launch passes, the value classified through the host code: whether
+    it grows with the data, is capped, chunked or fixed by the model. Lazily, so a caller that stops early or
+    selects few parameters classifies only those."""
+    resolver = _analysis(facts)
+    for launch in facts.launches:
+        kernel = launch.kernel
+        if kernel is None:
+            continue
+        selected = params(kernel) if params is not None else [p for p in kernel.params if kernel.is_constexpr_param(p)]
+        for param in selected:
+            argument = launch_argument(launch, param)
+            if argument is None:
+                continue
+            factor = _Classifier(resolver, launch.call, launch)._one(argument, 0, frozenset())
+            yield LaunchFactor(launch, param, factor, argument)
+
+
+def host_resolver(facts: ModuleFacts) -> "_GridAnalysis":
+    """The module's host-name resolver (``lookup``, ``literal_value``, ``literal_choices``, ``shape_items``), shared
+    by every analysis that reads launch sites; cached on the module facts."""
+    return _analysis(facts)
+
+
 def launch_grid(facts: ModuleFacts, launch: Launch) -> LaunchGrid:
     """The classified grid of ``launch`` (cached per launch)."""
     return _analysis(facts).grid(launch)
@@ -288,7 +325,7 @@ def constexpr_values(facts: ModuleFacts, kernel: Kernel) -> dict[str, list[int]]
         for name, value in literal_arguments(facts, launch).items():
             if name in constexprs:
                 found.setdefault(name, []).append(value)
-    for name, value in _autotune_values(facts, kernel):
+    for name, value in autotune_values(facts, kernel):
         if name in constexprs:
             found.setdefault(name, []).append(value)
     for name, default in kernel.defaults.items():
@@ -307,7 +344,7 @@ def chosen_values(facts: ModuleFacts, kernel: Kernel) -> dict[str, list[int]]:
             passed = launch_argument(launch, name)
             if passed is not None:
                 found.setdefault(name, []).extend(resolver.literal_choices(passed, launch.call, 0))
-    for name, value in _autotune_values(facts, kernel):
+    for name, value in autotune_values(facts, kernel):
         if name in kernel.constexpr:
             found.setdefault(name, []).append(value)
     return {name: values for name, values in found.items() if values}
@@ -318,7 +355,9 @@ def is_tile_size_name(name: str) -> bool:
     return _TILE_NAME.search(name) is not None
 
 
-def _autotune_values(facts: ModuleFacts, kernel: Kernel) -> list[tuple[str, int]]:
+def autotune_values(facts: ModuleFacts, kernel: Kernel) -> list[tuple[str, int]]:
+    """The (name, integer) entries of the ``triton.Config`` dicts of ``kernel``'s autotune configs, through a config
+    list bound to a host name and list comprehensions over literal lists."""
     autotune = kernel.autotune
     if autotune is None:
         return []

@@ -61,26 +61,16 @@ def data_dependent_constexprs(facts: ModuleFacts) -> list[ConstexprSize]:
 
 def _compute(facts: ModuleFacts) -> list[ConstexprSize]:
     found = []
-    grids = grid._analysis(facts)
-    for launch in facts.launches:
-        kernel = launch.kernel
-        if kernel is None:
+    grids = grid.host_resolver(facts)
+    selected = lambda kernel: [p for p in kernel.params if kernel.is_constexpr_param(p) and not _fixed_by_name(p)]
+    for launch, param, factor, argument in grid.launch_factors(facts, selected):
+        if not factor.grows_with_data:
             continue
-        for param in kernel.params:
-            if not kernel.is_constexpr_param(param) or _fixed_by_name(param):
-                continue
-            argument = grid.launch_argument(launch, param)
-            if argument is None:
-                continue
-            classifier = grid._Classifier(grids, launch.call, launch)
-            factor = classifier._one(argument, 0, frozenset())
-            if factor.kind not in grid.RUNTIME_KINDS or factor.capped or factor.chunked or factor.model_bounded:
-                continue
-            if _bucketed(grids, argument, launch.call, 0):
-                continue
-            why = _evidence(grids, param, factor, argument)
-            if why is not None:
-                found.append(ConstexprSize(launch, param, argument, factor, why))
+        if _bucketed(grids, argument, launch.call, 0):
+            continue
+        why = _evidence(grids, param, factor, argument)
+        if why is not None:
+            found.append(ConstexprSize(launch, param, argument, factor, why))
     return found
 
 

@@ -846,42 +846,35 @@ def uncapped_extents(facts: ModuleFacts) -> list[UncappedExtent]:
 
 def _uncapped(facts: ModuleFacts) -> list[UncappedExtent]:
     found = []
-    grids = grid._analysis(facts)
-    for launch in facts.launches:
+    grids = grid.host_resolver(facts)
+    extents = lambda kernel: sorted(tile_extent_params(facts, kernel), key=kernel.params.index)
+    for launch, param, factor, argument in grid.launch_factors(facts, extents):
         kernel = launch.kernel
-        if kernel is None:
+        if not factor.grows_with_data:
             continue
-        for param in sorted(tile_extent_params(facts, kernel), key=kernel.params.index):
-            argument = grid.launch_argument(launch, param)
-            if argument is None:
+        if factor.root:
+            continue  # the square root of a size (a count of hyper-connections from their matrix): small
+        anchor, source = _computed_at(grids, argument, launch.call)
+        names = {n for n in set(factor.names) | set(_names(argument)) | set(_names(anchor))
+                 if n not in _HOST_CALLS}
+        sizes = {n for n in names if not grid.is_tile_size_name(n)}
+        if any(_FITS.match(n) or mag.name_bits(n) == mag.SMALL_BITS for n in sizes):
+            continue  # a head dim, a count of heads or experts, a conv width: the whole tile fits
+        if not any(_LARGE.match(n) or mag.name_bits(n) in _LARGE_BITS for n in sizes):
+            continue  # nothing says the size is one of the data's long axes
+        if _through_root(grids, argument, launch.call, 0) or _guarded(facts, anchor, names):
+            continue  # ``next_power_of_2(cdiv(n, sqrt(n)))`` grows as a root; ``if B <= 512: BLOCK = B``
+        if not any(_DATA.match(n) or mag.name_bits(n) in _LARGE_BITS - {mag.VOCAB_BITS} for n in sizes):
+            # a hidden size or row length, fixed per model: flagged only if the tile overflows at a large one
+            values = {**_launch_values(facts, launch), param: _LARGE_MODEL_DIM}
+            model = _Model(facts, kernel, values)
+            try:
+                model.run()
+            except RecursionError:
                 continue
-            classifier = grid._Classifier(grids, launch.call, launch)
-            factor = classifier._one(argument, 0, frozenset())
-            if factor.kind not in grid.RUNTIME_KINDS or factor.capped or factor.chunked or factor.model_bounded:
+            if model.peak()[0] <= UB_BUDGET:
                 continue
-            if factor.root:
-                continue  # the square root of a size (a count of hyper-connections from their matrix): small
-            anchor, source = _computed_at(grids, argument, launch.call)
-            names = {n for n in set(factor.names) | set(_names(argument)) | set(_names(anchor))
-                     if n not in _HOST_CALLS}
-            sizes = {n for n in names if not grid.is_tile_size_name(n)}
-            if any(_FITS.match(n) or mag.name_bits(n) == mag.SMALL_BITS for n in sizes):
-                continue  # a head dim, a count of heads or experts, a conv width: the whole tile fits
-            if not any(_LARGE.match(n) or mag.name_bits(n) in _LARGE_BITS for n in sizes):
-                continue  # nothing says the size is one of the data's long axes
-            if _through_root(grids, argument, launch.call, 0) or _guarded(facts, anchor, names):
-                continue  # ``next_power_of_2(cdiv(n, sqrt(n)))`` grows as a root; ``if B <= 512: BLOCK = B``
-            if not any(_DATA.match(n) or mag.name_bits(n) in _LARGE_BITS - {mag.VOCAB_BITS} for n in sizes):
-                # a hidden size or row length, fixed per model: flagged only if the tile overflows at a large one
-                values = {**_launch_values(facts, launch), param: _LARGE_MODEL_DIM}
-                model = _Model(facts, kernel, values)
-                try:
-                    model.run()
-                except RecursionError:
-                    continue
-                if model.peak()[0] <= UB_BUDGET:
-                    continue
-            found.append(UncappedExtent(launch, param, anchor, source))
+        found.append(UncappedExtent(launch, param, anchor, source))
     return found
 
 
