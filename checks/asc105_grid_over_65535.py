@@ -648,6 +648,11 @@ def _unbounded_reason(grid: LaunchGrid, code) -> str | None:
     runtime = sum(factor.weight for factor in growing)
     if runtime >= 3:
         return f"{runtime} runtime sizes multiply in `{_text(code, grid.expr)}`"
+    wide = [factor for factor in grid.factors if factor.wide and not factor.capped and not factor.chunked]
+    others = [factor for factor in growing if not factor.wide]
+    if wide and others:
+        return (f"{_spelled(grid, wide[0], code)} splits the channels of a weight into tiles of at most 16 (about a"
+                f" thousand programs) times `{_text(code, others[0].expr)}`")
     return _token_axis_reason(grid, growing, code)
 
 

@@ -95,6 +95,13 @@ class Factor:
     # that grows with the tokens of a launch; ``evidence`` is the host text that says so
     tokens: bool = False
     evidence: str = ""
+    # the leading dimension of an activation read into a host name that says batch (``batch = x.shape[0]``): not
+    # counted as tokens on its own (one program per sequence), but rows once the host tiles it or multiplies it by a
+    # sequence length (``cdiv(batch, BLOCK_BATCH)``, ``batch * seq_len``)
+    batch_rows: bool = False
+    # a tile count of a weight's leading dimension (channels, features: up to 2**14) over a literal tile of at most
+    # 16: about a thousand programs per row of whatever multiplies it
+    wide: bool = False
 
     @property
     def is_core_count(self) -> bool:
@@ -1131,7 +1138,63 @@ class _GridAnalysis:
             if grown:
                 factors = [replace(f, capped=True) if f.names & grown else f for f in factors]
             axes.append(tuple(factors))
+        axes = self._related_axes(_elements(shape), axes, launch)
         return LaunchGrid(launch, tuple(axes), shape)
+
+    def _related_axes(self, elements: list, axes: list, launch: Launch) -> list:
+        """Axes that the host sizes from each other. ``(progs, cdiv(total, progs))`` with ``progs`` bounded (a core
+        count, ``min(cores, total)``) launches about ``total`` programs: the quotient axis is read as ``total``.
+        ``(n, min(blocks, 65535 // n))`` keeps the product of both axes under the literal: both are capped."""
+        site = launch.call
+        chains = [self._chain(element, site) for element in elements]
+        for j, chain in enumerate(chains):
+            for expr in chain:
+                parts = _division_parts(expr) if type(expr) is cst.Call or _rounds_up(expr) else None
+                if parts is None:
+                    continue
+                i = self._axis_named(parts[1], chains, j, site)
+                if i is not None and not any(f.grows for f in axes[i]):
+                    factors = _Classifier(self, site, launch).factors(parts[0], 0, frozenset())
+                    axes[j] = tuple(replace(f, names=f.names | frozenset(n for a in axes[j] for n in a.names))
+                                    for f in factors)
+                    break
+            for expr in chain:
+                if not (type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value == "min"):
+                    continue
+                for arg in expr.args:
+                    value = arg.value
+                    if not (type(value) is cst.BinaryOperation and type(value.operator) is cst.FloorDivide):
+                        continue
+                    cap = self.literal_value(value.left, site)
+                    i = self._axis_named(value.right, chains, j, site)
+                    if cap is not None and cap <= 65535 and i is not None:
+                        axes[i] = tuple(replace(f, capped=True) for f in axes[i])
+                        axes[j] = tuple(replace(f, capped=True) for f in axes[j])
+        return axes
+
+    def _chain(self, expr: cst.BaseExpression, site: cst.CSTNode) -> list[cst.BaseExpression]:
+        """``expr`` and what the host names it is spelled with were last assigned (``grid = (progs, ...)``,
+        ``progs = min(cores, total)``), in order."""
+        found = [expr]
+        for _ in range(_MAX_DEPTH):
+            if type(expr) is not cst.Name:
+                break
+            status, value = self.lookup(expr.value, site)
+            if status != "value" or not isinstance(value, cst.BaseExpression) or any(value is f for f in found):
+                break
+            found.append(value)
+            expr = value
+        return found
+
+    def _axis_named(self, expr: cst.BaseExpression, chains: list, own: int, site: cst.CSTNode) -> int | None:
+        """The other grid axis that ``expr`` (a divisor) spells, by name or by the same expression."""
+        targets = self._chain(expr, site)
+        for i, chain in enumerate(chains):
+            if i == own:
+                continue
+            if any(a.deep_equals(b) for a in chain for b in targets if type(a) is not cst.Integer):
+                return i
+        return None
 
     def _grid_shape(self, expr: cst.BaseExpression, site: cst.CSTNode, depth: int) -> cst.BaseExpression | None:
         if depth > _MAX_DEPTH:
@@ -1217,10 +1280,22 @@ class _Classifier:
     def factors(self, expr: cst.BaseExpression, depth: int, names: frozenset[str]) -> list[Factor]:
         if type(expr) is cst.BinaryOperation and type(expr.operator) is cst.Multiply:
             found = self.factors(expr.left, depth, names) + self.factors(expr.right, depth, names)
-            return self._flattened_rows(found, expr)
+            return self._batch_times_length(self._flattened_rows(found, expr))
         if type(expr) is cst.Name:
             return self._name(expr, depth, names)
         return [self._single(expr, depth, names)]
+
+    @staticmethod
+    def _batch_times_length(factors: list[Factor]) -> list[Factor]:
+        """``batch * seq_len`` with ``batch = x.shape[0]`` of an activation: the tokens of the batch (the rows of
+        ``x`` flattened), also when the length is a literal at this launch."""
+        batches = [f for f in factors if f.batch_rows]
+        if not batches:
+            return factors
+        if not any(f not in batches and any(_is_token_name(n) for n in f.names) for f in factors):
+            return factors
+        return [replace(f, tokens=True, evidence=f"`{sorted(f.names)[0]}` is the leading dimension of an activation"
+                        " times a sequence length") if f.batch_rows else f for f in factors]
 
     def _flattened_rows(self, factors: list[Factor], expr: cst.BaseExpression) -> list[Factor]:
         """``b * s`` of ``b, s, _ = x.shape``: leading dimensions of one tensor, one of them named as a token count,
@@ -1258,8 +1333,8 @@ class _Classifier:
         else:
             found = [Factor(Kind.UNKNOWN, expr, names=names)]
         found = self._named(name, found, expr)
-        if len(found) == 1 and found[0].tokens and mag.name_bits(name) <= mag.BATCH_BITS:  # batch = x.shape[0]
-            found = [replace(found[0], tokens=False, evidence="")]
+        if len(found) == 1 and found[0].tokens and not found[0].rows and mag.name_bits(name) <= mag.BATCH_BITS:
+            found = [replace(found[0], tokens=False, evidence="", batch_rows=True)]  # batch = x.shape[0]
         if len(found) == 1 and found[0].kind in RUNTIME_KINDS and not found[0].tokens and _is_token_name(name):
             found = [replace(found[0], tokens=True, evidence=found[0].evidence or f"`{name}` counts tokens or rows")]
         return found
@@ -1274,7 +1349,7 @@ class _Classifier:
         core = _core_name_kind(name)
         if core is not None and factor.kind in (Kind.EXTENT, Kind.UNKNOWN):
             return [replace(factor, kind=core, expr=expr)]
-        if factor.kind is Kind.TOTAL_SIZE and mag.name_bits(name) <= mag.BATCH_BITS:
+        if factor.kind is Kind.TOTAL_SIZE and not factor.rows and mag.name_bits(name) <= mag.BATCH_BITS:
             return [replace(factor, kind=Kind.EXTENT)]
         return found
 
@@ -1403,7 +1478,12 @@ class _Classifier:
             return Factor(Kind.TOTAL_SIZE, expr, names=names | receivers, rows=True, tokens=True)
         item = self.grids.shape_items.get(id(expr))
         tensor, dim = (item[0], item[1]) if item is not None else (hf.receiver(expr.value), hf.literal_dim(index))
-        tokens = (type(expr.value) is cst.Attribute and expr.value.attr.value == "shape" and dim == 0
+        shape = expr.value
+        if type(shape) is cst.Name:  # shape = dY.shape; batch = shape[0]
+            status, value = self.grids.lookup(shape.value, self.site)
+            if status == "value" and type(value) is cst.Attribute and value.attr.value == "shape":
+                shape, tensor = value, hf.receiver(value)
+        tokens = (type(shape) is cst.Attribute and shape.attr.value == "shape" and dim == 0
                   and tensor is not None and hf.leading_dimension_counts_rows(tensor)
                   and (item is None or item[2] <= 3))  # [B, T, H, D]: the leading axis is the batch
         kind = Kind.TILE_COUNT if tokens and _TILE_LIST.search(tensor) else Kind.EXTENT
@@ -1497,9 +1577,26 @@ class _Classifier:
             share=share,
             model_bounded=kind is Kind.TILE_COUNT and self._is_model_dimension(numerator, folded),
             rows=folded.rows,
-            tokens=folded.tokens and kind is not Kind.EXTENT,
-            evidence=folded.evidence,
+            tokens=(folded.tokens or folded.batch_rows) and kind is not Kind.EXTENT,
+            evidence=folded.evidence or (f"`{sorted(folded.names)[0]}` is the leading dimension of an activation,"
+                                         " tiled by the host" if folded.batch_rows and kind is Kind.TILE_COUNT else ""),
+            wide=kind is Kind.TILE_COUNT and self._weight_rows(folded) and self._small_tile(denominator),
         )
+
+    def _weight_rows(self, folded: Factor) -> bool:
+        """The leading dimension of a weight (``D, W = weight.shape``): its output channels or features."""
+        item = self.grids.shape_items.get(id(folded.expr))
+        if item is not None:
+            return item[1] == 0 and item[2] == 2 and hf.is_weight(item[0])
+        expr = folded.expr
+        return (type(expr) is cst.Subscript and type(expr.value) is cst.Attribute and expr.value.attr.value == "shape"
+                and len(expr.slice) == 1 and type(expr.slice[0].slice) is cst.Index
+                and hf.literal_dim(expr.slice[0].slice.value) == 0 and hf.is_weight(hf.receiver(expr.value) or ""))
+
+    def _small_tile(self, denominator: cst.BaseExpression) -> bool:
+        """Every value the host gives the tile is a literal of at most 16."""
+        choices = self.grids.literal_choices(denominator, self.site, 0)
+        return bool(choices) and max(choices) <= 16
 
 
 # -- combining factors ---------------------------------------------------------------------------------------------
@@ -1525,6 +1622,7 @@ def _fold(factors: list[Factor], expr: cst.BaseExpression) -> Factor:
         rows=fastest.rows and len(runtime) == 1,  # rows times a feature size counts elements, not rows
         tokens=any(f.tokens for f in runtime),
         evidence=next((f.evidence for f in runtime if f.tokens), ""),
+        batch_rows=fastest.batch_rows and len(runtime) == 1,
     )
 
 

@@ -54,6 +54,15 @@ def tensor_is_small(name: str) -> bool:
     return _SMALL_TENSOR.search(name) is not None and not _VOCAB_TENSOR.search(name) and not _KV_TENSOR.search(name)
 
 
+def is_weight(name: str) -> bool:
+    """A host tensor named as a weight matrix (``weight``, ``w``, ``conv_weight``, ``w1``): its leading dimension
+    counts output channels or features, a model size up to about 2**14."""
+    return _WEIGHT.search(name) is not None
+
+
+_WEIGHT = re.compile(r"(^|_)(w|weights?|w\d+)$", re.IGNORECASE)
+
+
 def leading_dimension_counts_rows(name: str) -> bool:
     """``x.shape[0]`` of this host tensor may count rows or tokens: it is not a small tensor. A launch grid with one
     program per such row grows with the data."""
@@ -69,7 +78,7 @@ def is_activation(name: str) -> bool:
 
 _ACTIVATION = re.compile(
     r"(?-i:^a$)|^(x|xs|x2d|inp|input|inputs|hidden|hidden_?states?|q|query|queries|qkv|o|out|output|outputs|y|res|residual"
-    r"|tokens?)(_\w+)?$|^d[xyoq]$|grad|logits?|logprobs?|probs$|activations?",
+    r"|tokens?)(_\w+)?$|^(mixed|fused|packed)_(qkv\w*|hidden\w*|x\w*)$|^d[xyoq]$|grad|logits?|logprobs?|probs$|activations?",
     re.IGNORECASE,
 )
 
