@@ -669,12 +669,19 @@ def _token_axis_reason(grid: LaunchGrid, growing: list, code) -> str | None:
     few = [f for f in tokens if _tile_of(f) is not None and _tile_of(f) < 16]
     if few:  # a million tokens over tiles of fewer than 16 rows
         return f"{_spelled(grid, few[0], code)} launches one program per {_tile_of(few[0])} tokens or rows"
-    others = [f for f in grid.factors if not f.tokens and not f.chunked and not f.model_bounded and f.kind in (Kind.EXTENT, Kind.TILE_COUNT, Kind.TOTAL_SIZE,
-                                                                     Kind.UNKNOWN)
+    others = [f for f in grid.factors if not f.tokens and not f.chunked and not f.model_bounded and not f.batch_axis
+              and f.kind in (Kind.EXTENT, Kind.TILE_COUNT, Kind.TOTAL_SIZE, Kind.UNKNOWN)
               and not (f.kind is Kind.EXTENT and f.capped and f.value is not None)]
     if others:
         return (f"token tiles {_spelled(grid, tokens[0], code)} times `{_text(code, others[0].expr)}` grow with the"
                 " tokens of a launch")
+    # token tiles times the batch they belong to count the token tiles of the launch (`(NT, B)`); a further tile
+    # count of a model dimension multiplies them (`(cdiv(D, BD), NT, B)`)
+    batch = [f for f in grid.factors if f.batch_axis and f.grows]
+    model = [f for f in grid.factors if f.model_bounded and f.grows and f.kind is Kind.TILE_COUNT]
+    if batch and model:
+        return (f"token tiles {_spelled(grid, tokens[0], code)} of the batch `{_text(code, batch[0].expr)}` times"
+                f" `{_text(code, model[0].expr)}` grow with the tokens of a launch")
     return None
 
 

@@ -102,6 +102,9 @@ class Factor:
     # a tile count of a weight's leading dimension (channels, features: up to 2**14) over a literal tile of at most
     # 16: about a thousand programs per row of whatever multiplies it
     wide: bool = False
+    # the batch of a batched tensor (``B`` of ``B, T, H, K = k.shape``, ``batch = x.shape[0]``): multiplied with a
+    # tile count of that tensor's tokens it counts token tiles of the whole batch, not a further runtime size
+    batch_axis: bool = False
 
     @property
     def is_core_count(self) -> bool:
@@ -1334,7 +1337,7 @@ class _Classifier:
             found = [Factor(Kind.UNKNOWN, expr, names=names)]
         found = self._named(name, found, expr)
         if len(found) == 1 and found[0].tokens and not found[0].rows and mag.name_bits(name) <= mag.BATCH_BITS:
-            found = [replace(found[0], tokens=False, evidence="", batch_rows=True)]  # batch = x.shape[0]
+            found = [replace(found[0], tokens=False, evidence="", batch_rows=True, batch_axis=True)]  # batch = x.shape[0]
         if len(found) == 1 and found[0].kind in RUNTIME_KINDS and not found[0].tokens and _is_token_name(name):
             found = [replace(found[0], tokens=True, evidence=found[0].evidence or f"`{name}` counts tokens or rows")]
         return found
@@ -1487,7 +1490,8 @@ class _Classifier:
                   and tensor is not None and hf.leading_dimension_counts_rows(tensor)
                   and (item is None or item[2] <= 3))  # [B, T, H, D]: the leading axis is the batch
         kind = Kind.TILE_COUNT if tokens and _TILE_LIST.search(tensor) else Kind.EXTENT
-        return Factor(kind, expr, names=names | receivers, tokens=tokens,
+        batch = dim == 0 and item is not None and item[2] >= 3
+        return Factor(kind, expr, names=names | receivers, tokens=tokens, batch_axis=batch,
                       evidence=f"`{tensor}.shape[0]` counts rows" if tokens else "")
 
     def _meta(self, key: str, expr: cst.Subscript, depth: int, names: frozenset[str]) -> Factor:
