@@ -31,6 +31,17 @@ class GridOver65535(Rule):
     token counts. A host `while` loop before the launch that grows a block until a size fits a literal
     (`while triton.cdiv(n, block) > 65535: block *= 2`) caps what it grows.
 
+    Reported here only when the host code backs the growth: a factor counts tokens or rows by the host tensors (the
+    leading dimension of an activation, its flattened rows, `batch * seq_len`, the sequence axis of `B, T, H, K =
+    k.shape` or of a `[batch, seq_len]` token-id tensor, a host name of a token count or sequence length such as `T`,
+    `seq_len` or `num_tokens`), a whole-tensor axis is divided by a literal tile of at most 4096 (`cdiv(n, 1024)`:
+    past the limit at 2**28 elements), a weight's channels are split into tiles of at most 16, or the grid is a
+    literal above 65535. A split `(progs, cdiv(total, progs))` over a bounded axis is read as `total` programs, and
+    `min(blocks, 65535 // n)` on one axis caps the product with the axis `n`. Grids that grow without such backing
+    (GEMM tile counts of matrices the host does not tie to tokens, generic row counts `M` of a general-purpose op,
+    whole-tensor grids over autotuned or large tiles) are ASC110's review sweep; the two never report the same
+    launch.
+
     Not reported: a factor under `min(..., cap)` or computed per chunk inside a host loop
     `for start in range(0, n, step)`; grids sized from the core count, also indirectly (`cdiv(n, ceil(n /
     CORES))`, `cdiv(num_vectorcore, n_cols) x n_cols`, a host name such as `num_vectorcore` unpacked from a
@@ -51,13 +62,7 @@ class GridOver65535(Rule):
     name = "grid-over-65535"
     message = "launch grid can exceed 65535 programs: {reason}"
     severity = Severity.WARNING
-    default = False
-    opt_in_reason = (
-        "its precision on code not used for tuning is below the 90% bar: on the fresh repositories 30/40 (75%) at"
-        " the first reading, before the classes found there (flattened rows over a tile, tile lists, weights named"
-        " `*_proj`) were fixed; on the held-out repositories most findings are whole-tensor grids of general-purpose"
-        " ops (FlagGems), about 70% by the last judgement; see docs/precision.md"
-    )
+    sweep = False  # the opt-in review sweep (ASC110) reports the grids this rule leaves to it
     fix_safety = FixSafety.NONE
     why = """
         On Ascend the product of the grid axes (coreDim) must be at most 65535: triton-ascend's launcher refuses
@@ -87,35 +92,6 @@ class GridOver65535(Rule):
                 scale[(triton.cdiv(n, 1024),)](x, n, BLOCK=1024)
             """,
             doc=True,
-        ),
-        Invalid(
-            """
-            import triton
-
-            @triton.jit
-            def matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: triton.language.constexpr, BN: triton.language.constexpr):
-                pass
-
-            def run(a, b, c, M, N, K):
-                grid = lambda meta: (triton.cdiv(M, meta["BM"]), triton.cdiv(N, meta["BN"]))
-                matmul[grid](a, b, c, M, N, K, BM=128, BN=256)
-            """,
-        ),
-        Invalid(
-            """
-            import triton
-
-            @triton.jit
-            def matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: triton.language.constexpr, BN: triton.language.constexpr):
-                pass
-
-            def run(a, b, c, M, N, K):
-                tiles = ((M + 127) // 128) * ((N + 255) // 256)
-                matmul[(tiles,)](
-                    a, b, c, M, N, K,
-                    BM=128, BN=256,
-                )
-            """,
         ),
         Invalid(
             """
@@ -261,29 +237,6 @@ class GridOver65535(Rule):
             import triton.language as tl
 
             @triton.jit
-            def row_max(x_ptr, n_cols, BLOCK: tl.constexpr):
-                pass
-
-            def leading_rows(x, dim):
-                rows = 1
-                for i in range(dim):
-                    rows *= x.shape[i]
-                row_max[(rows, 1, 1)](x, x.shape[dim], BLOCK=1024)
-
-            def last_dim_rows(x):
-                rows = math.prod(x.shape[:-1])
-                row_max[(triton.cdiv(rows, 4),)](x, x.shape[-1], BLOCK=1024)
-            """,
-            count=2,
-        ),
-        Invalid(
-            """
-            import math
-
-            import triton
-            import triton.language as tl
-
-            @triton.jit
             def partial_sum(x_ptr, mid_ptr, n, BLOCK: tl.constexpr):
                 pass
 
@@ -308,6 +261,28 @@ class GridOver65535(Rule):
                 programs = blocks if max_programs is None else min(blocks, max_programs)
                 count_blocks[(programs,)](x, n, BLOCK=1024)
             """
+        ),
+        Invalid(
+            """
+            import math
+
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def row_max(x_ptr, n_cols, BLOCK: tl.constexpr):
+                pass
+
+            def leading_rows(x, dim):
+                rows = 1
+                for i in range(dim):
+                    rows *= x.shape[i]
+                row_max[(rows, 1, 1)](x, x.shape[dim], BLOCK=1024)
+
+            def last_dim_rows(x):
+                rows = math.prod(x.shape[:-1])
+                row_max[(triton.cdiv(rows, 4),)](x, x.shape[-1], BLOCK=1024)
+            """,
         ),
     ]
     VALID = [
@@ -593,7 +568,7 @@ class GridOver65535(Rule):
         if _opts_into_block_clamping(self.context.index):
             return
         for launch in self.facts.launches:
-            reason = _unbounded_reason(launch_grid(self.facts, launch), self.context.module.code_for_node)
+            reason = unbounded_reason(launch_grid(self.facts, launch), self.context.module.code_for_node, self.sweep)
             if reason is not None:
                 self.report(launch.call, self.message.format(reason=reason))
 
@@ -630,30 +605,52 @@ def _is_zero(node) -> bool:
     return type(node) is cst.SimpleString and node.evaluated_value == "0"
 
 
-def _unbounded_reason(grid: LaunchGrid, code) -> str | None:
-    """Why the grid can pass the limit, or None when it is bounded or not visible."""
+# A whole-tensor grid over a literal tile of at most this many elements passes 65535 programs at 2**28 elements
+# (a 16K-token by 16K-feature activation); over larger or autotuned tiles it takes tensors the host does not show.
+_PRECISE_TILE = 4096
+
+
+def unbounded_reason(grid: LaunchGrid, code, sweep: bool = False) -> str | None:
+    """Why the grid can pass the limit, or None when it is bounded or not visible. ASC105 takes the first reason the
+    host code backs with tokens, rows or a small literal tile; the sweep takes the first reason of a grid that has
+    none of those."""
+    found = list(_reasons(grid, code))
+    precise = [reason for reason, backed in found if backed]
+    if sweep:
+        return found[0][0] if found and not precise else None
+    return precise[0] if precise else None
+
+
+def _reasons(grid: LaunchGrid, code):
+    """(reason, backed by the host) for each way the grid can pass the limit, the catalog's order."""
     if grid.axes is None:
-        return None
+        return
     size = grid.static_size
     if size is not None:
-        return f"it launches {size} programs" if size > _LIMIT else None
+        if size > _LIMIT:
+            yield f"it launches {size} programs", True
+        return
     growing = [factor for factor in grid.factors if factor.grows_with_data]
-    totals = [factor for factor in growing if factor.kind is Kind.TOTAL_SIZE]
-    if totals:
-        return f"{_spelled(grid, totals[0], code)} counts the rows or elements of a whole tensor"
-    tiles = [factor for factor in growing if factor.kind is Kind.TILE_COUNT]
-    if len(tiles) >= 2:
-        return f"tile counts of two runtime extents multiply (`{_text(code, tiles[0].expr)}` and " \
-               f"`{_text(code, tiles[1].expr)}`)"
-    runtime = sum(factor.weight for factor in growing)
-    if runtime >= 3:
-        return f"{runtime} runtime sizes multiply in `{_text(code, grid.expr)}`"
     wide = [factor for factor in grid.factors if factor.wide and not factor.capped and not factor.chunked]
     others = [factor for factor in growing if not factor.wide]
     if wide and others:
-        return (f"{_spelled(grid, wide[0], code)} splits the channels of a weight into tiles of at most 16 (about a"
-                f" thousand programs) times `{_text(code, others[0].expr)}`")
-    return _token_axis_reason(grid, growing, code)
+        yield (f"{_spelled(grid, wide[0], code)} splits the channels of a weight into tiles of at most 16 (about a"
+               f" thousand programs) times `{_text(code, others[0].expr)}`"), True
+    totals = [factor for factor in growing if factor.kind is Kind.TOTAL_SIZE]
+    backed = [f for f in totals if f.tokens and f.host_tokens or f.tile is not None and f.tile <= _PRECISE_TILE]
+    for total in backed[:1] or totals[:1]:
+        yield f"{_spelled(grid, total, code)} counts the rows or elements of a whole tensor", bool(backed)
+    tiles = [factor for factor in growing if factor.kind is Kind.TILE_COUNT]
+    if len(tiles) >= 2:
+        yield (f"tile counts of two runtime extents multiply (`{_text(code, tiles[0].expr)}` and "
+               f"`{_text(code, tiles[1].expr)}`)"), any(t.tokens and t.host_tokens for t in tiles)
+    runtime = sum(factor.weight for factor in growing)
+    if runtime >= 3:
+        yield f"{runtime} runtime sizes multiply in `{_text(code, grid.expr)}`", any(
+            f.tokens and f.host_tokens for f in growing)
+    reason = _token_axis_reason(grid, growing, code)
+    if reason is not None:
+        yield reason, any(f.tokens and f.host_tokens for f in growing)
 
 
 def _token_axis_reason(grid: LaunchGrid, growing: list, code) -> str | None:

@@ -105,6 +105,12 @@ class Factor:
     # the batch of a batched tensor (``B`` of ``B, T, H, K = k.shape``, ``batch = x.shape[0]``): multiplied with a
     # tile count of that tensor's tokens it counts token tiles of the whole batch, not a further runtime size
     batch_axis: bool = False
+    # the largest literal tile a tile count or total size is divided by (``cdiv(n, 1024)``, ``block = 1024``, a
+    # launch passing ``BLOCK=1024`` for ``meta["BLOCK"]``, ``BD = 8 if ... else 16``); None when not a literal
+    tile: int | None = None
+    # ``tokens`` read from the host tensors themselves (the leading dimension of an activation, its flattened rows,
+    # ``batch * seq_len``, the sequence axis of ``B, T, H, K = k.shape``), not from how a host name is spelled
+    host_tokens: bool = False
 
     @property
     def is_core_count(self) -> bool:
@@ -1297,7 +1303,8 @@ class _Classifier:
             return factors
         if not any(f not in batches and any(_is_token_name(n) for n in f.names) for f in factors):
             return factors
-        return [replace(f, tokens=True, evidence=f"`{sorted(f.names)[0]}` is the leading dimension of an activation"
+        return [replace(f, tokens=True, host_tokens=True,
+                        evidence=f"`{sorted(f.names)[0]}` is the leading dimension of an activation"
                         " times a sequence length") if f.batch_rows else f for f in factors]
 
     def _flattened_rows(self, factors: list[Factor], expr: cst.BaseExpression) -> list[Factor]:
@@ -1314,7 +1321,7 @@ class _Classifier:
             if leading and any(_is_token_name(name) for _, _, f in dims for name in f.names):
                 merged = [f for _, _, f in dims]
                 rows = Factor(Kind.TOTAL_SIZE, expr, names=frozenset().union(*(f.names for f in merged)), rows=True,
-                              tokens=True)
+                              tokens=True, host_tokens=True)
                 return [f for f in factors if all(f is not m for m in merged)] + [rows]
         return factors
 
@@ -1337,9 +1344,11 @@ class _Classifier:
             found = [Factor(Kind.UNKNOWN, expr, names=names)]
         found = self._named(name, found, expr)
         if len(found) == 1 and found[0].tokens and not found[0].rows and mag.name_bits(name) <= mag.BATCH_BITS:
-            found = [replace(found[0], tokens=False, evidence="", batch_rows=True, batch_axis=True)]  # batch = x.shape[0]
+            found = [replace(found[0], tokens=False, host_tokens=False, evidence="", batch_rows=True,
+                             batch_axis=True)]  # batch = x.shape[0]
         if len(found) == 1 and found[0].kind in RUNTIME_KINDS and not found[0].tokens and _is_token_name(name):
-            found = [replace(found[0], tokens=True, evidence=found[0].evidence or f"`{name}` counts tokens or rows")]
+            found = [replace(found[0], tokens=True, evidence=found[0].evidence or f"`{name}` counts tokens or rows",
+                             host_tokens=found[0].host_tokens or _SEQUENCE_LENGTH.fullmatch(name) is not None)]
         return found
 
     @staticmethod
@@ -1459,7 +1468,7 @@ class _Classifier:
             tokens = tensor is not None and short != "dim" and dim == 0 and hf.leading_dimension_counts_rows(tensor)
             kind = Kind.TILE_COUNT if tokens and _TILE_LIST.search(tensor) else Kind.EXTENT
             return Factor(kind, call, names=names | _receiver_names(func) | _receiver_names(*args[:1]),
-                          tokens=tokens, evidence=f"`{self.facts.module.code_for_node(call)}` counts rows" if tokens
+                          tokens=tokens, host_tokens=tokens and hf.is_activation(tensor), evidence=f"`{self.facts.module.code_for_node(call)}` counts rows" if tokens
                           else "")
         core = _core_function_kind(short)
         if core is not None:
@@ -1478,7 +1487,7 @@ class _Classifier:
             return Factor(Kind.UNKNOWN, expr, names=names)
         receivers = _receiver_names(expr.value)
         if _is_integer(index, 0) and self._is_flattened(expr.value):
-            return Factor(Kind.TOTAL_SIZE, expr, names=names | receivers, rows=True, tokens=True)
+            return Factor(Kind.TOTAL_SIZE, expr, names=names | receivers, rows=True, tokens=True, host_tokens=True)
         item = self.grids.shape_items.get(id(expr))
         tensor, dim = (item[0], item[1]) if item is not None else (hf.receiver(expr.value), hf.literal_dim(index))
         shape = expr.value
@@ -1491,7 +1500,11 @@ class _Classifier:
                   and (item is None or item[2] <= 3))  # [B, T, H, D]: the leading axis is the batch
         kind = Kind.TILE_COUNT if tokens and _TILE_LIST.search(tensor) else Kind.EXTENT
         batch = dim == 0 and item is not None and item[2] >= 3
-        return Factor(kind, expr, names=names | receivers, tokens=tokens, batch_axis=batch,
+        sequence = dim == 1 and item is not None and (item[2] >= 3 and hf.is_per_token(tensor)  # T of [B, T, H, K]
+                                                      or item[2] == 2 and hf.is_token_ids(tensor))  # [B, seq_len]
+        tokens = tokens or sequence and item[2] == 2
+        host = tokens and hf.is_activation(tensor) or sequence
+        return Factor(kind, expr, names=names | receivers, tokens=tokens, batch_axis=batch, host_tokens=host,
                       evidence=f"`{tensor}.shape[0]` counts rows" if tokens else "")
 
     def _meta(self, key: str, expr: cst.Subscript, depth: int, names: frozenset[str]) -> Factor:
@@ -1582,10 +1595,18 @@ class _Classifier:
             model_bounded=kind is Kind.TILE_COUNT and self._is_model_dimension(numerator, folded),
             rows=folded.rows,
             tokens=(folded.tokens or folded.batch_rows) and kind is not Kind.EXTENT,
+            host_tokens=(folded.host_tokens or folded.batch_rows) and kind is not Kind.EXTENT,
             evidence=folded.evidence or (f"`{sorted(folded.names)[0]}` is the leading dimension of an activation,"
                                          " tiled by the host" if folded.batch_rows and kind is Kind.TILE_COUNT else ""),
             wide=kind is Kind.TILE_COUNT and self._weight_rows(folded) and self._small_tile(denominator),
+            tile=self._literal_tile(bottom, denominator),
         )
+
+    def _literal_tile(self, bottom: Factor, denominator: cst.BaseExpression) -> int | None:
+        if bottom.kind is Kind.LITERAL and bottom.value:  # min(..., 2048): at most the cap
+            return bottom.value
+        choices = self.grids.literal_choices(denominator, self.site, 0)
+        return max(choices) if choices else None
 
     def _weight_rows(self, folded: Factor) -> bool:
         """The leading dimension of a weight (``D, W = weight.shape``): its output channels or features."""
@@ -1625,8 +1646,10 @@ def _fold(factors: list[Factor], expr: cst.BaseExpression) -> Factor:
         names=names,
         rows=fastest.rows and len(runtime) == 1,  # rows times a feature size counts elements, not rows
         tokens=any(f.tokens for f in runtime),
+        host_tokens=any(f.tokens and f.host_tokens for f in runtime),
         evidence=next((f.evidence for f in runtime if f.tokens), ""),
         batch_rows=fastest.batch_rows and len(runtime) == 1,
+        tile=fastest.tile if len(runtime) == 1 else None,
     )
 
 
@@ -1767,6 +1790,11 @@ def _is_token_name(name: str) -> bool:
     return mag.name_bits(name) == mag.TOKEN_BITS and _SPECULATIVE.search(name) is None
 
 
+# Host names of a token count or sequence length (``T``, ``seq_len``, ``num_tokens``): the language of sequence
+# workloads. Generic row counts (``M``, ``rows``, ``n_rows``) of general-purpose ops do not back a finding alone.
+_SEQUENCE_LENGTH = re.compile(
+    r"t|s|seq_?len|seqlen|seq_?length|max_?seq_?len|max_?seqlen|num_?tokens?|n_?tokens?|total_?tokens?|tokens?"
+    r"|context_?len|ctx_?len|kv_?len|q_?len|\w*_tokens", re.I)
 # speculative-decoding lengths (``max_spec_len``, ``num_draft_tokens``) count a few draft tokens per request
 _SPECULATIVE = re.compile(r"spec|draft|accepted", re.I)
 # a host list or tensor of blocks or tiles (``block_info``, ``tile_row_start``): its length counts tiles of rows

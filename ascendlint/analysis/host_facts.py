@@ -54,6 +54,15 @@ def tensor_is_small(name: str) -> bool:
     return _SMALL_TENSOR.search(name) is not None and not _VOCAB_TENSOR.search(name) and not _KV_TENSOR.search(name)
 
 
+def is_token_ids(name: str) -> bool:
+    """A host tensor of token ids (``tokens``, ``input_ids``): ``[batch, seq_len]``, its second dimension a
+    sequence length."""
+    return _TOKEN_IDS.fullmatch(name) is not None
+
+
+_TOKEN_IDS = re.compile(r"tokens?|input_?ids|token_?ids|ids", re.IGNORECASE)
+
+
 def is_weight(name: str) -> bool:
     """A host tensor named as a weight matrix (``weight``, ``w``, ``conv_weight``, ``w1``): its leading dimension
     counts output channels or features, a model size up to about 2**14."""
@@ -118,9 +127,12 @@ def shape_bound(tensor: str, dim: int | None, rank: int | None = None) -> HostBo
     return None
 
 
-def _per_token(tensor: str) -> bool:
+def is_per_token(tensor: str) -> bool:
     """A tensor with one row per token: activations and the q/k/v of attention."""
     return is_activation(tensor) or _QKV.match(tensor) is not None
+
+
+_per_token = is_per_token
 
 
 _QKV = re.compile(r"^(k|v|kv|key|value|keys|values)(_\w+)?$", re.IGNORECASE)
