@@ -1,0 +1,230 @@
+"""ASC105 decides from how the host code sizes the grid: real upstream fixes of the 65535-program limit, as minimal
+kernels of our own (each reported once the host sizing is read, and quiet in its fixed form), the wrong findings
+of earlier versions as non-triggers, and the split with the review sweep ASC110 (never both on one launch)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ascendlint.registry import all_rules
+from tests.helpers import lint
+
+HEADER = "import triton\nimport triton.language as tl\n\n"
+
+REPORTED = {
+    # (progs, cdiv(total, progs)) with progs bounded by the core count launches `total` programs: batch x seq blocks
+    "core-count axis times the rest of a split": """
+@triton.jit
+def bincount(tokens_ptr, counts_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
+    pass
+
+def run(tokens, counts, cores):
+    n_rows, n_cols = tokens.shape
+    blocks = n_rows * triton.cdiv(n_cols, 256)
+    progs = min(cores, blocks)
+    grid = (progs, triton.cdiv(blocks, progs))
+    bincount[grid](tokens, counts, n_rows, n_cols, BLOCK=256)
+""",
+    # batch = x.shape[0] of an activation, multiplied by a sequence length: the tokens of the batch
+    "batch of an activation times a sequence length": """
+@triton.jit
+def split_heads(x_ptr, out_ptr, HEADS: tl.constexpr):
+    pass
+
+def run(mixed_qkv, heads):
+    batch, seq_len = mixed_qkv.shape[0], 1
+    out = mixed_qkv.new_empty([batch * seq_len, heads, 64])
+    split_heads[(batch * seq_len, heads)](mixed_qkv, out, HEADS=heads)
+""",
+    # the leading dimension of a gradient tiled by a block the host keeps at most 8 rows, times the groups
+    "a gradient's batch tiled by the host times groups": """
+@triton.jit
+def norm_bwd(dy_ptr, n, G, BLOCK_BATCH: tl.constexpr):
+    pass
+
+def batch_block(hidden):
+    return max(1, min(8, 4096 // hidden))
+
+def backward(dy, groups):
+    shape = dy.shape
+    batch = shape[0]
+    block_batch = batch_block(dy.shape[-1])
+    norm_bwd[(groups, triton.cdiv(batch, block_batch))](dy, batch, groups, BLOCK_BATCH=block_batch)
+""",
+    # a weight's channels over a tile of 8 or 16 (about a thousand programs) times the sequences
+    "weight channels over a small tile times sequences": """
+@triton.jit
+def conv_dh0(dy_ptr, w_ptr, h0_ptr, D, BD: tl.constexpr):
+    pass
+
+def dh0(dy, weight, initial_state):
+    D, W = weight.shape
+    N = initial_state.shape[0]
+    BD = 8 if dy.dtype == 1 else 16
+    conv_dh0[(triton.cdiv(D, BD), N)](dy, weight, initial_state, D, BD=BD)
+""",
+    # rows over a vocab tile, uncapped: the form the penalties fix started from
+    "token rows times vocab tiles": """
+@triton.jit
+def penalties(logits_ptr, vocab, BLOCK: tl.constexpr):
+    pass
+
+def apply(logits):
+    num_tokens, vocab = logits.shape
+    penalties[(num_tokens, triton.cdiv(vocab, 4096))](logits, vocab, BLOCK=4096)
+""",
+    # token tiles of the batch times channel tiles: a third size multiplies the tokens of the launch
+    "token tiles of the batch times channel tiles": """
+@triton.jit
+def conv_fwd(x_ptr, T, D, BT: tl.constexpr, BD: tl.constexpr):
+    pass
+
+def run(x, BT=64, BD=16):
+    B, T, D = x.shape
+    NT = triton.cdiv(T, BT)
+    conv_fwd[(triton.cdiv(D, BD), NT, B)](x, T, D, BT=BT, BD=BD)
+""",
+}
+
+QUIET = {
+    # the penalties fix: the vocab axis capped at 65535 // num_tokens bounds the product of both axes
+    "an axis capped by the limit over the other axis": """
+@triton.jit
+def penalties(logits_ptr, vocab, NUM_BLOCKS: tl.constexpr, GRID: tl.constexpr, BLOCK: tl.constexpr):
+    pass
+
+def apply(logits):
+    num_tokens, vocab = logits.shape
+    blocks = triton.cdiv(vocab, 4096)
+    vocab_grid = min(blocks, 65535 // num_tokens)
+    penalties[(num_tokens, vocab_grid)](logits, vocab, NUM_BLOCKS=blocks, GRID=vocab_grid, BLOCK=4096)
+""",
+    # the bincount fix: one core-count axis, the blocks looped inside the kernel
+    "a capped grid-stride launch": """
+@triton.jit
+def bincount(tokens_ptr, counts_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
+    pass
+
+def run(tokens, counts, cores):
+    n_rows, n_cols = tokens.shape
+    blocks = n_rows * triton.cdiv(n_cols, 256)
+    bincount[(min(cores, blocks),)](tokens, counts, n_rows, n_cols, BLOCK=256)
+""",
+    # the conv fix: the sequences chunked by a host loop
+    "weight channels over a small tile, sequences chunked": """
+@triton.jit
+def conv_dh0(dy_ptr, w_ptr, h0_ptr, D, OFFSET: tl.constexpr, BD: tl.constexpr):
+    pass
+
+def dh0(dy, weight, initial_state):
+    D, W = weight.shape
+    N = initial_state.shape[0]
+    BD = 16
+    step = 65535 // triton.cdiv(D, BD)
+    for n_off in range(0, N, step):
+        n_len = min(step, N - n_off)
+        conv_dh0[(triton.cdiv(D, BD), n_len)](dy, weight, initial_state, D, OFFSET=n_off, BD=BD)
+""",
+    # (NT, B): token tiles times the batch they belong to count B * T / BT programs, the token tiles of one launch
+    "token tiles times their own batch": """
+@triton.jit
+def cumsum(g_ptr, T, BT: tl.constexpr):
+    pass
+
+def run(g, BT=64):
+    B, T, H = g.shape
+    NT = triton.cdiv(T, BT)
+    cumsum[(NT, B)](g, T, BT=BT)
+""",
+    # one program per request of a decode batch (batch = q.shape[0]) times heads
+    "a decode batch times heads": """
+@triton.jit
+def decode(q_ptr, H: tl.constexpr):
+    pass
+
+def run(q):
+    batch = q.shape[0]
+    heads = q.shape[1]
+    decode[(batch, heads)](q, H=heads)
+""",
+    # a weight's channels over a tile of 64 times the sequences: at most a few hundred programs per sequence
+    "weight channels over a wide tile": """
+@triton.jit
+def conv_dh0(dy_ptr, w_ptr, h0_ptr, D, BD: tl.constexpr):
+    pass
+
+def dh0(dy, weight, initial_state):
+    D, W = weight.shape
+    N = initial_state.shape[0]
+    conv_dh0[(triton.cdiv(D, 64), N)](dy, weight, initial_state, D, BD=64)
+""",
+}
+
+SWEPT = {
+    # tile counts of two extents the host does not tie to tokens: the sweep's, not ASC105's
+    "GEMM tiles of generic matrices": """
+@triton.jit
+def matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr):
+    pass
+
+def mm(mat1, mat2, out):
+    M, K = mat1.shape
+    _, N = mat2.shape
+    matmul[lambda meta: (triton.cdiv(M, meta["BM"]) * triton.cdiv(N, meta["BN"]),)](mat1, mat2, out, M, N, K)
+""",
+    # a whole tensor over an autotuned tile the module does not show
+    "whole tensor over an autotuned tile": """
+@triton.jit
+def fill(out_ptr, n, BLOCK: tl.constexpr):
+    pass
+
+def full(out):
+    n = out.numel()
+    fill[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](out, n)
+""",
+    # a whole tensor over a tile of 32768: past the limit only beyond 2**31 elements
+    "whole tensor over a wide literal tile": """
+@triton.jit
+def zeros(out_ptr, n, BLOCK: tl.constexpr):
+    pass
+
+def zeros_like(out):
+    n = out.numel()
+    zeros[(triton.cdiv(n, 32768),)](out, n, BLOCK=32768)
+""",
+}
+
+
+def _codes(source: str) -> list[str]:
+    return [d.code for d in lint(HEADER + source, "ASC105", "ASC110") if d.code in ("ASC105", "ASC110")]
+
+
+@pytest.mark.parametrize("name", sorted(REPORTED))
+def test_a_grid_the_host_sizes_past_the_limit_is_reported(name):
+    assert _codes(REPORTED[name]) == ["ASC105"]
+
+
+@pytest.mark.parametrize("name", sorted(QUIET))
+def test_a_grid_the_host_bounds_stays_quiet(name):
+    assert _codes(QUIET[name]) == []
+
+
+@pytest.mark.parametrize("name", sorted(SWEPT))
+def test_a_grid_the_host_does_not_back_is_left_to_the_sweep(name):
+    assert _codes(SWEPT[name]) == ["ASC110"]
+
+
+def test_asc105_is_default_and_its_sweep_opt_in():
+    rules = {rule.code: rule for rule in all_rules()}
+    assert rules["ASC105"].default is True
+    assert rules["ASC110"].default is False
+
+
+@pytest.mark.parametrize("code", ["ASC105", "ASC110"])
+def test_the_pair_never_reports_one_launch_twice(code):
+    rule = next(r for r in all_rules() if r.code == code)
+    for example in rule.INVALID:
+        found = [(d.location, d.code) for d in lint(example.code, "ASC105", "ASC110")
+                 if d.code in ("ASC105", "ASC110")]
+        locations = [location for location, _ in found]
+        assert len(locations) == len(set(locations)), found
