@@ -1137,7 +1137,7 @@ class _GridAnalysis:
         shape = self._grid_shape(launch.grid, site, 0)
         if shape is None:
             return LaunchGrid(launch, None)
-        chunking = self._chunking_names(site)
+        chunking = self._chunking_names(site) | self._chunked_by_callers(site)
         grown = self._grown_until_fits(site)
         axes = []
         for element in _elements(shape):
@@ -1248,6 +1248,29 @@ class _GridAnalysis:
                                                                            cst.LeftShiftAssign):
                     names.update(_target_names(node.target))
         return frozenset(names)
+
+    def _chunked_by_callers(self, site: cst.CSTNode) -> frozenset[str]:
+        """The parameters of the host function around ``site`` when every call of it in this module sits in a host
+        loop that walks the data in chunks (``for start in range(0, n, step)``, ``for off, size in
+        iter_launch_chunks(n, ...)``): the launch sees one chunk of what those parameters hold."""
+        function = self._scope_node(site)
+        if type(function) is not cst.FunctionDef:
+            return frozenset()
+        calls = [node for node in self.index.names(function.name.value)
+                 if type(self.index.parent(node)) is cst.Call and self.index.parent(node).func is node]
+        if not calls or not all(self._in_chunk_loop(call) for call in calls):
+            return frozenset()
+        params = function.params
+        return frozenset(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
+
+    def _in_chunk_loop(self, node: cst.CSTNode) -> bool:
+        for ancestor in self.index.ancestors(node):
+            if type(ancestor) in (cst.FunctionDef, cst.Lambda):
+                return False
+            if type(ancestor) is cst.For and (_is_stepped_range(ancestor.iter) or type(ancestor.iter) is cst.Call
+                                              and _CHUNKS.search(dotted_name(ancestor.iter.func) or "")):
+                return True
+        return False
 
     def _chunking_names(self, site: cst.CSTNode) -> frozenset[str]:
         """Names bound by host loops around ``site`` that walk the data in chunks (``range(a, b, step)``, while)."""
@@ -1795,6 +1818,8 @@ def _is_token_name(name: str) -> bool:
 _SEQUENCE_LENGTH = re.compile(
     r"t|s|seq_?len|seqlen|seq_?length|max_?seq_?len|max_?seqlen|num_?tokens?|n_?tokens?|total_?tokens?|tokens?"
     r"|context_?len|ctx_?len|kv_?len|q_?len|\w*_tokens", re.I)
+# host helpers that yield (offset, length) chunks of an axis for a loop of launches (``iter_axis_launch_chunks``)
+_CHUNKS = re.compile(r"chunk", re.I)
 # speculative-decoding lengths (``max_spec_len``, ``num_draft_tokens``) count a few draft tokens per request
 _SPECULATIVE = re.compile(r"spec|draft|accepted", re.I)
 # a host list or tensor of blocks or tiles (``block_info``, ``tile_row_start``): its length counts tiles of rows

@@ -125,6 +125,21 @@ def dh0(dy, weight, initial_state):
         n_len = min(step, N - n_off)
         conv_dh0[(triton.cdiv(D, BD), n_len)](dy, weight, initial_state, D, OFFSET=n_off, BD=BD)
 """,
+    # a launch helper every caller runs per chunk of rows (`for off, size in launch_chunks(T, ...)`)
+    "a helper launched per chunk by its callers": """
+@triton.jit
+def norm_rows(x_ptr, D: tl.constexpr):
+    pass
+
+def _launch_rows(x, D):
+    rows = x.shape[0]
+    norm_rows[(rows,)](x, D=D)
+
+def norm(x):
+    T, D = x.shape
+    for start, size in iter_launch_chunks(T, max_grid=65535):
+        _launch_rows(x[start:start + size], D)
+""",
     # (NT, B): token tiles times the batch they belong to count B * T / BT programs, the token tiles of one launch
     "token tiles times their own batch": """
 @triton.jit
