@@ -946,6 +946,7 @@ class _GridAnalysis:
         self.index = facts.index
         self._scopes: dict[int, _Scope] = {}
         self._grids: dict[int, LaunchGrid] = {}
+        self._chunked_params: dict[int, frozenset[str]] = {}
         # ``b, s, _ = x.shape`` binds each name to a synthetic ``x.shape[i]``: id -> (tensor name, i, rank)
         self.shape_items: dict[int, tuple[str, int, int]] = {}
 
@@ -1256,12 +1257,18 @@ class _GridAnalysis:
         function = self._scope_node(site)
         if type(function) is not cst.FunctionDef:
             return frozenset()
-        calls = [node for node in self.index.names(function.name.value)
-                 if type(self.index.parent(node)) is cst.Call and self.index.parent(node).func is node]
-        if not calls or not all(self._in_chunk_loop(call) for call in calls):
-            return frozenset()
-        params = function.params
-        return frozenset(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
+        cached = self._chunked_params.get(id(function))
+        if cached is None:
+            uses = [node for node in self.index.names(function.name.value) if node is not function.name]
+            calls = [node for node in uses
+                     if type(self.index.parent(node)) is cst.Call and self.index.parent(node).func is node]
+            cached = frozenset()
+            if calls and len(calls) == len(uses) and all(self._in_chunk_loop(call) for call in calls):
+                params = function.params
+                cached = frozenset(p.name.value for p in (*params.posonly_params, *params.params,
+                                                          *params.kwonly_params))
+            self._chunked_params[id(function)] = cached
+        return cached
 
     def _in_chunk_loop(self, node: cst.CSTNode) -> bool:
         for ancestor in self.index.ancestors(node):
