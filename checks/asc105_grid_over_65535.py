@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ascendlint.diagnostics import FixSafety, Severity
-from ascendlint.analysis.grid import Kind, LaunchGrid, _division_parts, launch_grid
+from ascendlint.analysis.grid import Kind, LaunchGrid, division_parts, launch_grid
 from ascendlint.rule import Invalid, Rule, Valid
 
 _LIMIT = 65535
@@ -684,7 +684,7 @@ def _token_axis_reason(grid: LaunchGrid, growing: list, code) -> str | None:
 
 def _tile_of(factor) -> int | None:
     """The literal tile size a tile count divides by (``cdiv(rows, 4)`` gives 4), else None."""
-    parts = _division_parts(factor.expr)
+    parts = division_parts(factor.expr)
     if parts is not None and type(parts[1]) is cst.Integer:
         return int(parts[1].value, 0)
     return None

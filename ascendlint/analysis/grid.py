@@ -463,7 +463,7 @@ def token_axes(facts: ModuleFacts, kernel: Kernel) -> set[int]:
         axes = set()
         for axis, factors in enumerate(grid.axes):
             for factor in factors:
-                numerator = _division_parts(factor.expr)
+                numerator = division_parts(factor.expr)
                 spelled = numerator[0] if numerator is not None else factor.expr
                 names = [spelled.value] if type(spelled) is cst.Name else sorted(factor.names)
                 if factor.rows or factor.kind in (Kind.EXTENT, Kind.TILE_COUNT) and (
@@ -866,7 +866,7 @@ def _factor_magnitude(factor: Factor, kernel: Kernel) -> tuple[int, frozenset[st
     if factor.is_core_count:
         return mag.CORE_PROGRAM_BITS, frozenset()
     if kind is Kind.TILE_COUNT:
-        parts = _division_parts(factor.expr)
+        parts = division_parts(factor.expr)
         if parts is not None:
             numerator, denominator = parts
             top = _host_bits(numerator)
@@ -881,7 +881,7 @@ def _factor_magnitude(factor: Factor, kernel: Kernel) -> tuple[int, frozenset[st
     return mag.GRID_AXIS_BITS, frozenset()
 
 
-def _division_parts(expr: cst.BaseExpression) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+def division_parts(expr: cst.BaseExpression) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
     """(numerator, denominator) of ``cdiv(a, b)``, ``a // b`` or ``(a + b - 1) // b``."""
     if type(expr) is cst.Call and len(expr.args) == 2:
         return expr.args[0].value, expr.args[1].value
@@ -1159,7 +1159,7 @@ class _GridAnalysis:
         chains = [self._chain(element, site) for element in elements]
         for j, chain in enumerate(chains):
             for expr in chain:
-                parts = _division_parts(expr) if type(expr) is cst.Call or _rounds_up(expr) else None
+                parts = division_parts(expr) if type(expr) is cst.Call or _rounds_up(expr) else None
                 if parts is None:
                     continue
                 i = self._axis_named(parts[1], chains, j, site)
@@ -1415,7 +1415,7 @@ class _Classifier:
             return self._conditional(expr, depth, names)
         if type(expr) is cst.BinaryOperation:
             if type(expr.operator) in (cst.FloorDivide, cst.Divide):
-                numerator, denominator = _division_parts(expr) if _rounds_up(expr) else (expr.left, expr.right)
+                numerator, denominator = division_parts(expr) if _rounds_up(expr) else (expr.left, expr.right)
                 return self._divide(expr, numerator, denominator, depth, names)
             if type(expr.operator) in (cst.Add, cst.Subtract):
                 left = self._one(expr.left, depth, names)
