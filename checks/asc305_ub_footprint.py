@@ -89,7 +89,7 @@ class UbFootprint(Rule):
             @triton.autotune(
                 configs=[
                     triton.Config({"BLOCK": 4096}),
-                    triton.Config({"BLOCK": 8192, "multibuffer": True}),
+                    triton.Config({"BLOCK": 16384, "multibuffer": True}),
                 ],
                 key=["n"],
             )

@@ -317,7 +317,8 @@ class _Model:
         self.tiles_seen = False
         self.dot_operands: dict[str, int] = {}  # uses of a name as an operand of tl.dot (cube L1/L0 buffers)
         self.dot_results: set[str] = set()  # names bound to tl.dot results (the cube's L0C accumulator)
-        self.address_uses: dict[str, int] = {}  # uses of a name inside a load's or store's address
+        self.address_uses: dict[str, int] = {}  # uses of a name inside a load's or store's address or mask
+        self.feeds: dict[str, dict[str, int]] = {}  # uses of a name in the value bound to another (name -> target)
 
     # statements
     def run(self) -> None:
@@ -383,14 +384,18 @@ class _Model:
             value = self._expr(node.value)
             self._uses(node.value)
             for target in node.targets:
+                self._feed(node.value, target.target)
                 self._bind(target.target, node.value, value)
         elif type(node) is cst.AnnAssign and node.value is not None:
             value = self._expr(node.value)
             self._uses(node.value)
+            self._feed(node.value, node.target)
             self._bind(node.target, node.value, value)
         elif type(node) is cst.AugAssign:
             value = self._expr(node.value)
             self._uses(node.value)
+            self._feed(node.value, node.target)
+            self._feed(node.target, node.target)
             if type(node.target) is cst.Name:
                 if type(node.value) is cst.Call and _callee(node.value) == "dot":
                     self.dot_results.add(node.target.value)
@@ -405,6 +410,15 @@ class _Model:
             self._uses(node.value)
         elif type(node) is cst.Return and node.value is not None:
             self._uses(node.value)
+
+    def _feed(self, expr, target) -> None:
+        """Record that the names read in ``expr`` go into the value bound to ``target`` (a name only)."""
+        if type(target) is not cst.Name:
+            return
+        for name in _names(expr):
+            if name in self.env:
+                into = self.feeds.setdefault(name, {})
+                into[target.value] = into.get(target.value, 0) + 1
 
     def _bind(self, target, expr, value: _Value) -> None:
         if type(target) is cst.Name:
@@ -465,14 +479,30 @@ class _Model:
             self._use(node)
 
     # liveness
+    def _address_only(self) -> set[str]:
+        """Tiles that only ever form addresses or masks of loads and stores, directly or through the names they
+        are bound into (``offs``, ``cols = start + offs``, ``mask = cols < n``): the compiler turns such index
+        arithmetic into strided or bounded transfers instead of materialising the tiles."""
+        candidates = {name for name, tile in self.sizes.items() if not tile.loaded}
+        changed = True
+        while changed:
+            changed = False
+            for name in sorted(candidates):
+                through = sum(n for target, n in self.feeds.get(name, {}).items() if target in candidates)
+                if self.address_uses.get(name, 0) + through < len(self.uses.get(name, [])):
+                    candidates.discard(name)
+                    changed = True
+        return candidates
+
     def peak(self) -> tuple[int, list[Tile]]:
+        address_only = self._address_only()
         intervals = []
         for name, tile in self.sizes.items():
             if name in self.dot_results or (name in self.dot_operands
                                              and self.dot_operands[name] >= len(self.uses.get(name, []))):
                 continue  # cube buffers (L1, L0A/B, L0C), not the vector core's Unified Buffer
-            if self.address_uses.get(name, 0) >= len(self.uses.get(name, [])) and not tile.loaded:
-                continue  # offsets used only in addresses: the compiler turns affine ones into strided transfers
+            if name in address_only:
+                continue  # index and mask tiles of addresses only
             points = self.defs.get(name, []) + self.uses.get(name, [])
             start, end = min(points), max(points)
             for begin, finish, used, assigned in self.loops:
@@ -487,7 +517,7 @@ class _Model:
         best, live = 0, []
         for point in sorted({i[0] for i in intervals} | {i[1] for i in intervals}):
             here = [i for i in intervals if i[0] <= point <= i[1]]
-            total = sum(i[3] for i in here)
+            total = sum(i[3] for i in here) - _reused(point, here)
             if total > best:
                 best, live = total, sorted((i[2] for i in here), key=lambda t: -t.bytes)
         return best, live
@@ -627,6 +657,13 @@ class _Model:
         if name in (*_LOADS, "store") and (positional or "pointer" in keywords):
             for used in _names(positional[0] if positional else keywords["pointer"]):
                 self.address_uses[used] = self.address_uses.get(used, 0) + 1
+            mask = keywords.get("mask")
+            if mask is None and name == "load" and len(positional) > 1:
+                mask = positional[1]
+            elif mask is None and name == "store" and len(positional) > 2:
+                mask = positional[2]
+            for used in _names(mask) if mask is not None else ():
+                self.address_uses[used] = self.address_uses.get(used, 0) + 1
         if name in _LOADS and (positional or "pointer" in keywords):
             pointer = positional[0] if positional else keywords["pointer"]
             if type(pointer) is cst.Name and pointer.value in self.block_ptrs:
@@ -683,6 +720,22 @@ class _Model:
                 size = max(size, v.size) if shape else v.size
                 loaded = loaded or v.loaded
         return _Value(shape, size, loaded) if shape else _SCALAR
+
+
+def _reused(point, here) -> int:
+    """Bytes the tiles bound at ``point`` take over from tiles whose last use is that same statement: an
+    element-wise result is written in place of an operand that dies there (``b = a * 2`` with ``a`` read for the
+    last time), so the two are not live at once. Each dying buffer goes to at most one new tile that fits in it."""
+    dying = sorted((i[3] for i in here if i[1] == point and i[0] < point), reverse=True)
+    born = sorted((i[3] for i in here if i[0] == point and i[1] > point), reverse=True)
+    saved = 0
+    for size in born:
+        fit = next((k for k, free in enumerate(dying) if free >= size), None)
+        if fit is None:
+            continue
+        saved += size
+        dying.pop(fit)
+    return saved
 
 
 def _callee(call: cst.Call) -> str:
