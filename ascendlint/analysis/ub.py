@@ -48,6 +48,7 @@ _REDUCTIONS = {"sum", "max", "min", "argmax", "argmin", "reduce", "xor_sum", "pr
 _KEEP_SHAPE = {"cumsum", "cumprod", "sort", "flip", "sigmoid", "softmax", "exp", "exp2", "log", "log2", "sqrt",
                "rsqrt", "abs", "sin", "cos", "erf", "fma", "maximum", "minimum", "where", "clamp", "cast",
                "fdiv", "div_rn", "floor", "ceil", "umulhi", "tanh", "to", "float", "cdiv"}
+_HINTS = {"compile_hint", "multiple_of", "max_contiguous", "max_constancy"}  # annotations, not reads of the data
 _LOADS = {"load", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg"}
 _MAX_DEPTH = 8
 
@@ -319,6 +320,7 @@ class _Model:
         self.dot_results: set[str] = set()  # names bound to tl.dot results (the cube's L0C accumulator)
         self.address_uses: dict[str, int] = {}  # uses of a name inside a load's or store's address or mask
         self.feeds: dict[str, dict[str, int]] = {}  # uses of a name in the value bound to another (name -> target)
+        self.hint_uses: dict[str, int] = {}  # uses as the tile a compile hint annotates (``tl.compile_hint(x, ...)``)
 
     # statements
     def run(self) -> None:
@@ -498,22 +500,13 @@ class _Model:
         address_only = self._address_only()
         intervals = []
         for name, tile in self.sizes.items():
-            if name in self.dot_results or (name in self.dot_operands
-                                             and self.dot_operands[name] >= len(self.uses.get(name, []))):
+            uses = len(self.uses.get(name, [])) - self.hint_uses.get(name, 0)
+            if name in self.dot_results or (name in self.dot_operands and self.dot_operands[name] >= uses):
                 continue  # cube buffers (L1, L0A/B, L0C), not the vector core's Unified Buffer
             if name in address_only:
                 continue  # index and mask tiles of addresses only
-            points = self.defs.get(name, []) + self.uses.get(name, [])
-            start, end = min(points), max(points)
-            for begin, finish, used, assigned in self.loops:
-                if name in used and start < begin <= end:
-                    end = max(end, finish)  # defined before the loop, used in it
-                inside_defs = [d for d in self.defs.get(name, []) if begin <= d <= finish]
-                inside_uses = [u for u in self.uses.get(name, []) if begin <= u <= finish]
-                if inside_defs and inside_uses and min(inside_uses) < min(inside_defs):
-                    start, end = min(start, begin), max(end, finish)  # carried by the loop
             factor = 2 if self.multibuffer and tile.loaded else 1
-            intervals.append((start, end, tile, tile.bytes * factor))
+            intervals += [(start, end, tile, tile.bytes * factor) for start, end in self._lifetimes(name)]
         best, live = 0, []
         for point in sorted({i[0] for i in intervals} | {i[1] for i in intervals}):
             here = [i for i in intervals if i[0] <= point <= i[1]]
@@ -521,6 +514,38 @@ class _Model:
             if total > best:
                 best, live = total, sorted((i[2] for i in here), key=lambda t: -t.bytes)
         return best, live
+
+    def _lifetimes(self, name: str) -> list[tuple[float, float]]:
+        """The spans over which ``name`` holds a live buffer: one per binding, from it to the last use before the
+        next binding (a name bound again in a later loop is a new buffer), to the end of a loop it is used in when
+        bound before it, and across the whole of a loop that carries it (used in the body before it is bound)."""
+        defs = sorted(self.defs.get(name, []))
+        uses = sorted(self.uses.get(name, []))
+        spans: list[list[float]] = []
+        for k, start in enumerate(defs):
+            stop = defs[k + 1] if k + 1 < len(defs) else float("inf")
+            read = [u for u in uses if start <= u < stop]
+            spans.append([start, max(read, default=start)])
+        early = [u for u in uses if defs and u < defs[0]]
+        if early and spans:
+            spans[0][0] = min(early)
+        for span in spans:
+            for begin, finish, used, _ in self.loops:
+                if name in used and span[0] < begin <= span[1]:
+                    span[1] = max(span[1], finish)  # bound before the loop, read in it
+        for begin, finish, _, _ in self.loops:
+            inside_defs = [d for d in defs if begin <= d <= finish]
+            inside_uses = [u for u in uses if begin <= u <= finish]
+            if inside_defs and inside_uses and min(inside_uses) < min(inside_defs):
+                spans.append([begin, finish])  # carried by the loop
+        spans.sort()
+        merged: list[list[float]] = []
+        for span in spans:
+            if merged and span[0] <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], span[1])
+            else:
+                merged.append(list(span))
+        return [(a, b) for a, b in merged]
 
     # expressions
     def _int(self, expr, depth: int = 0) -> int | None:
@@ -636,8 +661,12 @@ class _Model:
                 size = _dtype_size(positional[0] if positional else keywords.get("dtype"))
                 return _Value(receiver.shape, size or receiver.size, receiver.loaded)
             if name in _REDUCTIONS and receiver.shape:
-                return _Value(_reduce(receiver.shape, positional[0] if positional else keywords.get("axis")),
-                              receiver.size)
+                return _Value(_reduce(receiver.shape, positional[0] if positional else keywords.get("axis"),
+                                      keywords.get("keep_dims")), receiver.size)
+            if name in ("reshape", "view") and receiver.shape and positional:
+                shape = self._shape_of(positional[0]) if len(positional) == 1 else self._shape_of(
+                    cst.Tuple([cst.Element(p) for p in positional]))
+                return _Value(shape, receiver.size, receiver.loaded) if shape else _SCALAR
             if receiver.shape:
                 return receiver
             if not (dotted_name(call.func) or "").count("."):
@@ -687,7 +716,7 @@ class _Model:
             if not x.shape:
                 return _SCALAR
             axis = positional[1] if len(positional) > 1 else keywords.get("axis")
-            return _Value(_reduce(x.shape, axis), x.size)
+            return _Value(_reduce(x.shape, axis, keywords.get("keep_dims")), x.size)
         if name in ("trans", "permute") and positional:
             x = self._expr(positional[0])
             return _Value(tuple(reversed(x.shape)), x.size, x.loaded) if x.shape else _SCALAR
@@ -708,6 +737,17 @@ class _Model:
             x = self._expr(positional[0])
             size = _dtype_size(positional[1] if len(positional) > 1 else keywords.get("dtype"))
             return _Value(x.shape, size or x.size, x.loaded) if x.shape else _SCALAR
+        if name == "insert_slice" and positional:
+            x = self._expr(positional[0])  # the full tile, with the slice written into it
+            return x if x.shape else _SCALAR
+        if name == "extract_slice" and positional:
+            x = self._expr(positional[0])
+            sizes = keywords.get("sizes") or (positional[2] if len(positional) > 2 else None)
+            shape = self._shape_of(sizes) if sizes is not None else None
+            return _Value(shape, x.size, x.loaded) if shape and x.shape else _SCALAR
+        if name in _HINTS and positional and type(positional[0]) is cst.Name:
+            self.hint_uses[positional[0].value] = self.hint_uses.get(positional[0].value, 0) + 1
+            return _SCALAR if name == "compile_hint" else self._expr(positional[0])
         if name in ("make_block_ptr", "advance", "program_id", "num_programs", "store", "static_assert",
                     "device_print", "debug_barrier", "multiple_of", "max_contiguous", "static_print"):
             return _SCALAR
@@ -800,7 +840,9 @@ def _broadcast(a: Shape | None, b: Shape | None) -> Shape | None:
     return tuple(max(x, y) for x, y in zip(a, b))
 
 
-def _reduce(shape: Shape, axis) -> Shape | None:
+def _reduce(shape: Shape, axis, keep_dims=None) -> Shape | None:
+    """The shape after reducing ``axis`` (None: to a scalar); with ``keep_dims=True`` the axis stays, of length 1."""
+    keep = type(keep_dims) is cst.Name and keep_dims.value == "True"
     if axis is None or (type(axis) is cst.Name and axis.value == "None"):
         return None
     if type(axis) is cst.UnaryOperation and type(axis.expression) is cst.Integer:
@@ -811,7 +853,10 @@ def _reduce(shape: Shape, axis) -> Shape | None:
         return None
     dims = list(shape)
     if -len(dims) <= index < len(dims):
-        del dims[index]
+        if keep:
+            dims[index] = 1
+        else:
+            del dims[index]
     return tuple(dims) or None
 
 

@@ -274,3 +274,29 @@ def _estimates(code: str):
 
     module = cst.parse_module(textwrap.dedent(code))
     return estimates(ModuleFacts(module, NodeIndex(module)))
+
+
+def test_asc305_shapes_of_kept_axes_slices_and_method_reshapes():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def norm3(x, y, G: tl.constexpr, H: tl.constexpr, W: tl.constexpr, N: tl.constexpr):
+        flat = tl.load(x + tl.arange(0, G * H * W))
+        v = tl.reshape(flat, (G, H, W))
+        m = tl.max(v, axis=2, keep_dims=True)
+        e = tl.exp(v - m)
+        saved = tl.full((N, G, 1, W), 0.0, dtype=tl.float32)
+        saved = tl.insert_slice(saved, tl.sum(e, axis=1, keep_dims=True)[None, :, :, :], offsets=[0, 0, 0, 0],
+                                sizes=[1, G, 1, W], strides=[1, 1, 1, 1])
+        back = tl.extract_slice(saved, offsets=[0, 0, 0, 0], sizes=[1, G, 1, W], strides=[1, 1, 1, 1]).reshape(G, 1, W)
+        tl.store(y + tl.arange(0, G * H * W), tl.reshape(e / back, (G * H * W,)))
+
+    def run(x, y):
+        norm3[(1,)](x, y, G=48, H=4, W=8, N=20)
+    """
+    estimate = _estimates(code)[0]
+    shapes = {t.name: t.shape for t in estimate.live}
+    assert shapes["e"] == (48, 4, 8) and shapes["saved"] == (20, 48, 1, 8)
+    assert estimate.bytes == (20 * 48 * 8 + 48 * 4 * 8) * 4
