@@ -13,13 +13,19 @@ literal defaults, or those of one ``triton.Config`` of its autotune list togethe
 - element sizes: 4 bytes (fp32 and int32) unless a ``.to(...)`` or ``dtype=`` names a narrower or wider type;
   masks 1 byte; a load of unknown dtype counts 4 bytes; tiles of pointers are not counted (addresses are
   computed as offsets);
-- liveness: each named tile is one buffer, live from its first assignment to its last use; a tile used inside a
-  loop it was defined before stays live to the end of that loop, and one carried by the loop (an accumulator) is
-  live across all of it. The estimate is the largest total of live buffers at any statement;
+- liveness: each binding of a named tile is one buffer, live from the binding to its last use before the name is
+  bound again; a tile used inside a loop it was bound before stays live to the end of that loop, and one carried by
+  the loop (an accumulator, read in the body before it is bound there) is live across all of it. An element-wise
+  result takes over the buffer of an operand read for the last time by the same statement (``b = a * 2``), so the
+  two are not counted together. The estimate is the largest total of live buffers at any statement;
+- not counted: tiles that only form addresses or masks of loads and stores, directly or through the names they
+  are bound into (``offs``, ``mask = offs < n``): the compiler turns them into strided or bounded transfers; the
+  operands and results of ``tl.dot`` (the cube core's L1/L0 buffers); compile hints (``tl.compile_hint(x, ...)``)
+  are not reads of ``x``;
 - ``multibuffer=True`` (on the launch or the config) doubles the loaded tiles (the compiler double-buffers them).
 
 What it leaves out: unnamed temporaries inside one expression, the compiler's own scratch (reductions, casts,
-broadcast copies), alignment padding, buffer reuse between tiles of disjoint lifetimes beyond the liveness above,
+broadcast copies), alignment padding, buffer sharing between tiles of exclusive branches bound to different names,
 helpers called from the kernel, and any tile whose shape depends on a value the module does not give.
 
 Computed once per module and cached on the module facts.
