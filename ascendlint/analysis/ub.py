@@ -492,14 +492,25 @@ class _Model:
         are bound into (``offs``, ``cols = start + offs``, ``mask = cols < n``): the compiler turns such index
         arithmetic into strided or bounded transfers instead of materialising the tiles."""
         candidates = {name for name, tile in self.sizes.items() if not tile.loaded}
-        changed = True
-        while changed:
-            changed = False
-            for name in sorted(candidates):
-                through = sum(n for target, n in self.feeds.get(name, {}).items() if target in candidates)
-                if self.address_uses.get(name, 0) + through < len(self.uses.get(name, [])):
-                    candidates.discard(name)
-                    changed = True
+        fed_by: dict[str, list[tuple[str, int]]] = {}
+        support = {}
+        for name in candidates:
+            support[name] = self.address_uses.get(name, 0)
+            for target, count in self.feeds.get(name, {}).items():
+                if target in candidates:
+                    support[name] += count
+                    fed_by.setdefault(target, []).append((name, count))
+        pending = [name for name in candidates if support[name] < len(self.uses.get(name, []))]
+        while pending:  # each name leaves once, each feed is undone once: linear in the feeds
+            name = pending.pop()
+            if name not in candidates:
+                continue
+            candidates.discard(name)
+            for source, count in fed_by.get(name, ()):
+                if source in candidates:
+                    support[source] -= count
+                    if support[source] < len(self.uses.get(source, [])):
+                        pending.append(source)
         return candidates
 
     def peak(self) -> tuple[int, list[Tile]]:
