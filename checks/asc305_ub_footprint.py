@@ -35,7 +35,7 @@ class UbFootprint(Rule):
     why = """
         The vector core's Unified Buffer is 192 KB, about 184 KB of it usable by the compiler, and every tile a
         program holds lives there. A config that holds more fails to compile for Ascend (or spills to global
-        memory): an rmsnorm backward of 2 x 10240 fp32 tiles holds a dozen 80 KB tiles at once, and padding a
+        memory): an rmsnorm backward of 2 x 10240 fp32 tiles holds five 80 KB tiles at once (~440 KB), and padding a
         7168-wide row to 8192 under `multibuffer=True` doubles every loaded block. How it is computed: tile shapes
         are folded at the config's constexpr values (`tl.arange`, `tl.zeros`, broadcasting, reductions, `tl.dot`,
         block pointers' `block_shape`, `keep_dims` reductions, `insert_slice`/`extract_slice`); each binding of a
