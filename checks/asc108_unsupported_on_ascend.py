@@ -107,7 +107,9 @@ class UnsupportedOnAscend(Rule):
         is a warning about portability, off unless the `report-cast-overflow-mode` option is set. The other
         public fix that removed the keyword (a SwiGLU quantisation, "precision ok") replaced a cast through
         bf16 that truncated toward zero with `floor(x + 0.5)`, a clamp and a plain cast: a fix of rounding, in
-        which the clamp does what `"saturate"` did.
+        which the clamp does what `"saturate"` did. (The rule catalog reads the removal as the Ascend toolchain
+        rejecting the keyword: that holds for the first fix by its message, not for the second, and 3.2.0's own
+        frontend takes it.)
     """
     fix_notes = """
         For a dtype constructor the fix writes `tl.full((), value, tl.float32)`: a 0-d tensor of that dtype and
