@@ -19,6 +19,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ascendlint.rule_index import CACHE_ENV
+
 REPO = Path(__file__).resolve().parents[1]
 # Where measured processes import ascendlint from, and the byte-code folder they use (bench.run.snapshot_code
 # sets both; without a snapshot the processes run as this environment runs them).
@@ -33,13 +35,16 @@ def environment() -> dict[str, str]:
     installed package is byte-compiled (pip compiles it), and a machine that forbids writing byte code would
     otherwise have every process compile from source whatever lacks a ``.pyc``, a cost no user's hook pays.
     ``PYTHONSAFEPATH`` keeps the working folder off the import path (``python -m ascendlint`` started in this
-    repository would import the working tree instead of the snapshot).
+    repository would import the working tree instead of the snapshot). The rule index is kept in a user cache
+    folder of the benchmark's own: the shared one keeps the indexes of the last few environments, and other
+    environments' runs on a shared machine would push the snapshot's out, so that a measured run rebuilt it.
     """
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([CODE["path"], str(REPO)])}
     if CODE.get("pycache"):
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = CODE["pycache"]
         env["PYTHONSAFEPATH"] = "1"
+        env[CACHE_ENV] = str(Path(CODE["pycache"]).parent / "user-cache")
     return env
 
 

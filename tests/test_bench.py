@@ -166,6 +166,7 @@ def test_measured_processes_read_the_snapshot_as_byte_code(tmp_path, monkeypatch
     snapshot = run.snapshot_code(tmp_path)
     env = measure.environment()
     assert "PYTHONDONTWRITEBYTECODE" not in env and env["PYTHONPYCACHEPREFIX"] == str(tmp_path / "pycache")
+    assert env["ASCENDLINT_USER_CACHE"] == str(tmp_path / "user-cache")  # the rule index: the benchmark's own
     rule_file, loaded = _compiled_from(env)
     assert Path(rule_file).is_relative_to(snapshot)  # the snapshot, not this working tree, is what runs
     ours = [p for p in loaded if str(snapshot) in p]
