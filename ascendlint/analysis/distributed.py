@@ -19,6 +19,7 @@ from ..context import FileContext
 from .module_facts import Kernel, ModuleFacts
 from .flow import Definition
 from .walk import NodeIndex
+from ..lazy_regex import lazy
 
 WAIT = "dl.wait"
 NOTIFY = "dl.notify"
@@ -507,7 +508,7 @@ def distributed_kernels(context: FileContext) -> list[DistAnalysis]:
     return [d for d in found if any(n.startswith(("dl.", "shmem.")) for n in d.calls)]
 
 
-_PROGRAM_ID_NAME = re.compile(r"^(pid|program_id|\w+_pid)$")
+_PROGRAM_ID_NAME = lazy(r"^(pid|program_id|\w+_pid)$")
 
 
 def _link_program_params(context: FileContext, analyses: list[DistAnalysis]) -> bool:
@@ -638,8 +639,8 @@ LOAD = "tl.load"
 RANK_IDS = frozenset({"dl.rank", "shmem.my_pe"})
 # Kernel parameters whose names say they hold the calling rank (`rank`, `my_pe`, `local_rank`...).
 # Either case: constexpr spellings (`LOCAL_RANK`, `WORLD_SIZE: tl.constexpr`) say the same.
-_RANK_PARAM = re.compile(r"^(rank|my_rank|my_pe|pe_id|rank_id|local_rank|cur_rank|this_rank)$", re.IGNORECASE)
-_RANK_COUNT_PARAM = re.compile(
+_RANK_PARAM = lazy(r"^(rank|my_rank|my_pe|pe_id|rank_id|local_rank|cur_rank|this_rank)$", re.IGNORECASE)
+_RANK_COUNT_PARAM = lazy(
     r"^(n_?ranks|num_ranks|world_size|world|rank_size|n_?pes|npes|num_pes|nranks)$", re.IGNORECASE)
 
 
@@ -860,7 +861,7 @@ def untokened_reads(dist: DistAnalysis, scope: cst.CSTNode, slot: cst.BaseExpres
     return found
 
 
-_OTHER_BACKEND = re.compile(
+_OTHER_BACKEND = lazy(
     r"(^|[._/\\])(cuda|nvidia|nvshmem|hip|amd|rocshmem|pyrocshmem|maca|metax|mxshmem)([._/\\]|$)")
 
 

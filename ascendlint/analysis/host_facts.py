@@ -23,9 +23,10 @@ from dataclasses import dataclass
 import libcst as cst
 
 from . import magnitudes as mag
+from ..lazy_regex import lazy
 
 # Tensors whose leading dimension does not grow with the tokens of a launch.
-_SMALL_TENSOR = re.compile(
+_SMALL_TENSOR = lazy(
     r"(^|_)(w|weights?|bias(es)?|gamma|beta|cos|sin|cos_sin(_cache)?|rotary|inv_freq|freqs?|block_?tables?"
     r"|block_?table|page_?tables?|cu_?seq_?lens?\w*|seq_?lens?|seqlens?|context_?lens?|ctx_?lens?|query_start_loc"
     r"|a_?log|dt_?bias|d|conv_?state|ssm_?state|expert_?\w*|router\w*|lora\w*|scales?|zeros?|g_?idx|lens?"
@@ -35,9 +36,9 @@ _SMALL_TENSOR = re.compile(
     re.IGNORECASE,
 )
 # Tensors whose rows are vocabulary-sized.
-_VOCAB_TENSOR = re.compile(r"logits?|logprobs?|lm_?head|vocab|embed(ding)?s?_?(table|weight)?|probs?$", re.IGNORECASE)
+_VOCAB_TENSOR = lazy(r"logits?|logprobs?|lm_?head|vocab|embed(ding)?s?_?(table|weight)?|probs?$", re.IGNORECASE)
 # KV caches: their leading strides span a block of tokens (or a whole token) of every KV head.
-_KV_TENSOR = re.compile(r"(k|v|kv|key|value)_?(cache|caches|buffer|pool)|cache", re.IGNORECASE)
+_KV_TENSOR = lazy(r"(k|v|kv|key|value)_?(cache|caches|buffer|pool)|cache", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ def is_activation(name: str) -> bool:
     return _ACTIVATION.search(name) is not None and not tensor_is_small(name)
 
 
-_ACTIVATION = re.compile(
+_ACTIVATION = lazy(
     r"(?-i:^a$)|^(x|xs|x2d|inp|input|inputs|hidden|hidden_?states?|q|query|queries|qkv|o|out|output|outputs|y|res|residual"
     r"|tokens?)(_\w+)?$|^d[xyoq]$|grad|logits?|logprobs?|probs$|activations?",
     re.IGNORECASE,
@@ -114,7 +115,7 @@ def _per_token(tensor: str) -> bool:
     return is_activation(tensor) or _QKV.match(tensor) is not None
 
 
-_QKV = re.compile(r"^(k|v|kv|key|value|keys|values)(_\w+)?$", re.IGNORECASE)
+_QKV = lazy(r"^(k|v|kv|key|value|keys|values)(_\w+)?$", re.IGNORECASE)
 
 
 def receiver(expr: cst.BaseExpression) -> str | None:

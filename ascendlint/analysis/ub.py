@@ -41,6 +41,7 @@ import libcst as cst
 from . import grid
 from . import magnitudes as mag
 from .module_facts import Kernel, Launch, ModuleFacts, dotted_name
+from ..lazy_regex import lazy
 
 UB_PHYSICAL = 192 * 1024
 UB_BUDGET = 184 * 1024
@@ -896,14 +897,14 @@ class UncappedExtent:
 
 
 # Per-head and small model sizes: a whole tile of them fits whatever the model (head dims up to 256, heads, experts).
-_FITS = re.compile(r"^(k|v|d|dk|dv|dh|bk|bv|bd|h|hv|hk|hq|g|head_?(dim|size)|[kvqd]_?head_?(dim|size)|\w*head\w*"
+_FITS = lazy(r"^(k|v|d|dk|dv|dh|bk|bv|bd|h|hv|hk|hq|g|head_?(dim|size)|[kvqd]_?head_?(dim|size)|\w*head\w*"
                    r"|rope\w*|\w*rotary\w*|\w*_?mult|\w*iters?|groups?|\w*_?group|w|state_?len|seq_?len|page_?size"
                    r"|head_?[kvq]_?(dim|size)|(n_?|num_?)?heads?|(n_?|num_?)?(kv_?)?heads?|topk|top_?k"
                    r"|(n_?|num_?)?experts?|rank|world_?size|width|kernel_?size|state_?len)$", re.IGNORECASE)
 
 
 # The long axes of the data: rows, tokens, batches, vocabularies, hidden sizes and row lengths, element counts.
-_LARGE = re.compile(r"^(c|n|n_?cols?|num_?cols?|cols?|hidden(_?size|_?dim)?|d_?model|model_?dim|inter(mediate)?_?size"
+_LARGE = lazy(r"^(c|n|n_?cols?|num_?cols?|cols?|hidden(_?size|_?dim)?|d_?model|model_?dim|inter(mediate)?_?size"
                     r"|ffn_?dim|\w*vocab\w*|numel|n_?elements?|num_?elements?|total\w*|\w*_?tokens?|extend\w*)$",
                     re.IGNORECASE)
 _LARGE_BITS = frozenset({mag.TOKEN_BITS, mag.BATCH_BITS, mag.SIZE_BITS, mag.VOCAB_BITS})
@@ -911,7 +912,7 @@ _HOST_CALLS = {"triton", "next_power_of_2", "cdiv", "min", "max", "int", "math",
 
 
 # Sizes that grow with the input itself (not the model): tokens, rows, batches, element counts.
-_DATA = re.compile(r"^(numel|n_?elements?|num_?elements?|total_?(tokens?|numel|elements?|size)|\w*_?tokens?|extend\w*|n_?rows?|num_?rows?|rows?"
+_DATA = lazy(r"^(numel|n_?elements?|num_?elements?|total_?(tokens?|numel|elements?|size)|\w*_?tokens?|extend\w*|n_?rows?|num_?rows?|rows?"
                    r"|m|t|bs|batch\w*|\w*seq\w*|\w*vocab\w*)$", re.IGNORECASE)
 _LARGE_MODEL_DIM = 16384  # a large hidden size (hidden sizes of current models reach 7168 to 16384)
 
