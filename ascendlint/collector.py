@@ -33,12 +33,25 @@ def paused_for_one_file():
 
 
 @contextmanager
-def loaded_objects_frozen():
+def loaded_objects_frozen(load=None):
     """For a batch of files: what is loaded before it (libcst's classes, the rules) is moved out of the collector's
     reach, so no collection during the batch rescans it, and forked pool workers, which inherit the frozen
     objects, never touch (and so never copy) the parent's pages for them. Between files (reading, caching) the
-    first threshold is raised too, so the small allocations there trigger fewer collections. Undone afterwards."""
+    first threshold is raised too, so the small allocations there trigger fewer collections. Undone afterwards.
+
+    ``load`` (importing libcst and the rules) runs first with the collector paused: it allocates some hundred
+    thousand objects that live as long as the process, which collections would walk several times over and never
+    free; they are frozen as soon as it returns."""
     threshold = gc.get_threshold()
+    if load is not None:
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            load()
+        finally:
+            gc.freeze()  # before the collector is back on: no collection of what was loaded, now or later
+            if enabled:
+                gc.enable()
     gc.freeze()
     gc.set_threshold(max(threshold[0], 20_000), *threshold[1:])
     try:

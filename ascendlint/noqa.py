@@ -15,14 +15,15 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from .text_positions import generate_tokens, line_starts
+from .lazy_regex import lazy
 
 _CODE = r"(?:[A-Z]+[0-9]+|ASC)\b"
-_NOQA = re.compile(
+_NOQA = lazy(
     rf"#\s*noqa(?::[\s]?(?P<codes>{_CODE}(?:[\s,]+{_CODE})*))?",
     re.IGNORECASE,
 )
 # a line starts at the text's start or after any of \n, \r\n, \r (a lone \r ends a line for Python too)
-_SKIP_FILE = re.compile(r"(?:^|(?<=\r))[ \t\f]*(#)[ \t]*ascendlint:[ \t]*skip-file[ \t]*(?=[\r\n]|\Z)", re.MULTILINE)
+_SKIP_FILE = lazy(r"(?:^|(?<=\r))[ \t\f]*(#)[ \t]*ascendlint:[ \t]*skip-file[ \t]*(?=[\r\n]|\Z)", re.MULTILINE)
 OUR_PREFIX = "ASC"
 
 

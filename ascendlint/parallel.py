@@ -166,9 +166,9 @@ def _lint_wave(linter: Linter, pending: list, options: Options, jobs: int, cap: 
         workers = min(workers, cap)
     work = [(str(path), path, data, unit) for _, path, data, unit in pending]
     uncached = linter.without_cache()  # looked up above, stored below: by the parent only
-    if workers > 1:
-        uncached.load_rules()  # once here, before the collector freezes what is loaded: the workers inherit it
-    with loaded_objects_frozen():
+    # loaded once here, frozen with what is loaded already: no collection walks libcst and the rules, and pool
+    # workers inherit them
+    with loaded_objects_frozen(load=uncached.load_rules):
         if workers > 1:
             return _in_pool(uncached, work, options, workers, advance)
         outcomes = []

@@ -7,6 +7,7 @@ configuration files or applies edits.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import textwrap
 from dataclasses import dataclass
@@ -23,30 +24,51 @@ if TYPE_CHECKING:
 __all__ = ["EditBuilder", "Invalid", "Report", "Rule", "Valid"]  # Report and EditBuilder live in ``reports``
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Valid:
     """Code the rule must accept. ``doc=True`` marks the "use instead" example of the docs page."""
 
-    code: str
+    written: str  # as written in the rule, indented; ``code`` is the example's text
     doc: bool = False
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "code", textwrap.dedent(self.code).lstrip("\n"))
+    def __init__(self, code: str, doc: bool = False) -> None:
+        object.__setattr__(self, "written", code)
+        object.__setattr__(self, "doc", doc)
+
+    @property
+    def code(self) -> str:
+        return example_text(self.written)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Invalid:
     """Code the rule must flag ``count`` times; ``fixed`` is the source after applying the rule's fixes."""
 
-    code: str
+    written: str  # as written in the rule, indented; ``code`` is the example's text
     count: int = 1
-    fixed: str | None = None
+    written_fixed: str | None = None
     doc: bool = False
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "code", textwrap.dedent(self.code).lstrip("\n"))
-        if self.fixed is not None:
-            object.__setattr__(self, "fixed", textwrap.dedent(self.fixed).lstrip("\n"))
+    def __init__(self, code: str, count: int = 1, fixed: str | None = None, doc: bool = False) -> None:
+        object.__setattr__(self, "written", code)
+        object.__setattr__(self, "count", count)
+        object.__setattr__(self, "written_fixed", fixed)
+        object.__setattr__(self, "doc", doc)
+
+    @property
+    def code(self) -> str:
+        return example_text(self.written)
+
+    @property
+    def fixed(self) -> str | None:
+        return None if self.written_fixed is None else example_text(self.written_fixed)
+
+
+@functools.lru_cache(maxsize=None)
+def example_text(written: str) -> str:
+    """An example as the tests and the docs read it: dedented, without its first empty line. Worked out when first
+    read, not when the rule is defined: a lint run imports every enabled rule, examples and all, and reads none."""
+    return textwrap.dedent(written).lstrip("\n")
 
 
 class Rule:

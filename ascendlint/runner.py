@@ -123,7 +123,8 @@ class Linter:
             return None
 
     def load_rules(self) -> None:
-        """Import the enabled rule classes, and with them libcst and the engine, now (before forking workers)."""
+        """Import the enabled rule classes, and with them libcst and the engine, now (before the collector freezes
+        what is loaded, and before forking workers)."""
         from . import engine  # noqa: F401
 
         self._classes(self.rules)

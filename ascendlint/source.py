@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from .prefilter import wide_unicode
 from .safe_read import open_regular
 from .temp_files import temporary_file
+from .lazy_regex import lazy
 
 if TYPE_CHECKING:  # imported where used: reading and prefiltering files must not pay for importing libcst
     import libcst as cst
@@ -180,9 +181,9 @@ SHALLOW_CHAINS = 500  # runs of lambdas / unary operators shorter than this are 
 # fewer operators than this in total cannot hold such a chain, so it may be parsed without the big-stack thread.
 SHALLOW_OPERATORS = 3000
 _OPERATOR_MARKS = ("+", "-", "*", "/", "%", "&", "|", "^", "<", ">", "@", " and ", " or ", " if ")
-_BRACKETS = re.compile(r"[^()\[\]{}]+")
+_BRACKETS = lazy(r"[^()\[\]{}]+")
 _BRACKET_STEP = {ord("("): 1, ord("["): 1, ord("{"): 1, ord(")"): -1, ord("]"): -1, ord("}"): -1}
-_UNARY_RUN = re.compile(rf"[-+~][-+~\s]{{{SHALLOW_CHAINS},}}")
+_UNARY_RUN = lazy(rf"[-+~][-+~\s]{{{SHALLOW_CHAINS},}}")
 _WORD_RUNS = {word: re.compile(rf"(?:{word}\s+){{{SHALLOW_CHAINS},}}") for word in ("not", "await")}
 # Calls, subscripts and attribute accesses chained on one expression (``a[0][0]...``, ``b.f().f()...``) nest the tree
 # one level per part without any bracket nesting; libcst's parse time grows with the square of the chain's length
@@ -193,10 +194,10 @@ MAX_CHAIN_PARTS = 1000
 # (a chain written one part per line).
 _CHAIN_BYTES = b".[](){}\n#;"
 _NOT_CHAIN_BYTES = bytes(byte for byte in range(256) if byte not in _CHAIN_BYTES)
-_CHAIN_RUN = re.compile(rb"[.\[\]()]{%d,}" % SHALLOW_CHAINS)
+_CHAIN_RUN = lazy(rb"[.\[\]()]{%d,}" % SHALLOW_CHAINS)
 
 
-_LINE_START_FEEDS = re.compile(r"(?:^|(?<=\r))\f+", re.MULTILINE)  # before any blank of a line's indentation
+_LINE_START_FEEDS = lazy(r"(?:^|(?<=\r))\f+", re.MULTILINE)  # before any blank of a line's indentation
 
 
 class ParseFailure(ValueError):

@@ -21,10 +21,12 @@ import time
 from contextlib import contextmanager
 from typing import Iterator
 
+from .lazy_regex import lazy
+
 PREFIX, SUFFIX = ".ascendlint-", ".tmp"
 STALE_SECONDS = 10 * 60
 # mkstemp's 8 random characters, after the process id of the run that made the file (older runs wrote none)
-_OURS = re.compile(rf"^{re.escape(PREFIX)}(?:(?P<pid>[0-9]+)-)?[A-Za-z0-9_]{{8}}{re.escape(SUFFIX)}$")
+_OURS = lazy(rf"^{re.escape(PREFIX)}(?:(?P<pid>[0-9]+)-)?[A-Za-z0-9_]{{8}}{re.escape(SUFFIX)}$")
 _IN_FLIGHT: set[str] = set()
 _SWEPT: set[str] = set()
 _PREVIOUS: dict[int, object] = {}  # the handlers ours replaced, while inside removed_on_signals

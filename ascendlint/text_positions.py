@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import bisect
-import re
 import tokenize
 from typing import Iterator
 
 from .diagnostics import Location
+from .lazy_regex import lazy
 
-_NEWLINE = re.compile(r"\r\n?|\n")
+_NEWLINE = lazy(r"\r\n?|\n")
 
 
 def line_starts(text: str) -> list[int]:

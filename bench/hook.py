@@ -4,9 +4,12 @@ A hook runs the installed ``ascendlint check FILE`` in a fresh process for the f
 is most of what it costs. The file is copied into a project folder of its own (a ``pyproject.toml`` with an
 ``[tool.ascendlint]`` table, as a configured project has) and a line is appended before every ascendlint run, so
 every run is a result-cache miss that reads, parses and lints the file; the rule index is current, as it is on
-any machine after the first run. Every round runs each command once (``bench.measure.interleaved``), so the
-ratio to flake8 compares runs made under the same load; the load average is read before and after, because on
-a shared machine it decides the absolute figures.
+any machine after the first run. The measured code is the benchmark's byte-compiled snapshot, and every command
+(ascendlint, flake8, ``python -c``) runs once before the rounds, so that each reads its modules' byte code as an
+installed tool does, never compiles them from source (``bench.run.snapshot_code``). Every round runs each
+command once (``bench.measure.interleaved``), so the ratio to flake8 compares runs made under the same load; the
+load average is read before and after, because on a shared machine it decides the absolute figures. CPU time
+(user and system of the process) is reported beside the wall time: it moves less with the load.
 """
 
 from __future__ import annotations
@@ -72,7 +75,6 @@ def measure(ascendlint: list[str], source: Path, work: Path, rounds: int = ROUND
             handle.write(f"# edit {next(edits)}\n")
         return [*ascendlint, str(target)]
 
-    run_process([*ascendlint, str(target)], limit, folder)  # the first run anywhere: stores the rule index
     commands = [
         ("python -c pass", [sys.executable, "-c", "pass"], folder),
         ("python -c 'import libcst'", [sys.executable, "-c", "import libcst"], folder),
@@ -85,6 +87,8 @@ def measure(ascendlint: list[str], source: Path, work: Path, rounds: int = ROUND
     if ruff:
         commands.append(("ruff check --no-cache FILE",
                          [ruff, "check", "--no-cache", "--isolated", "--exit-zero", "--quiet", str(target)], folder))
+    for _, command, cwd in commands:  # compiles what lacks byte code; ascendlint's first run stores the rule index
+        run_process([*ascendlint, str(target)] if callable(command) else command, limit, cwd)
     before = os.getloadavg()
     found = interleaved(commands, rounds, limit)
     after = os.getloadavg()
@@ -96,18 +100,20 @@ def render(result: HookResult, shown_source: str) -> list[str]:
     out = [
         f"`{shown_source}` ({result.lines} lines), copied into a project folder of its own and edited before "
         f"every ascendlint run (a result-cache miss; the rule index current). {len(next(iter(result.series.values())).runs)} "
-        "rounds, each command once per round; wall milliseconds.",
+        "rounds, each command once per round, every command run once before them; byte code compiled in advance "
+        "(nothing is compiled from source in a measured run); wall and CPU (user + system) milliseconds.",
         "",
         f"Load average (1, 5, 15 min) before: {load(result.load_before)}; after: {load(result.load_after)} "
         f"({os.cpu_count()} cores).",
         "",
-        "| run | median (ms) | min (ms) | runs (ms) |",
-        "|---|---:|---:|---|",
+        "| run | wall median (ms) | wall min (ms) | CPU median (ms) | wall runs (ms) |",
+        "|---|---:|---:|---:|---|",
     ]
     for label, found in result.series.items():
         walls = [r.wall * 1000 for r in found.finished]
         runs = ", ".join(f"{w:.0f}" for w in walls)
-        out.append(f"| {label} | {statistics.median(walls):.0f} | {min(walls):.0f} | {runs} |")
+        cpu = statistics.median(r.cpu * 1000 for r in found.finished)
+        out.append(f"| {label} | {statistics.median(walls):.0f} | {min(walls):.0f} | {cpu:.0f} | {runs} |")
     return [*out, ""]
 
 

@@ -19,13 +19,33 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ascendlint.rule_index import CACHE_ENV
+
 REPO = Path(__file__).resolve().parents[1]
-CODE = {"path": str(REPO)}  # where measured processes import ascendlint from (bench.run.snapshot_code sets it)
+# Where measured processes import ascendlint from, and the byte-code folder they use (bench.run.snapshot_code
+# sets both; without a snapshot the processes run as this environment runs them).
+CODE: dict[str, str | None] = {"path": str(REPO), "pycache": None}
 
 
 def environment() -> dict[str, str]:
-    """The measured processes import the code snapshot first, and this repository's ``bench`` package after it."""
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([CODE["path"], str(REPO)])}
+    """The measured processes import the code snapshot first, and this repository's ``bench`` package after it.
+
+    With a snapshot, every measured process (ascendlint, flake8, ``python -c``) reads and writes byte code in the
+    snapshot's own cache folder (``PYTHONPYCACHEPREFIX``) and ``PYTHONDONTWRITEBYTECODE`` is dropped: an
+    installed package is byte-compiled (pip compiles it), and a machine that forbids writing byte code would
+    otherwise have every process compile from source whatever lacks a ``.pyc``, a cost no user's hook pays.
+    ``PYTHONSAFEPATH`` keeps the working folder off the import path (``python -m ascendlint`` started in this
+    repository would import the working tree instead of the snapshot). The rule index is kept in a user cache
+    folder of the benchmark's own: the shared one keeps the indexes of the last few environments, and other
+    environments' runs on a shared machine would push the snapshot's out, so that a measured run rebuilt it.
+    """
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([CODE["path"], str(REPO)])}
+    if CODE.get("pycache"):
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = CODE["pycache"]
+        env["PYTHONSAFEPATH"] = "1"
+        env[CACHE_ENV] = str(Path(CODE["pycache"]).parent / "user-cache")
+    return env
 
 
 @dataclass

@@ -11,7 +11,9 @@ A real tree is every ``.py`` file under PATH except in folders whose names hold 
 keeps older snapshots there; ``bench.corpus.real_tree_files``), copied into the work folder first.
 
 Every timing of a whole command is a fresh process (startup included), the median of ``--repeat`` runs, all taken
-in the same invocation so the ratios compare like with like; CPU times include the process's workers. Nothing can
+in the same invocation so the ratios compare like with like; CPU times include the process's workers. The
+measured code is a byte-compiled snapshot of this working tree, and every measured process reads byte code from
+the snapshot's own byte-code folder, as an installed tool does (``snapshot_code``). Nothing can
 hang the benchmark: a command past ``--run-limit`` or a file past ``--file-limit`` is reported as over limit.
 ``--select``/``--ignore`` pass rule selections to every ascendlint run (to leave out slow rules while developing).
 """
@@ -19,7 +21,6 @@ hang the benchmark: a command past ``--run-limit`` or a file past ``--file-limit
 from __future__ import annotations
 
 import argparse
-import compileall
 import datetime
 import os
 import platform
@@ -34,7 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import hook, memory, profile_rules, scaling  # noqa: E402
 from bench.corpus import REPO, Tree, build_kernel_tree, build_mixed_tree, build_real_tree, line_count  # noqa: E402
-from bench.measure import CODE, LONG_RUN, FileTiming, Series, interleaved, lint_files_alone, series  # noqa: E402
+from bench.measure import (CODE, LONG_RUN, FileTiming, Series, environment, interleaved,  # noqa: E402
+                           lint_files_alone, series)
 
 PYTHON = sys.executable
 BIN = Path(sys.executable).parent
@@ -58,18 +60,24 @@ PARSE_ONLY = (
 def snapshot_code(work: Path) -> Path:
     """A frozen copy of ascendlint and its rules, so that edits made to the tree during a run change nothing.
 
-    The copy is byte-compiled, as pip compiles an installed package (and so a pre-commit hook's environment):
-    where ``PYTHONDONTWRITEBYTECODE`` is set, an uncompiled copy would be compiled from source by every measured
-    process, a tenth of a second of start-up that no user pays.
+    The copy is byte-compiled into its own byte-code folder (``work/pycache``, the ``PYTHONPYCACHEPREFIX`` of
+    every measured process, ``bench.measure.environment``), as pip compiles an installed package: an editable
+    install where ``PYTHONDONTWRITEBYTECODE`` is set would compile every module from source in every process,
+    a tenth of a second of start-up that no user pays. The measured processes may write byte code there too, so
+    the modules of flake8, libcst and the standard library are compiled by their first run and read from then
+    on (the hook part runs every command once before its rounds for that).
     """
     target = work / "code"
     shutil.rmtree(target, ignore_errors=True)
     skip = shutil.ignore_patterns("__pycache__", "*.pyc")
     shutil.copytree(REPO / "ascendlint", target / "ascendlint", ignore=skip)
     shutil.copytree(REPO / "checks", target / "ascendlint" / "checks", ignore=skip)
-    if not compileall.compile_dir(str(target), quiet=1):
-        raise SystemExit(f"could not byte-compile the code snapshot in {target}")
     CODE["path"] = str(target)
+    CODE["pycache"] = str(work / "pycache")
+    compiled = subprocess.run([PYTHON, "-m", "compileall", "-q", "-f", str(target)], env=environment(),
+                              capture_output=True, text=True)
+    if compiled.returncode != 0:
+        raise SystemExit(f"could not byte-compile the code snapshot in {target}:\n{compiled.stdout}{compiled.stderr}")
     return target
 
 

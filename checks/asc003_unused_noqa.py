@@ -7,8 +7,9 @@ from typing import Iterable
 from ascendlint import noqa
 from ascendlint.diagnostics import Applicability, Diagnostic, Edit, Fix, FixSafety, Location, Severity
 from ascendlint.rule import Invalid, Rule, Valid
+from ascendlint.lazy_regex import lazy
 
-_MAY_LIST_OUR_CODES = re.compile(r"noqa[^\n]*?ASC", re.IGNORECASE)
+_MAY_LIST_OUR_CODES = lazy(r"noqa[^\n]*?ASC", re.IGNORECASE)
 
 
 class UnusedNoqa(Rule):

@@ -6,14 +6,15 @@ from ascendlint import edits
 from ascendlint.analysis.module_facts import dotted_name
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
+from ascendlint.lazy_regex import lazy
 
 _IGNORED = ("num_warps", "num_stages")
-_IN_COMMENT = re.compile(r"\b(num_warps|num_stages)\s*=")
+_IN_COMMENT = lazy(r"\b(num_warps|num_stages)\s*=")
 _LOOP_MESSAGE = (
     "`num_stages` on `tl.range` has no effect on Ascend: triton-ascend drops the loop's `tt.num_stages` attribute "
     "when it lowers the kernel, and nothing in its backend reads it"
 )
-_KEYWORD_IN_COMMENT = re.compile(r"\b(?:num_warps|num_stages)\s*=\s*[^,\s)#]+")
+_KEYWORD_IN_COMMENT = lazy(r"\b(?:num_warps|num_stages)\s*=\s*[^,\s)#]+")
 
 
 class _CommentCollector(cst.CSTVisitor):

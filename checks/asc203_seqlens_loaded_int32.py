@@ -6,6 +6,7 @@ from ascendlint import edits
 from ascendlint.analysis.values import argument
 from ascendlint.diagnostics import Applicability, FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
+from ascendlint.lazy_regex import lazy
 
 
 class SeqlensLoadedInt32(Rule):
@@ -326,8 +327,8 @@ def _contains(expr, node) -> bool:
     return False
 
 
-_OFFSET_TABLE = re.compile(r"cu_|seqlen|seq_len|offset|start|_loc|cumsum|indptr|prefix", re.IGNORECASE)
-_INDEX_TABLE = re.compile(r"indices|index|idx|_ids?$", re.IGNORECASE)
+_OFFSET_TABLE = lazy(r"cu_|seqlen|seq_len|offset|start|_loc|cumsum|indptr|prefix", re.IGNORECASE)
+_INDEX_TABLE = lazy(r"indices|index|idx|_ids?$", re.IGNORECASE)
 
 
 def _is_token_offset(analysis, call: cst.Call) -> bool:

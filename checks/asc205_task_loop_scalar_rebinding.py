@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ascendlint.analysis.flow import bound_names
-from ascendlint.analysis.task_loops import is_task_loop
+from ascendlint.analysis.task_loops import walks_tasks
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
@@ -10,7 +10,8 @@ class TaskLoopScalarRebinding(Rule):
     """Flags a scalar kernel parameter assigned inside a core-grid task loop.
 
     A core-grid task loop is `for task in range(core_id, n_tasks, n_cores)` (or `tl.range`) whose start comes from
-    `tl.program_id`, as in ASC204. A scalar parameter is a kernel parameter that is neither a pointer nor a
+    `tl.program_id`, as in ASC204, or a contiguous share of the tasks, `for task in range(start, start + per_core)`
+    with both bounds following `tl.program_id`. A scalar parameter is a kernel parameter that is neither a pointer nor a
     constexpr; `T = eos - bos`, `T += 1` or `T, n = ...` inside the loop rebinds it. Pointer parameters are
     ASC204's.
     """
@@ -74,6 +75,27 @@ class TaskLoopScalarRebinding(Rule):
             """,
             count=2,
         ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def chunked(x, o, cu_seqlens, T, B, NT: tl.constexpr, BT: tl.constexpr, IS_VARLEN: tl.constexpr):
+                core_id = tl.program_id(0)
+                per_core = NT // tl.num_programs(0)
+                start = core_id * per_core
+                for idx in range(start, start + per_core):
+                    for i_b in range(B):
+                        if IS_VARLEN:
+                            bos = tl.load(cu_seqlens + idx).to(tl.int32)
+                            T = tl.load(cu_seqlens + idx + 1).to(tl.int32) - bos
+                        else:
+                            bos = i_b * T
+                        offs = tl.arange(0, BT)
+                        tl.store(o + bos + offs, tl.load(x + bos + offs, mask=offs < T), mask=offs < T)
+            """
+        ),
     ]
     VALID = [
         Valid(
@@ -129,6 +151,31 @@ class TaskLoopScalarRebinding(Rule):
                     tl.store(o + task * BT + offs, tl.load(x + task * BT + offs, mask=offs < T))
             """
         ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def chunked(x, o, cu_seqlens, T, B, NT: tl.constexpr, BT: tl.constexpr, IS_VARLEN: tl.constexpr):
+                core_id = tl.program_id(0)
+                per_core = NT // tl.num_programs(0)
+                start = core_id * per_core
+                for idx in range(start, start + per_core):
+                    for i_b in range(B):
+                        T_cur = T
+                        if IS_VARLEN:
+                            bos = tl.load(cu_seqlens + idx).to(tl.int32)
+                            T_cur = tl.load(cu_seqlens + idx + 1).to(tl.int32) - bos
+                        else:
+                            bos = i_b * T
+                        offs = tl.arange(0, BT)
+                        tl.store(o + bos + offs, tl.load(x + bos + offs, mask=offs < T_cur), mask=offs < T_cur)
+                for k in range(core_id, NT):
+                    T = T - 1
+                tl.store(o, T)
+            """
+        ),
     ]
 
     def visit_For(self, node: cst.For) -> None:
@@ -136,7 +183,7 @@ class TaskLoopScalarRebinding(Rule):
         if kernel is None:
             return
         analysis = self.context.analysis(kernel)
-        if not is_task_loop(self.facts, analysis, node):
+        if not walks_tasks(self.facts, analysis, node):
             return
         scalars = {
             name for name in kernel.params
@@ -157,6 +204,6 @@ class TaskLoopScalarRebinding(Rule):
         for ancestor in analysis.index.ancestors(statement):
             if ancestor is loop:
                 return False
-            if type(ancestor) is cst.For and is_task_loop(self.facts, analysis, ancestor):
+            if type(ancestor) is cst.For and walks_tasks(self.facts, analysis, ancestor):
                 return True
         return False

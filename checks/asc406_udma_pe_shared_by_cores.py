@@ -9,8 +9,10 @@ class UdmaPeSharedByCores(Rule):
 
     Quiet when the pe, an enclosing loop or an enclosing `if` that selects one program (`pid == ...`, or a test
     on the pe itself) depends on `tl.program_id`, e.g. `for pe in range(pid, n_pes, n_programs)`; also quiet for
-    a kernel that this module launches only on a one-program grid. A `triton.jit` helper's parameter counts as a
-    program id when a caller passes one in (or, for a helper this module never calls, when it is named `pid`).
+    a kernel that this module launches only on a one-program grid (a literal `(1, 1, 1)`, or a name the launching
+    function raises on unless it is 1), and for the helpers only such kernels call. A `triton.jit` helper's
+    parameter counts as a program id when a caller passes one in (or, for a helper this module never calls, when
+    it is named `pid`).
     """
 
     code = "ASC406"

@@ -19,7 +19,9 @@ class SubVecIdMisuse(Rule):
     (`if sub_id == 1:`, `if sub_id:` and their `else`, also as a conjunct of an `and`) and its address does not
     depend on the sub-block id (through names and loop bounds). A `putmem` / `getmem` is reported when no such `if`
     pins a sub-block and its pe does not depend on the sub-block id: two sub-blocks would drive the same pe from
-    one core. Stores of a `tl.dot` result belong to the cube core (one per AI core) and are left alone.
+    one core. Stores of a `tl.dot` result and writes inside a `with al.scope(core_mode="cube")` block belong to
+    the cube core (one per AI core) and are left alone, as is a store whose mask depends on the sub-block id (each
+    sub-block writes only the elements its mask selects).
     """
 
     code = "ASC416"
@@ -165,6 +167,11 @@ class SubVecIdMisuse(Rule):
                 target = call_argument(call, position, "pointer", "ptr", "dest")
                 if target is None or self._pinned(dist, call, sub_names) or self._depends(dist, target, sources, sub_names):
                     continue
+                if _in_cube_scope(dist, call):
+                    continue  # the cube core runs it, once per AI core
+                mask = call_argument(call, 2, "mask") if name == "tl.store" else None
+                if mask is not None and self._depends(dist, mask, sources, sub_names):
+                    continue  # each sub-block stores only the elements its mask selects
                 if name == "tl.store" and dist.derives_from_call(call_argument(call, 1, "value") or target, _CUBE):
                     continue  # the cube core's result: stored once per core
                 what = "store" if name == "tl.store" else f"`{name.split('.')[-1]}`"
@@ -174,6 +181,8 @@ class SubVecIdMisuse(Rule):
             for call in dist.calls_to(name):
                 pe = udma_argument(call, name, "pe")
                 if pe is None or self._pinned(dist, call, sub_names) or self._depends(dist, pe, sources, sub_names):
+                    continue
+                if _in_cube_scope(dist, call):
                     continue
                 self.report(call, self.message.format(
                     what=f"`{name.split('.')[-1]}`",
@@ -235,3 +244,21 @@ def _is_sub_vec_id_call(expr: cst.BaseExpression) -> bool:
     func = expr.func
     name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
     return name == "sub_vec_id"
+
+
+def _in_cube_scope(dist: DistAnalysis, call: cst.CSTNode) -> bool:
+    """``call`` sits in a ``with ....scope(core_mode="cube")`` block: cube code, which no vector sub-block runs."""
+    for ancestor in dist.index.ancestors(call):
+        if type(ancestor) is not cst.With:
+            continue
+        for item in ancestor.items:
+            scope = item.item
+            if type(scope) is not cst.Call:
+                continue
+            func = scope.func
+            if (func.attr.value if type(func) is cst.Attribute else getattr(func, "value", "")) != "scope":
+                continue
+            mode = call_argument(scope, 99, "core_mode")
+            if type(mode) is cst.SimpleString and mode.evaluated_value == "cube":
+                return True
+    return False

@@ -7,10 +7,11 @@ import libcst as cst
 from ascendlint.analysis.values import KernelAnalysis
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
+from ascendlint.lazy_regex import lazy
 
 _RANGES = {"range", "tl.range"}
 # Trip counts of loops over ranks or ring steps: world_size, num_ranks, n_pes, rank_size, world.
-_RANKS = re.compile(r"(world(_?size)?|(num_|n_?)?ranks?|rank_?size|(num_|n_?)?pes|(num_|n_?)?ring_?steps?)", re.I)
+_RANKS = lazy(r"(world(_?size)?|(num_|n_?)?ranks?|rank_?size|(num_|n_?)?pes|(num_|n_?)?ring_?steps?)", re.I)
 
 
 class CoreGridNotFlattened(Rule):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from pathlib import Path
 
 import pytest
 
@@ -137,3 +138,40 @@ def test_the_hook_file_is_the_median_kernel_file_and_never_edited_in_place(tmp_p
     assert picked.read_bytes() == before and result.file.parent == tmp_path / "work" / "hook"
     assert result.file.read_text().count("# edit ") == 2  # edited before each of its two runs
     assert [len(s.runs) for s in result.series.values()] == [2, 2, 2]
+
+
+SNAPSHOT_PROBE = "import ascendlint.cli, ascendlint.engine, ascendlint.checks.asc101_launch_num_warps as r; print(r.__file__)"
+
+
+def _compiled_from(env: dict[str, str]) -> tuple[str, list[str]]:
+    """The probe's rule file, and every file the probe's interpreter built a code object from."""
+    import subprocess
+    import sys
+
+    repository = Path(__file__).resolve().parents[1]  # started here, the working tree must still not be imported
+    probe = subprocess.run([sys.executable, "-v", "-c", SNAPSHOT_PROBE], env=env, cwd=repository,
+                           capture_output=True, text=True, timeout=300)
+    assert probe.returncode == 0, probe.stderr[-2000:]
+    return probe.stdout.strip(), re.findall(r"^# code object from '?([^'\n]+)'?$", probe.stderr, re.MULTILINE)
+
+
+def test_measured_processes_read_the_snapshot_as_byte_code(tmp_path, monkeypatch):
+    """An editable install where byte code may not be written compiles every module from source in every process;
+    the benchmark's measured processes must not (a pip install is byte-compiled)."""
+    from bench import measure, run
+
+    for key, value in dict(measure.CODE).items():
+        monkeypatch.setitem(measure.CODE, key, value)  # put back afterwards
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    snapshot = run.snapshot_code(tmp_path)
+    env = measure.environment()
+    assert "PYTHONDONTWRITEBYTECODE" not in env and env["PYTHONPYCACHEPREFIX"] == str(tmp_path / "pycache")
+    assert env["ASCENDLINT_USER_CACHE"] == str(tmp_path / "user-cache")  # the rule index: the benchmark's own
+    rule_file, loaded = _compiled_from(env)
+    assert Path(rule_file).is_relative_to(snapshot)  # the snapshot, not this working tree, is what runs
+    ours = [p for p in loaded if str(snapshot) in p]
+    assert len(ours) > 10 and all(p.endswith(".pyc") and p.startswith(env["PYTHONPYCACHEPREFIX"]) for p in ours), ours
+    # The same probe where byte code may not be written and none was compiled: every module from source.
+    bare = {**env, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": str(tmp_path / "empty")}
+    _, from_source = _compiled_from(bare)
+    assert [p for p in from_source if str(snapshot) in p and p.endswith(".py")]

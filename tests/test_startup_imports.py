@@ -28,8 +28,10 @@ try:
     main(["check", *sys.argv[2:]])
 except SystemExit:
     pass
+rule = sys.modules.get("ascendlint.rule")
+examples = rule.example_text.cache_info().currsize if rule is not None else 0
 with open(sys.argv[1], "w") as handle:
-    json.dump(sorted(sys.modules), handle)
+    json.dump({"modules": sorted(sys.modules), "examples read": examples}, handle)
 """
 
 # Never needed by a lint-only run of one named Python file printed in a text or JSON format.
@@ -77,7 +79,9 @@ def _loaded(project, *args: str) -> tuple[set[str], str]:
     listing = folder / "modules.json"
     run = subprocess.run([sys.executable, "-c", PROBE, str(listing), str(target), *args], cwd=folder, env=env,
                          capture_output=True, text=True, timeout=300)
-    return set(json.loads(listing.read_text())), run.stdout + run.stderr
+    found = json.loads(listing.read_text())
+    assert found["examples read"] == 0  # the rules' examples are for the tests and the docs, never a lint run
+    return set(found["modules"]), run.stdout + run.stderr
 
 
 def _unneeded(modules: set[str], allowed_rules: set[str], allowed_formats: set[str]) -> list[str]:

@@ -19,6 +19,7 @@ from ..context import FileContext
 from .module_facts import Kernel, ModuleFacts
 from .flow import Definition
 from .walk import NodeIndex
+from ..lazy_regex import lazy
 
 WAIT = "dl.wait"
 NOTIFY = "dl.notify"
@@ -507,7 +508,7 @@ def distributed_kernels(context: FileContext) -> list[DistAnalysis]:
     return [d for d in found if any(n.startswith(("dl.", "shmem.")) for n in d.calls)]
 
 
-_PROGRAM_ID_NAME = re.compile(r"^(pid|program_id|\w+_pid)$")
+_PROGRAM_ID_NAME = lazy(r"^(pid|program_id|\w+_pid)$")
 
 
 def _link_program_params(context: FileContext, analyses: list[DistAnalysis]) -> bool:
@@ -544,8 +545,11 @@ def _link_program_params(context: FileContext, analyses: list[DistAnalysis]) -> 
 def _link_single_program_helpers(context: FileContext, analyses: list, by_name: dict) -> None:
     """Mark the helpers that only ever run on one program: every call of them in this module sits under a guard
     that selects single programs (``if (sub_vec_id() == 0) & (pid == 0):``) or in a function that does.
-    A launched kernel is never such a helper."""
+    A launched kernel runs on one program when every launch of it does (``kernels_launched_on_one_program``)."""
     launched = {launch.kernel.name for launch in context.facts.launches if launch.kernel is not None}
+    for name in kernels_launched_on_one_program(context.facts):
+        if name in by_name:
+            by_name[name].single_program = True
     sites: dict[str, list[tuple[DistAnalysis, cst.Call]]] = {}
     for caller in analyses:
         for name, calls in caller.calls.items():
@@ -584,18 +588,48 @@ def imports_distributed(facts: ModuleFacts) -> bool:
 
 
 def kernels_launched_on_one_program(facts: ModuleFacts) -> set[str]:
-    """Kernels that this module launches, always on a grid of one program (`(1,)`, `[1]`, `1`)."""
+    """Kernels that this module launches, always on a grid of one program (`(1,)`, `[1]`, `1`, or a name the
+    launching function refuses to hold anything else: `if n != 1: raise ...` before `kernel[(n, 1, 1)]`)."""
     grids: dict[str, list[bool]] = {}
     for launch in facts.launches:
         if launch.kernel is not None:
-            grids.setdefault(launch.kernel.name, []).append(_one_program(launch.grid))
+            grids.setdefault(launch.kernel.name, []).append(_one_program(facts, launch))
     return {name for name, ones in grids.items() if all(ones)}
 
 
-def _one_program(grid: cst.BaseExpression) -> bool:
-    if type(grid) in (cst.Tuple, cst.List):
-        return all(is_integer(element.value, 1) for element in grid.elements)
-    return is_integer(grid, 1)
+def _one_program(facts: ModuleFacts, launch) -> bool:
+    grid = launch.grid
+    axes = [element.value for element in grid.elements] if type(grid) in (cst.Tuple, cst.List) else [grid]
+    return all(is_integer(axis, 1) or _pinned_to_one(facts, launch.call, axis) for axis in axes)
+
+
+def _pinned_to_one(facts: ModuleFacts, call: cst.Call, axis: cst.BaseExpression) -> bool:
+    """``axis`` is a name the host function holding the launch raises on unless it is 1 (`if n != 1: raise`,
+    earlier in the function's own body)."""
+    if type(axis) is not cst.Name:
+        return False
+    function = next((a for a in facts.index.ancestors(call) if type(a) is cst.FunctionDef), None)
+    if function is None or type(function.body) is not cst.IndentedBlock:
+        return False
+    for statement in function.body.body:
+        if facts.index.order(statement) > facts.index.order(call):
+            break
+        if type(statement) is not cst.If or statement.orelse is not None:
+            continue
+        test = statement.test
+        if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+            continue
+        if type(test.comparisons[0].operator) is not cst.NotEqual:
+            continue
+        sides = (test.left, test.comparisons[0].comparator)
+        names = [side for side in sides if type(side) is cst.Name and side.value == axis.value]
+        if len(names) != 1 or not any(is_integer(side, 1) for side in sides):
+            continue
+        body = statement.body.body if type(statement.body) is cst.IndentedBlock else [statement.body]
+        if any(type(small) is cst.Raise for line in body if type(line) is cst.SimpleStatementLine
+               for small in line.body):
+            return True
+    return False
 
 
 # -- producer / consumer protocol facts shared by ASC402, ASC404, ASC409-ASC414 ------------------------------------
@@ -605,8 +639,8 @@ LOAD = "tl.load"
 RANK_IDS = frozenset({"dl.rank", "shmem.my_pe"})
 # Kernel parameters whose names say they hold the calling rank (`rank`, `my_pe`, `local_rank`...).
 # Either case: constexpr spellings (`LOCAL_RANK`, `WORLD_SIZE: tl.constexpr`) say the same.
-_RANK_PARAM = re.compile(r"^(rank|my_rank|my_pe|pe_id|rank_id|local_rank|cur_rank|this_rank)$", re.IGNORECASE)
-_RANK_COUNT_PARAM = re.compile(
+_RANK_PARAM = lazy(r"^(rank|my_rank|my_pe|pe_id|rank_id|local_rank|cur_rank|this_rank)$", re.IGNORECASE)
+_RANK_COUNT_PARAM = lazy(
     r"^(n_?ranks|num_ranks|world_size|world|rank_size|n_?pes|npes|num_pes|nranks)$", re.IGNORECASE)
 
 
@@ -827,7 +861,7 @@ def untokened_reads(dist: DistAnalysis, scope: cst.CSTNode, slot: cst.BaseExpres
     return found
 
 
-_OTHER_BACKEND = re.compile(
+_OTHER_BACKEND = lazy(
     r"(^|[._/\\])(cuda|nvidia|nvshmem|hip|amd|rocshmem|pyrocshmem|maca|metax|mxshmem)([._/\\]|$)")
 
 

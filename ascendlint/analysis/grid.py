@@ -27,6 +27,7 @@ import libcst as cst
 from . import host_facts as hf
 from . import magnitudes as mag
 from .module_facts import Kernel, Launch, ModuleFacts, dotted_name
+from ..lazy_regex import lazy
 
 _MAX_DEPTH = 12  # name-resolution depth; host code that deep is not worth following
 
@@ -51,22 +52,22 @@ _GROWTH = {
     Kind.UNKNOWN: 3, Kind.EXTENT: 4, Kind.TILE_COUNT: 5, Kind.TOTAL_SIZE: 6,
 }
 # get_aicore_num(), get_aivector_core_num(), vector_core_count(dev), cube_core_count(dev), get_num_cores()
-_CORE_FUNCTION = re.compile(r"^(get_\w*core_num|\w*core_count|(get_)?num_\w*cores)$")
+_CORE_FUNCTION = lazy(r"^(get_\w*core_num|\w*core_count|(get_)?num_\w*cores)$")
 _CORE_PROPERTIES = {"num_aicore": Kind.CUBE_CORES, "num_vectorcore": Kind.VECTOR_CORES,
                     "multiprocessor_count": Kind.CORES, "multi_processor_count": Kind.CORES}
 _DIVIDE_UP = {"cdiv", "ceil_div", "ceildiv", "div_up", "cdiv_int"}
 _TRANSPARENT_CALLS = {"int", "abs", "next_power_of_2", "triton.next_power_of_2", "ceil", "floor"}
 _ROOTS = {"sqrt", "isqrt"}
 # Host names of a core count: num_vectorcore, CORE_NUM, n_cores, aicore_num, vector_core_count, num_cores.
-_CORE_NAME = re.compile(r"(?:(?:num|n|total|max)_?)?(?:(ai|aiv|vector|cube)_?)?cores?(?:_?(?:num|count|cnt))?", re.I)
+_CORE_NAME = lazy(r"(?:(?:num|n|total|max)_?)?(?:(ai|aiv|vector|cube)_?)?cores?(?:_?(?:num|count|cnt))?", re.I)
 # Model dimensions (per-head and hidden sizes): fixed by the model, whatever the batch or the sequence length.
-_MODEL_DIM = re.compile(
+_MODEL_DIM = lazy(
     r"k|v|d|dk|dv|dh|dim|head_?dim|head_?size|head_?[kv]_?dim|[kv]_?head_?dim|d_?model|hidden|hidden_?(size|dim)"
     r"|\w+_dim|\w+_hidden_size|(n_?|num_?)?channels?|embed_?dim|inter(mediate)?_?size",
     re.I,
 )
 # Tile sizes: BLOCK_SIZE, BLOCK_M, KV_BLOCK_SIZE, b_tile, chunk_size, BT, BK.
-_TILE_NAME = re.compile(r"(^|_)(block|blk|tile|chunk)(_(size|len|[a-z])|size)?$|^(block|blk|tile|chunk)|^b[tkvdmnhce]$",
+_TILE_NAME = lazy(r"(^|_)(block|blk|tile|chunk)(_(size|len|[a-z])|size)?$|^(block|blk|tile|chunk)|^b[tkvdmnhce]$",
                         re.I)
 _RESHAPES = {"view", "reshape"}
 _PASS_METHODS = {"contiguous", "to", "float", "half", "bfloat16", "int", "long", "clone", "detach"}
@@ -1822,15 +1823,15 @@ def _is_token_name(name: str) -> bool:
 
 # Host names of a token count or sequence length (``T``, ``seq_len``, ``num_tokens``): the language of sequence
 # workloads. Generic row counts (``M``, ``rows``, ``n_rows``) of general-purpose ops do not back a finding alone.
-_SEQUENCE_LENGTH = re.compile(
+_SEQUENCE_LENGTH = lazy(
     r"t|s|seq_?len|seqlen|seq_?length|max_?seq_?len|max_?seqlen|num_?tokens?|n_?tokens?|total_?tokens?|tokens?"
     r"|context_?len|ctx_?len|kv_?len|q_?len|\w*_tokens", re.I)
 # host helpers that yield (offset, length) chunks of an axis for a loop of launches (``iter_axis_launch_chunks``)
-_CHUNKS = re.compile(r"chunk", re.I)
+_CHUNKS = lazy(r"chunk", re.I)
 # speculative-decoding lengths (``max_spec_len``, ``num_draft_tokens``) count a few draft tokens per request
-_SPECULATIVE = re.compile(r"spec|draft|accepted", re.I)
+_SPECULATIVE = lazy(r"spec|draft|accepted", re.I)
 # a host list or tensor of blocks or tiles (``block_info``, ``tile_row_start``): its length counts tiles of rows
-_TILE_LIST = re.compile(r"block|tile|chunk", re.I)
+_TILE_LIST = lazy(r"block|tile|chunk", re.I)
 
 
 def _string_key(expr: cst.BaseExpression) -> str | None:

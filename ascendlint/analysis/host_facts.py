@@ -23,9 +23,10 @@ from dataclasses import dataclass
 import libcst as cst
 
 from . import magnitudes as mag
+from ..lazy_regex import lazy
 
 # Tensors whose leading dimension does not grow with the tokens of a launch.
-_SMALL_TENSOR = re.compile(
+_SMALL_TENSOR = lazy(
     r"(^|_)(w|weights?|bias(es)?|gamma|beta|cos|sin|cos_sin(_cache)?|rotary|inv_freq|freqs?|block_?tables?"
     r"|block_?table|page_?tables?|cu_?seq_?lens?\w*|seq_?lens?|seqlens?|context_?lens?|ctx_?lens?|query_start_loc"
     r"|a_?log|dt_?bias|d|conv_?state|ssm_?state|expert_?\w*|router\w*|lora\w*|scales?|zeros?|g_?idx|lens?"
@@ -35,9 +36,9 @@ _SMALL_TENSOR = re.compile(
     re.IGNORECASE,
 )
 # Tensors whose rows are vocabulary-sized.
-_VOCAB_TENSOR = re.compile(r"logits?|logprobs?|lm_?head|vocab|embed(ding)?s?_?(table|weight)?|probs?$", re.IGNORECASE)
+_VOCAB_TENSOR = lazy(r"logits?|logprobs?|lm_?head|vocab|embed(ding)?s?_?(table|weight)?|probs?$", re.IGNORECASE)
 # KV caches: their leading strides span a block of tokens (or a whole token) of every KV head.
-_KV_TENSOR = re.compile(r"(k|v|kv|key|value)_?(cache|caches|buffer|pool)|cache", re.IGNORECASE)
+_KV_TENSOR = lazy(r"(k|v|kv|key|value)_?(cache|caches|buffer|pool)|cache", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ def is_token_ids(name: str) -> bool:
     return _TOKEN_IDS.fullmatch(name) is not None
 
 
-_TOKEN_IDS = re.compile(r"tokens?|input_?ids|token_?ids|ids", re.IGNORECASE)
+_TOKEN_IDS = lazy(r"tokens?|input_?ids|token_?ids|ids", re.IGNORECASE)
 
 
 def is_weight(name: str) -> bool:
@@ -69,7 +70,7 @@ def is_weight(name: str) -> bool:
     return _WEIGHT.search(name) is not None
 
 
-_WEIGHT = re.compile(r"(^|_)(w|weights?|w\d+)$", re.IGNORECASE)
+_WEIGHT = lazy(r"(^|_)(w|weights?|w\d+)$", re.IGNORECASE)
 
 
 def leading_dimension_counts_rows(name: str) -> bool:
@@ -85,7 +86,7 @@ def is_activation(name: str) -> bool:
     return _ACTIVATION.search(name) is not None and not tensor_is_small(name)
 
 
-_ACTIVATION = re.compile(
+_ACTIVATION = lazy(
     r"(?-i:^a$)|^(x|xs|x2d|inp|input|inputs|hidden|hidden_?states?|q|query|queries|qkv|o|out|output|outputs|y|res|residual"
     r"|tokens?)(_\w+)?$|^(mixed|fused|packed)_(qkv\w*|hidden\w*|x\w*)$|^d[xyoq]$|grad|logits?|logprobs?|probs$|activations?",
     re.IGNORECASE,
@@ -135,7 +136,7 @@ def is_per_token(tensor: str) -> bool:
 _per_token = is_per_token
 
 
-_QKV = re.compile(r"^(k|v|kv|key|value|keys|values)(_\w+)?$", re.IGNORECASE)
+_QKV = lazy(r"^(k|v|kv|key|value|keys|values)(_\w+)?$", re.IGNORECASE)
 
 
 def receiver(expr: cst.BaseExpression) -> str | None:

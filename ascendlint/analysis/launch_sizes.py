@@ -20,21 +20,22 @@ import libcst as cst
 from . import grid
 from . import magnitudes as mag
 from .module_facts import Launch, ModuleFacts, dotted_name
+from ..lazy_regex import lazy
 
 _DATA_BITS = frozenset({mag.TOKEN_BITS, mag.BATCH_BITS, mag.SIZE_BITS})
 _FIXED_BITS = frozenset({mag.SMALL_BITS, mag.FEATURE_BITS, mag.VOCAB_BITS})
 # Counts derived from the data: tasks, chunks, pages, blocks of a sequence (``NT``, ``num_pages``, ``task_num``).
-_COUNT_NAME = re.compile(
+_COUNT_NAME = lazy(
     r"^(nt|ns|nc|num_?tasks?|n_?tasks?|task_?num|total_?tasks?|num_?chunks?|n_?chunks?|num_?pages?|n_?pages?"
     r"|max_?num_?pages?|pages_?per_?\w+|num_?(kv_?)?splits?|\w*_num_tokens|\w*_seq_?lens?)$",
     re.IGNORECASE,
 )
 # Flags and modes: IS_VARLEN, USE_G, HAS_BIAS, STORE_FINAL_STATE, EVEN_K, ACTIVATION.
-_FLAG_NAME = re.compile(r"^(is|use|has|store|save|output|return|even|enable|apply|do|with|need)_|_(mode|type|flag)$",
+_FLAG_NAME = lazy(r"^(is|use|has|store|save|output|return|even|enable|apply|do|with|need)_|_(mode|type|flag)$",
                         re.IGNORECASE)
 # Fixed per model or device whatever the name's magnitude class: core counts, conv widths and states, heads,
 # experts, windows (``BIG_CORE_NUM``, ``KERNEL_WIDTH``, ``state_len``, ``index_head_count``, ``EXPERT_NUM``).
-_FIXED_PART = re.compile(r"(^|_)(core|cores|width|heads?|head_?count|experts?|window|state_?len|kernel_?size)(_|$)"
+_FIXED_PART = lazy(r"(^|_)(core|cores|width|heads?|head_?count|experts?|window|state_?len|kernel_?size)(_|$)"
                          r"|^(head|expert|core)_?(num|count|cnt)$", re.IGNORECASE)
 _BUCKETING = {"next_power_of_2", "next_pow2", "next_power_of_two", "round_up_pow2", "bucket", "pad_to_bucket"}
 _MAX_DEPTH = 8

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import re
 
+from ..lazy_regex import lazy
+
 INT32_BITS = 31
 UNBOUNDED = 64
 SMALL_BITS = 7  # heads, groups, ranks, experts, conv widths, buffer counts
@@ -42,45 +44,45 @@ CORE_PROGRAM_BITS = 7  # one program per AI core: a few dozen
 LOADED_BITS = TOKEN_BITS  # an integer loaded from memory: an offset, an id or a count
 LOOP_COUNTER_BITS = TOKEN_BITS  # what a loop-carried counter widens to
 
-_SMALL = re.compile(
+_SMALL = lazy(
     r"^(h|hv|hq|hk|hg|nh|g|w|heads?|n_?heads?|num_?\w*heads?|\w*_heads?|groups?|n_?groups?|num_?groups?"
     r"|world_?size|num_?ranks?|n_?ranks|n_?pes|ranks?|pe|buffer_?num|num_?buffers?|n_?buffers?|topk|top_?k"
     r"|num_?experts?|n_?experts?|experts?|width|kernel_?size|num_?cores?|n_?cores?|core_?num|ncores?|pvalue|nk|nv)$",
     re.IGNORECASE,
 )
-_BATCH = re.compile(
+_BATCH = lazy(
     r"^(b|bs|batch|batch_?size|n_?seqs?|num_?seqs?|num_?sequences|n_?reqs?|num_?reqs?|num_?requests?|nb"
     r"|n_?batch|num_?batch(es)?)$",
     re.IGNORECASE,
 )
-_FEATURE = re.compile(
+_FEATURE = lazy(
     r"^(n|k|v|d|dk|dv|dh|c|bk|bv|bd|head_?dim|head_?size|hidden|hidden_?size|hidden_?dim|dim|d_?model|n_?cols?"
     r"|num_?cols?|cols?|columns?|vocab|vocab_?size|n_?vocab|inter(mediate)?_?size|ffn_?dim|channels?|n_?channels?"
     r"|num_?channels?|embed_?dim|emb_?dim|\w*_?dim|n_?features?|features?|block_?size|page_?size)$",
     re.IGNORECASE,
 )
-_TOKEN = re.compile(
+_TOKEN = lazy(
     r"^(t|l|s|m|seq_?len|seqlen|seq_?length|max_?seq_?len|max_?seqlen|seqlens?|num_?tokens?|n_?tokens?"
     r"|total_?tokens?|tokens?|n_?rows?|num_?rows?|rows?|context_?len|ctx_?len|kv_?len|q_?len|max_?len"
     r"|\w*_len|\w*_tokens)$",
     re.IGNORECASE,
 )
-_STRIDE = re.compile(r"stride", re.IGNORECASE)
+_STRIDE = lazy(r"stride", re.IGNORECASE)
 # The stride of a batch dimension spans a whole sequence; that of a head dimension may span one (``[B, H, T, D]``).
-_BATCH_STRIDE = re.compile(r"stride_?[a-z]?_?(b|z|bs|batch)$|^(b|z|batch)_?stride", re.IGNORECASE)
-_HEAD_STRIDE = re.compile(r"stride_?[a-z]?_?(h|head|hv|hk|hq)$|^(h|head)_?stride", re.IGNORECASE)
-_VOCAB = re.compile(r"vocab", re.IGNORECASE)
+_BATCH_STRIDE = lazy(r"stride_?[a-z]?_?(b|z|bs|batch)$|^(b|z|batch)_?stride", re.IGNORECASE)
+_HEAD_STRIDE = lazy(r"stride_?[a-z]?_?(h|head|hv|hk|hq)$|^(h|head)_?stride", re.IGNORECASE)
+_VOCAB = lazy(r"vocab", re.IGNORECASE)
 # Per-token statistics (log-sum-exp, mean, rstd, gates) hold a few values per token: their row strides are small.
-_STATISTIC_STRIDE = re.compile(r"lse|rstd|mean|var|delta|beta|loss|m_i|l_i|gate", re.IGNORECASE)
-_SIZE = re.compile(r"^(n_?elements?|num_?elements?|numel|n_?elem|total_?size|total|size|length|n_?total)$",
+_STATISTIC_STRIDE = lazy(r"lse|rstd|mean|var|delta|beta|loss|m_i|l_i|gate", re.IGNORECASE)
+_SIZE = lazy(r"^(n_?elements?|num_?elements?|numel|n_?elem|total_?size|total|size|length|n_?total)$",
                    re.IGNORECASE)
 # Index variables named after what they count along: heads (``i_h``, ``head_idx``, ``pid_h``) and sequences or
 # requests (``i_b``, ``i_n``, ``req_idx``, ``pid_b``, ``seq_id``).
-_SMALL_INDEX = re.compile(
+_SMALL_INDEX = lazy(
     r"^(i_?h|i_?hv|i_?hq|i_?hk|i_?hg|i_?g|i_?head|pid_?h|pid_?head|h_?idx|h_?id|(\w+_)?heads?(_?idx|_?id)?)$",
     re.IGNORECASE,
 )
-_BATCH_INDEX = re.compile(
+_BATCH_INDEX = lazy(
     r"^(i_?b|i_?n|i_?bs|b_?id|b_?idx|bid|pid_?b|pid_?batch|batch(_?idx|_?id)?|i_?batch|i_?seq|seq_?(idx|id)"
     r"|(\w+_)?req(uest)?(_?state)?(_?idx|_?id)?|i_?req)$",
     re.IGNORECASE,
@@ -117,7 +119,7 @@ def scale_bits(factor: int) -> int:
     return max(factor - 1, 0).bit_length()
 
 
-_INDEX_TABLE = re.compile(r"indices|index|_idx|_ids?$|idx_", re.IGNORECASE)
+_INDEX_TABLE = lazy(r"indices|index|_idx|_ids?$|idx_", re.IGNORECASE)
 
 
 def names_index_table(name: str) -> bool:

@@ -28,16 +28,18 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from ..lazy_regex import lazy
+
 # Every GPU-only form spells one of these; a text without them is never CUDA-only (most Ascend code).
-_GPU_WORDS = re.compile(r"cuda|hip|inline_asm")
-_GPU_DEVICE = re.compile(r"^cuda(:\d+)?$")
-_NPU_DEVICE = re.compile(r"^npu(:\d+)?$")
-_CORE_COUNT = re.compile(r"(vector|cube|ai)_?core", re.IGNORECASE)
+_GPU_WORDS = lazy(r"cuda|hip|inline_asm")
+_GPU_DEVICE = lazy(r"^cuda(:\d+)?$")
+_NPU_DEVICE = lazy(r"^npu(:\d+)?$")
+_CORE_COUNT = lazy(r"(vector|cube|ai)_?core", re.IGNORECASE)
 _NPU_NAME_TOKENS = {"ascend", "npu"}
 _GPU_FOLDER_TOKENS = {"nvidia", "cuda", "amd", "hip", "rocm"}  # a GPU backend's folder (`kernels/nvidia/`)
 # Dotted PTX mnemonics (``cvt.rn.f16.f32``, ``mov.b32``, ``ld.global.v4.b32``) and AMD GCN ones (``v_add_f32``).
-_PTX = re.compile(r"\b[a-z][a-z0-9]*(\.[a-z][a-z0-9]*)+\b")
-_GCN = re.compile(r"\b[vs]_[a-z][a-z0-9_]*\b")
+_PTX = lazy(r"\b[a-z][a-z0-9]*(\.[a-z][a-z0-9]*)+\b")
+_GCN = lazy(r"\b[vs]_[a-z][a-z0-9_]*\b")
 _GPU_MODULES = (
     ("triton.language.extra.cuda", "`triton.language.extra.cuda`"),
     ("triton.language.extra.hip", "`triton.language.extra.hip`"),

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
 from .module_names import resolve_relative
+from ..lazy_regex import lazy
 
 if TYPE_CHECKING:
     from .module_facts import ModuleFacts
@@ -136,8 +137,8 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-_FROM_IMPORT = re.compile(r"^\s*from\s+(\.*)([\w.]*)\s+import\b", re.MULTILINE)
-_PLAIN_IMPORT = re.compile(r"^\s*import\s+([\w.]+)", re.MULTILINE)
+_FROM_IMPORT = lazy(r"^\s*from\s+(\.*)([\w.]*)\s+import\b", re.MULTILINE)
+_PLAIN_IMPORT = lazy(r"^\s*import\s+([\w.]+)", re.MULTILINE)
 
 
 def imported_modules(text: str, module: str, is_package: bool) -> set[str]:

@@ -13,13 +13,19 @@ literal defaults, or those of one ``triton.Config`` of its autotune list togethe
 - element sizes: 4 bytes (fp32 and int32) unless a ``.to(...)`` or ``dtype=`` names a narrower or wider type;
   masks 1 byte; a load of unknown dtype counts 4 bytes; tiles of pointers are not counted (addresses are
   computed as offsets);
-- liveness: each named tile is one buffer, live from its first assignment to its last use; a tile used inside a
-  loop it was defined before stays live to the end of that loop, and one carried by the loop (an accumulator) is
-  live across all of it. The estimate is the largest total of live buffers at any statement;
+- liveness: each binding of a named tile is one buffer, live from the binding to its last use before the name is
+  bound again; a tile used inside a loop it was bound before stays live to the end of that loop, and one carried by
+  the loop (an accumulator, read in the body before it is bound there) is live across all of it. An element-wise
+  result takes over the buffer of an operand read for the last time by the same statement (``b = a * 2``), so the
+  two are not counted together. The estimate is the largest total of live buffers at any statement;
+- not counted: tiles that only form addresses or masks of loads and stores, directly or through the names they
+  are bound into (``offs``, ``mask = offs < n``): the compiler turns them into strided or bounded transfers; the
+  operands and results of ``tl.dot`` (the cube core's L1/L0 buffers); compile hints (``tl.compile_hint(x, ...)``)
+  are not reads of ``x``;
 - ``multibuffer=True`` (on the launch or the config) doubles the loaded tiles (the compiler double-buffers them).
 
 What it leaves out: unnamed temporaries inside one expression, the compiler's own scratch (reductions, casts,
-broadcast copies), alignment padding, buffer reuse between tiles of disjoint lifetimes beyond the liveness above,
+broadcast copies), alignment padding, buffer sharing between tiles of exclusive branches bound to different names,
 helpers called from the kernel, and any tile whose shape depends on a value the module does not give.
 
 Computed once per module and cached on the module facts.
@@ -35,6 +41,7 @@ import libcst as cst
 from . import grid
 from . import magnitudes as mag
 from .module_facts import Kernel, Launch, ModuleFacts, dotted_name
+from ..lazy_regex import lazy
 
 UB_PHYSICAL = 192 * 1024
 UB_BUDGET = 184 * 1024
@@ -48,6 +55,7 @@ _REDUCTIONS = {"sum", "max", "min", "argmax", "argmin", "reduce", "xor_sum", "pr
 _KEEP_SHAPE = {"cumsum", "cumprod", "sort", "flip", "sigmoid", "softmax", "exp", "exp2", "log", "log2", "sqrt",
                "rsqrt", "abs", "sin", "cos", "erf", "fma", "maximum", "minimum", "where", "clamp", "cast",
                "fdiv", "div_rn", "floor", "ceil", "umulhi", "tanh", "to", "float", "cdiv"}
+_HINTS = {"compile_hint", "multiple_of", "max_contiguous", "max_constancy"}  # annotations, not reads of the data
 _LOADS = {"load", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg"}
 _MAX_DEPTH = 8
 
@@ -317,7 +325,9 @@ class _Model:
         self.tiles_seen = False
         self.dot_operands: dict[str, int] = {}  # uses of a name as an operand of tl.dot (cube L1/L0 buffers)
         self.dot_results: set[str] = set()  # names bound to tl.dot results (the cube's L0C accumulator)
-        self.address_uses: dict[str, int] = {}  # uses of a name inside a load's or store's address
+        self.address_uses: dict[str, int] = {}  # uses of a name inside a load's or store's address or mask
+        self.feeds: dict[str, dict[str, int]] = {}  # uses of a name in the value bound to another (name -> target)
+        self.hint_uses: dict[str, int] = {}  # uses as the tile a compile hint annotates (``tl.compile_hint(x, ...)``)
 
     # statements
     def run(self) -> None:
@@ -383,14 +393,18 @@ class _Model:
             value = self._expr(node.value)
             self._uses(node.value)
             for target in node.targets:
+                self._feed(node.value, target.target)
                 self._bind(target.target, node.value, value)
         elif type(node) is cst.AnnAssign and node.value is not None:
             value = self._expr(node.value)
             self._uses(node.value)
+            self._feed(node.value, node.target)
             self._bind(node.target, node.value, value)
         elif type(node) is cst.AugAssign:
             value = self._expr(node.value)
             self._uses(node.value)
+            self._feed(node.value, node.target)
+            self._feed(node.target, node.target)
             if type(node.target) is cst.Name:
                 if type(node.value) is cst.Call and _callee(node.value) == "dot":
                     self.dot_results.add(node.target.value)
@@ -405,6 +419,15 @@ class _Model:
             self._uses(node.value)
         elif type(node) is cst.Return and node.value is not None:
             self._uses(node.value)
+
+    def _feed(self, expr, target) -> None:
+        """Record that the names read in ``expr`` go into the value bound to ``target`` (a name only)."""
+        if type(target) is not cst.Name:
+            return
+        for name in _names(expr):
+            if name in self.env:
+                into = self.feeds.setdefault(name, {})
+                into[target.value] = into.get(target.value, 0) + 1
 
     def _bind(self, target, expr, value: _Value) -> None:
         if type(target) is cst.Name:
@@ -465,32 +488,82 @@ class _Model:
             self._use(node)
 
     # liveness
+    def _address_only(self) -> set[str]:
+        """Tiles that only ever form addresses or masks of loads and stores, directly or through the names they
+        are bound into (``offs``, ``cols = start + offs``, ``mask = cols < n``): the compiler turns such index
+        arithmetic into strided or bounded transfers instead of materialising the tiles."""
+        candidates = {name for name, tile in self.sizes.items() if not tile.loaded}
+        fed_by: dict[str, list[tuple[str, int]]] = {}
+        support = {}
+        for name in candidates:
+            support[name] = self.address_uses.get(name, 0)
+            for target, count in self.feeds.get(name, {}).items():
+                if target in candidates:
+                    support[name] += count
+                    fed_by.setdefault(target, []).append((name, count))
+        pending = [name for name in candidates if support[name] < len(self.uses.get(name, []))]
+        while pending:  # each name leaves once, each feed is undone once: linear in the feeds
+            name = pending.pop()
+            if name not in candidates:
+                continue
+            candidates.discard(name)
+            for source, count in fed_by.get(name, ()):
+                if source in candidates:
+                    support[source] -= count
+                    if support[source] < len(self.uses.get(source, [])):
+                        pending.append(source)
+        return candidates
+
     def peak(self) -> tuple[int, list[Tile]]:
+        address_only = self._address_only()
         intervals = []
         for name, tile in self.sizes.items():
-            if name in self.dot_results or (name in self.dot_operands
-                                             and self.dot_operands[name] >= len(self.uses.get(name, []))):
+            uses = len(self.uses.get(name, [])) - self.hint_uses.get(name, 0)
+            if name in self.dot_results or (name in self.dot_operands and self.dot_operands[name] >= uses):
                 continue  # cube buffers (L1, L0A/B, L0C), not the vector core's Unified Buffer
-            if self.address_uses.get(name, 0) >= len(self.uses.get(name, [])) and not tile.loaded:
-                continue  # offsets used only in addresses: the compiler turns affine ones into strided transfers
-            points = self.defs.get(name, []) + self.uses.get(name, [])
-            start, end = min(points), max(points)
-            for begin, finish, used, assigned in self.loops:
-                if name in used and start < begin <= end:
-                    end = max(end, finish)  # defined before the loop, used in it
-                inside_defs = [d for d in self.defs.get(name, []) if begin <= d <= finish]
-                inside_uses = [u for u in self.uses.get(name, []) if begin <= u <= finish]
-                if inside_defs and inside_uses and min(inside_uses) < min(inside_defs):
-                    start, end = min(start, begin), max(end, finish)  # carried by the loop
+            if name in address_only:
+                continue  # index and mask tiles of addresses only
             factor = 2 if self.multibuffer and tile.loaded else 1
-            intervals.append((start, end, tile, tile.bytes * factor))
+            intervals += [(start, end, tile, tile.bytes * factor) for start, end in self._lifetimes(name)]
         best, live = 0, []
         for point in sorted({i[0] for i in intervals} | {i[1] for i in intervals}):
             here = [i for i in intervals if i[0] <= point <= i[1]]
-            total = sum(i[3] for i in here)
+            total = sum(i[3] for i in here) - _reused(point, here)
             if total > best:
                 best, live = total, sorted((i[2] for i in here), key=lambda t: -t.bytes)
         return best, live
+
+    def _lifetimes(self, name: str) -> list[tuple[float, float]]:
+        """The spans over which ``name`` holds a live buffer: one per binding, from it to the last use before the
+        next binding (a name bound again in a later loop is a new buffer), to the end of a loop it is used in when
+        bound before it, and across the whole of a loop that carries it (used in the body before it is bound)."""
+        defs = sorted(self.defs.get(name, []))
+        uses = sorted(self.uses.get(name, []))
+        spans: list[list[float]] = []
+        for k, start in enumerate(defs):
+            stop = defs[k + 1] if k + 1 < len(defs) else float("inf")
+            read = [u for u in uses if start <= u < stop]
+            spans.append([start, max(read, default=start)])
+        early = [u for u in uses if defs and u < defs[0]]
+        if early and spans:
+            spans[0][0] = min(early)
+        for span in spans:
+            for begin, finish, used, _ in self.loops:
+                if name in used and span[0] < begin <= span[1]:
+                    span[1] = max(span[1], finish)  # bound before the loop, read in it
+        for begin, finish, _, _ in self.loops:
+            inside_defs = [d for d in defs if begin <= d <= finish]
+            inside_uses = [u for u in uses if begin <= u <= finish]
+            if inside_defs and inside_uses and min(inside_uses) < min(inside_defs):
+                spans.append([begin, finish])  # carried by the loop
+        spans.sort()
+        merged: list[list[float]] = []
+        for span in spans:
+            if merged and span[0] <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], span[1])
+            else:
+                merged.append(list(span))
+        return [(a, b) for a, b in merged]
 
     # expressions
     def _int(self, expr, depth: int = 0) -> int | None:
@@ -606,8 +679,12 @@ class _Model:
                 size = _dtype_size(positional[0] if positional else keywords.get("dtype"))
                 return _Value(receiver.shape, size or receiver.size, receiver.loaded)
             if name in _REDUCTIONS and receiver.shape:
-                return _Value(_reduce(receiver.shape, positional[0] if positional else keywords.get("axis")),
-                              receiver.size)
+                return _Value(_reduce(receiver.shape, positional[0] if positional else keywords.get("axis"),
+                                      keywords.get("keep_dims")), receiver.size)
+            if name in ("reshape", "view") and receiver.shape and positional:
+                shape = self._shape_of(positional[0]) if len(positional) == 1 else self._shape_of(
+                    cst.Tuple([cst.Element(p) for p in positional]))
+                return _Value(shape, receiver.size, receiver.loaded) if shape else _SCALAR
             if receiver.shape:
                 return receiver
             if not (dotted_name(call.func) or "").count("."):
@@ -626,6 +703,13 @@ class _Model:
             return self._expr(positional[0])
         if name in (*_LOADS, "store") and (positional or "pointer" in keywords):
             for used in _names(positional[0] if positional else keywords["pointer"]):
+                self.address_uses[used] = self.address_uses.get(used, 0) + 1
+            mask = keywords.get("mask")
+            if mask is None and name == "load" and len(positional) > 1:
+                mask = positional[1]
+            elif mask is None and name == "store" and len(positional) > 2:
+                mask = positional[2]
+            for used in _names(mask) if mask is not None else ():
                 self.address_uses[used] = self.address_uses.get(used, 0) + 1
         if name in _LOADS and (positional or "pointer" in keywords):
             pointer = positional[0] if positional else keywords["pointer"]
@@ -650,7 +734,7 @@ class _Model:
             if not x.shape:
                 return _SCALAR
             axis = positional[1] if len(positional) > 1 else keywords.get("axis")
-            return _Value(_reduce(x.shape, axis), x.size)
+            return _Value(_reduce(x.shape, axis, keywords.get("keep_dims")), x.size)
         if name in ("trans", "permute") and positional:
             x = self._expr(positional[0])
             return _Value(tuple(reversed(x.shape)), x.size, x.loaded) if x.shape else _SCALAR
@@ -671,6 +755,17 @@ class _Model:
             x = self._expr(positional[0])
             size = _dtype_size(positional[1] if len(positional) > 1 else keywords.get("dtype"))
             return _Value(x.shape, size or x.size, x.loaded) if x.shape else _SCALAR
+        if name == "insert_slice" and positional:
+            x = self._expr(positional[0])  # the full tile, with the slice written into it
+            return x if x.shape else _SCALAR
+        if name == "extract_slice" and positional:
+            x = self._expr(positional[0])
+            sizes = keywords.get("sizes") or (positional[2] if len(positional) > 2 else None)
+            shape = self._shape_of(sizes) if sizes is not None else None
+            return _Value(shape, x.size, x.loaded) if shape and x.shape else _SCALAR
+        if name in _HINTS and positional and type(positional[0]) is cst.Name:
+            self.hint_uses[positional[0].value] = self.hint_uses.get(positional[0].value, 0) + 1
+            return _SCALAR if name == "compile_hint" else self._expr(positional[0])
         if name in ("make_block_ptr", "advance", "program_id", "num_programs", "store", "static_assert",
                     "device_print", "debug_barrier", "multiple_of", "max_contiguous", "static_print"):
             return _SCALAR
@@ -683,6 +778,22 @@ class _Model:
                 size = max(size, v.size) if shape else v.size
                 loaded = loaded or v.loaded
         return _Value(shape, size, loaded) if shape else _SCALAR
+
+
+def _reused(point, here) -> int:
+    """Bytes the tiles bound at ``point`` take over from tiles whose last use is that same statement: an
+    element-wise result is written in place of an operand that dies there (``b = a * 2`` with ``a`` read for the
+    last time), so the two are not live at once. Each dying buffer goes to at most one new tile that fits in it."""
+    dying = sorted((i[3] for i in here if i[1] == point and i[0] < point), reverse=True)
+    born = sorted((i[3] for i in here if i[0] == point and i[1] > point), reverse=True)
+    saved = 0
+    for size in born:
+        fit = next((k for k, free in enumerate(dying) if free >= size), None)
+        if fit is None:
+            continue
+        saved += size
+        dying.pop(fit)
+    return saved
 
 
 def _callee(call: cst.Call) -> str:
@@ -747,7 +858,9 @@ def _broadcast(a: Shape | None, b: Shape | None) -> Shape | None:
     return tuple(max(x, y) for x, y in zip(a, b))
 
 
-def _reduce(shape: Shape, axis) -> Shape | None:
+def _reduce(shape: Shape, axis, keep_dims=None) -> Shape | None:
+    """The shape after reducing ``axis`` (None: to a scalar); with ``keep_dims=True`` the axis stays, of length 1."""
+    keep = type(keep_dims) is cst.Name and keep_dims.value == "True"
     if axis is None or (type(axis) is cst.Name and axis.value == "None"):
         return None
     if type(axis) is cst.UnaryOperation and type(axis.expression) is cst.Integer:
@@ -758,7 +871,10 @@ def _reduce(shape: Shape, axis) -> Shape | None:
         return None
     dims = list(shape)
     if -len(dims) <= index < len(dims):
-        del dims[index]
+        if keep:
+            dims[index] = 1
+        else:
+            del dims[index]
     return tuple(dims) or None
 
 
@@ -781,14 +897,14 @@ class UncappedExtent:
 
 
 # Per-head and small model sizes: a whole tile of them fits whatever the model (head dims up to 256, heads, experts).
-_FITS = re.compile(r"^(k|v|d|dk|dv|dh|bk|bv|bd|h|hv|hk|hq|g|head_?(dim|size)|[kvqd]_?head_?(dim|size)|\w*head\w*"
+_FITS = lazy(r"^(k|v|d|dk|dv|dh|bk|bv|bd|h|hv|hk|hq|g|head_?(dim|size)|[kvqd]_?head_?(dim|size)|\w*head\w*"
                    r"|rope\w*|\w*rotary\w*|\w*_?mult|\w*iters?|groups?|\w*_?group|w|state_?len|seq_?len|page_?size"
                    r"|head_?[kvq]_?(dim|size)|(n_?|num_?)?heads?|(n_?|num_?)?(kv_?)?heads?|topk|top_?k"
                    r"|(n_?|num_?)?experts?|rank|world_?size|width|kernel_?size|state_?len)$", re.IGNORECASE)
 
 
 # The long axes of the data: rows, tokens, batches, vocabularies, hidden sizes and row lengths, element counts.
-_LARGE = re.compile(r"^(c|n|n_?cols?|num_?cols?|cols?|hidden(_?size|_?dim)?|d_?model|model_?dim|inter(mediate)?_?size"
+_LARGE = lazy(r"^(c|n|n_?cols?|num_?cols?|cols?|hidden(_?size|_?dim)?|d_?model|model_?dim|inter(mediate)?_?size"
                     r"|ffn_?dim|\w*vocab\w*|numel|n_?elements?|num_?elements?|total\w*|\w*_?tokens?|extend\w*)$",
                     re.IGNORECASE)
 _LARGE_BITS = frozenset({mag.TOKEN_BITS, mag.BATCH_BITS, mag.SIZE_BITS, mag.VOCAB_BITS})
@@ -796,7 +912,7 @@ _HOST_CALLS = {"triton", "next_power_of_2", "cdiv", "min", "max", "int", "math",
 
 
 # Sizes that grow with the input itself (not the model): tokens, rows, batches, element counts.
-_DATA = re.compile(r"^(numel|n_?elements?|num_?elements?|total_?(tokens?|numel|elements?|size)|\w*_?tokens?|extend\w*|n_?rows?|num_?rows?|rows?"
+_DATA = lazy(r"^(numel|n_?elements?|num_?elements?|total_?(tokens?|numel|elements?|size)|\w*_?tokens?|extend\w*|n_?rows?|num_?rows?|rows?"
                    r"|m|t|bs|batch\w*|\w*seq\w*|\w*vocab\w*)$", re.IGNORECASE)
 _LARGE_MODEL_DIM = 16384  # a large hidden size (hidden sizes of current models reach 7168 to 16384)
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from ..diagnostics import Diagnostic
+from ..lazy_regex import lazy
 
 
 @dataclass
@@ -85,8 +86,8 @@ def get(name: str) -> Formatter:
 RAW_FILENAMES = {"sarif"}  # formats that encode file names themselves
 # A backslash that would read as the start of one of those escapes is doubled, so that a name spelled
 # ``bad\xff.py`` (a backslash, then ``xff``) and a name holding the byte 0xFF never print alike.
-_UNSHOWABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]|\\\\(?=[xu\\\\])")
-_UNSHOWABLE_IN_TEXT = re.compile("[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")  # keeps \t \n \r
+_UNSHOWABLE = lazy("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]|\\\\(?=[xu\\\\])")
+_UNSHOWABLE_IN_TEXT = lazy("[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")  # keeps \t \n \r
 
 
 def _escape(match: re.Match) -> str:

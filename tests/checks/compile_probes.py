@@ -60,6 +60,18 @@ def cast_overflow_mode(x_ptr, y_ptr, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def cast_to_output(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.cast(tl.load(x_ptr + offs), y_ptr.dtype.element_ty))
+
+
+@triton.jit
+def saturate_to_output(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.cast(tl.load(x_ptr + offs), y_ptr.dtype.element_ty, overflow_mode="saturate"))
+
+
+@triton.jit
 def cache_hints(x_ptr, y_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     v = tl.load(x_ptr + offs, eviction_policy="evict_last", cache_modifier=".cg")
@@ -110,6 +122,12 @@ PROBES = {
     "method_cast_overflow_mode": (method_cast_overflow_mode, QUANT),
     "cast_overflow_mode": (cast_overflow_mode, QUANT),
     "cache_hints": (cache_hints, VECTOR),
+    # the quantisation casts of real kernels, with and without the keyword: fp32, fp16, bf16 and int32 to int8
+    **{f"{kind}:{source}": (fn, {"x_ptr": f"*{source}", "y_ptr": "*i8", "BLOCK": "constexpr"})
+       for source in ("fp32", "fp16", "bf16", "i32")
+       for kind, fn in (("cast", cast_to_output), ("saturate", saturate_to_output))},
+    "saturate:fp32->fp8e4nv": (saturate_to_output, {"x_ptr": "*fp32", "y_ptr": "*fp8e4nv", "BLOCK": "constexpr"}),
+    "cast:fp32->fp8e4nv": (cast_to_output, {"x_ptr": "*fp32", "y_ptr": "*fp8e4nv", "BLOCK": "constexpr"}),
     "atomic_spin": (atomic_spin, SPIN),
     "volatile_spin": (volatile_spin, SPIN),
     "scalar_param_in_task_loop": (scalar_param_in_task_loop, TASK),

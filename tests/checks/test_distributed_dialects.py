@@ -250,6 +250,35 @@ def gather(buf_ptr, x_ptr, nbytes, rank, n_pes):
     assert lines_of(code, "ASC406") == []
 
 
+OWNER_PULL_ON_ONE_PROGRAM = """
+@triton.jit
+def _pull_one(staging_ptr, slot_ptr, peer, nbytes, NUM_CHUNKS: tl.constexpr):
+    for chunk in tl.static_range(0, NUM_CHUNKS):
+        libshmem_device.getmem(staging_ptr, slot_ptr + chunk * nbytes, nbytes, peer)
+
+@triton.jit
+def owner_pull(staging_ptr, slot_ptr, peer_ptr, n_desc, pid, num_programs, nbytes, NUM_CHUNKS: tl.constexpr):
+    for i in range(pid, n_desc, num_programs):
+        peer = tl.load(peer_ptr + i)
+        _pull_one(staging_ptr, slot_ptr, peer, nbytes, NUM_CHUNKS)
+
+def launch_owner_pull(staging, slots, peers, nbytes, num_programs=1):
+    if num_programs != 1:
+        raise ValueError("the pull keeps its accumulation order on one program")
+    owner_pull[(num_programs, 1, 1)](staging, slots, peers, peers.numel(), 0, num_programs, nbytes, NUM_CHUNKS=4)
+"""
+
+
+def test_asc406_launch_the_host_pins_to_one_program_drives_each_pe_from_one_core():
+    assert lines_of(OWNER_PULL_ON_ONE_PROGRAM, "ASC406") == []
+
+
+def test_asc406_same_launch_without_the_pin_is_reported():
+    code = OWNER_PULL_ON_ONE_PROGRAM.replace(
+        '    if num_programs != 1:\n        raise ValueError("the pull keeps its accumulation order on one program")\n', "")
+    assert lines_of(code, "ASC406") == [line_with(code, "getmem(")]
+
+
 # -- ASC408: the grid is what it is, not what it is called; barrier-only kernels on a literal grid -----------------
 
 PERSISTENT_WAITER = """

@@ -56,6 +56,25 @@ def test_overflow_mode_on_to_fails_but_cast_takes_it(probed):
         assert 'overflow_mode = "saturate"' in probed[probe]["linalg"]
 
 
+def _without_names(linalg: str) -> list[str]:
+    return [re.sub(r"func\.func @\w+", "func.func @kernel", line) for line in linalg.splitlines()]
+
+
+@pytest.mark.parametrize("source", ["fp32", "fp16", "bf16", "i32"])
+def test_saturate_keeps_the_conversion_and_adds_one_mark_for_the_backend(probed, source):
+    plain, saturated = probed[f"cast:{source}"], probed[f"saturate:{source}"]
+    assert _lowered(plain) and _lowered(saturated)
+    marks = [line for line in _without_names(saturated["linalg"]) if "annotation.mark" in line]
+    assert len(marks) == 1 and 'overflow_mode = "saturate"' in marks[0]
+    rest = [line for line in _without_names(saturated["linalg"]) if "annotation.mark" not in line]
+    assert rest == _without_names(plain["linalg"])
+
+
+def test_fp8_targets_fail_with_or_without_the_keyword(probed):
+    for probe in ("cast:fp32->fp8e4nv", "saturate:fp32->fp8e4nv"):
+        assert "unexpected type fp8" in probed[probe]["error"]
+
+
 def test_asc108_page_quotes_the_errors_the_probes_see(probed):
     page = rule_by_code_or_name("ASC108").why
     assert "TypeError(\"'dtype' object is not callable\")" in page

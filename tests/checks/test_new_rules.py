@@ -301,6 +301,51 @@ def publish(dst, sig, peer, BLOCK: tl.constexpr):
     assert _found("ASC416", text) == []
 
 
+def test_asc416_leaves_writes_of_a_cube_scope_alone():
+    text = """
+import triton
+import triton.language as tl
+import triton.language.extra.cann.extension as al
+from triton.language.extra.cann.extension import sub_vec_id
+from triton_dist.language.extra import libshmem_device
+
+@triton.jit
+def stage_then_flag(src, dst, flag, rank, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    with al.scope(core_mode="vector"):
+        if sub_vec_id() == 0:
+            offs = tl.arange(0, BLOCK)
+            tl.store(dst + offs, tl.load(src + offs))
+    with al.scope(core_mode="cube"):
+        libshmem_device.fence()
+        libshmem_device.signal_op(flag + pid * 16, 1, libshmem_device.ACLSHMEM_SIGNAL_SET, rank)
+"""
+    assert _found("ASC416", text) == []
+    vector = text.replace('with al.scope(core_mode="cube"):', 'with al.scope(core_mode="vector"):')
+    assert [f.location.row for f in _found("ASC416", vector)] == [
+        i for i, row in enumerate(vector.splitlines(), start=1) if "signal_op(" in row]
+
+
+def test_asc416_accepts_a_store_whose_mask_splits_the_rows_between_sub_blocks():
+    text = """
+import triton
+import triton.language as tl
+from triton.language.extra.cann.extension import sub_vec_id
+
+@triton.jit
+def scatter(keys, rows_out, n, HALF: tl.constexpr, BLOCK: tl.constexpr):
+    first = sub_vec_id() * HALF
+    offs = tl.arange(0, BLOCK)
+    key = tl.load(keys + offs, mask=offs < n, other=-1)
+    mine = (offs < n) & (key >= first) & (key < first + HALF)
+    tl.store(rows_out + offs, key, mask=mine)
+"""
+    assert _found("ASC416", text) == []
+    shared = text.replace("mask=mine)", "mask=offs < n)")
+    assert [f.location.row for f in _found("ASC416", shared)] == [
+        i for i, row in enumerate(shared.splitlines(), start=1) if "tl.store(rows_out" in row]
+
+
 # -- fixes -----------------------------------------------------------------------------------------------------------
 def test_asc106_fix_is_safe_and_removes_both_hints():
     text = """

@@ -227,3 +227,76 @@ def test_asc305_multibuffer_doubles_the_loaded_tiles():
 
 def test_asc305_shape_from_a_value_the_module_does_not_give_is_not_estimated():
     assert _found(RMS.format(cols=10240).replace("        BLOCK_M=2,\n", ""), "ASC305") == []
+
+
+CHAIN = """
+import triton
+import triton.language as tl
+
+@triton.jit
+def chain(x, y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    a = tl.load(x + offs, mask=offs < n, other=0.0)
+    b = a * 2.0
+    c = b + 1.0
+    d = tl.exp(c)
+    tl.store(y + offs, {stored}, mask=offs < n)
+
+def run(x, y, n):
+    chain[(1,)](x, y, n, BLOCK=16384)
+"""
+
+
+def test_asc305_an_elementwise_chain_reuses_the_buffer_of_each_dying_operand():
+    # a, b, c, d: 64 KB each, each dead at the statement that binds the next; offs forms addresses and masks only
+    assert _found(CHAIN.format(stored="d * d"), "ASC305") == []
+
+
+def test_asc305_operands_read_again_later_stay_live_beside_the_result():
+    # a, b and c are all read by the store: with d, four 64 KB tiles live at once
+    found = _found(CHAIN.format(stored="a + b + c + d"), "ASC305")
+    assert len(found) == 1 and "~256 KB" in found[0].message
+
+
+def test_asc305_an_index_tile_used_beside_the_data_is_counted():
+    # offs is stored as data, so it is a 64 KB int32 tile of its own, live to the store
+    code = CHAIN.format(stored="d + offs").replace("    b = a * 2.0\n", "    b = a * 2.0 + offs\n")
+    estimate = _estimates(code)[0]
+    assert {t.name for t in estimate.live} >= {"offs"}
+
+
+def _estimates(code: str):
+    import libcst as cst
+
+    from ascendlint.analysis.module_facts import ModuleFacts
+    from ascendlint.analysis.ub import estimates
+    from ascendlint.analysis.walk import NodeIndex
+
+    module = cst.parse_module(textwrap.dedent(code))
+    return estimates(ModuleFacts(module, NodeIndex(module)))
+
+
+def test_asc305_shapes_of_kept_axes_slices_and_method_reshapes():
+    code = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def norm3(x, y, G: tl.constexpr, H: tl.constexpr, W: tl.constexpr, N: tl.constexpr):
+        flat = tl.load(x + tl.arange(0, G * H * W))
+        v = tl.reshape(flat, (G, H, W))
+        m = tl.max(v, axis=2, keep_dims=True)
+        e = tl.exp(v - m)
+        saved = tl.full((N, G, 1, W), 0.0, dtype=tl.float32)
+        saved = tl.insert_slice(saved, tl.sum(e, axis=1, keep_dims=True)[None, :, :, :], offsets=[0, 0, 0, 0],
+                                sizes=[1, G, 1, W], strides=[1, 1, 1, 1])
+        back = tl.extract_slice(saved, offsets=[0, 0, 0, 0], sizes=[1, G, 1, W], strides=[1, 1, 1, 1]).reshape(G, 1, W)
+        tl.store(y + tl.arange(0, G * H * W), tl.reshape(e / back, (G * H * W,)))
+
+    def run(x, y):
+        norm3[(1,)](x, y, G=48, H=4, W=8, N=20)
+    """
+    estimate = _estimates(code)[0]
+    shapes = {t.name: t.shape for t in estimate.live}
+    assert shapes["e"] == (48, 4, 8) and shapes["saved"] == (20, 48, 1, 8)
+    assert estimate.bytes == (20 * 48 * 8 + 48 * 4 * 8) * 4
