@@ -881,6 +881,8 @@ def _uncapped(facts: ModuleFacts) -> list[UncappedExtent]:
                     continue
                 if model.peak()[0] <= UB_BUDGET:
                     continue
+            if facts.index.parent(anchor) is None:
+                anchor = argument  # a value the analysis built (an item of an unpacked call): not in the file
             found.append(UncappedExtent(launch, param, anchor, source))
     return found
 
