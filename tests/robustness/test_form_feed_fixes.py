@@ -15,7 +15,7 @@ from ascendlint.registry import rule_by_code_or_name
 
 # A form feed starting a block's first line: libcst refuses it, so the file is parsed without the form feeds that
 # start lines, and every such form feed in the file is one the tree has not.
-HEAD = "import triton\nimport triton.language as tl\n\n\ndef helper(x):\n    if x:\n\f        return x\n\n\n"
+HEAD = "import triton\nimport triton.language as tl\n\n\ndef clamp(x):\n    if x:\n\f        return x\n\n\n"
 
 RELOAD = HEAD + (
     "@triton.jit\n"
