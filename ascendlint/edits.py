@@ -51,8 +51,12 @@ def insert_before_line(loc: Locator, row: int, text: str) -> Edit:
 
 
 def indentation_of_line(loc: Locator, row: int) -> str:
+    """The blanks that indent the line, as a line inserted above it must start. A form feed among them is not
+    indentation (Python's tokenizer starts counting columns again after it), so only the blanks after the last
+    one are: ``"\\f    x = 1"`` is indented by four spaces."""
     line = loc.line_text(row)
-    return line[: len(line) - len(line.lstrip(" \t"))]
+    leading = line[: len(line) - len(line.lstrip(" \t\f"))]
+    return leading[leading.rfind("\f") + 1 :]
 
 
 def delete_span_or_line(loc: Locator, start: int, end: int) -> Edit:

@@ -196,7 +196,8 @@ def _diagnostic(context: FileContext, report: Report) -> Diagnostic:
     fix = None
     extra = {}
     if report.edits is not None:
-        edits = tuple(sorted((_with_original(locator, e) for e in report.edits(locator)), key=lambda e: (e.start, e.end)))
+        edits = tuple(sorted((locator.through_form_feeds(_with_original(locator, e)) for e in report.edits(locator)),
+                            key=lambda e: (e.start, e.end)))
         stale = fixes.mismatched_edit(context.text, edits)
         if stale is not None:  # the positions are not those of the code the rule saw: offer no fix at all
             extra[fixes.REFUSED_NOTE] = fixes.mismatch_note(context.text, stale)

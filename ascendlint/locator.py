@@ -26,7 +26,7 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 from .codegen import generate
-from .diagnostics import Location
+from .diagnostics import Edit, Location
 from .text_positions import line_starts, location_in
 
 
@@ -97,6 +97,26 @@ class Locator:
         to_printed = self._mapping.to_printed
         begin = to_printed(start, True)
         return self._printed[begin : max(begin, to_printed(end, False))]
+
+    def through_form_feeds(self, edit: Edit) -> Edit:
+        """``edit`` narrowed to the part it changes, when its range holds form feeds the parsed tree has not (a
+        tree parsed without the form feeds that start lines, or printed without some of them) but is otherwise
+        the code the rule saw. The form feeds outside that part stay in the file; one inside it goes with the
+        text it stood in (a deleted argument's line, an index wrapped in a cast). Any other difference is left
+        for the fixer to refuse."""
+        found = self.text[edit.start : edit.end]
+        original = edit.original
+        if original is None or found == original or not isinstance(self._mapping, _FormFeedsLeftOut):
+            return edit
+        if found.replace("\f", "") != original.replace("\f", ""):
+            return edit
+        content = edit.content
+        prefix = _common_prefix(original, content)
+        suffix = _common_prefix(original[prefix:][::-1], content[prefix:][::-1])
+        start = edit.start + _past_bare(found, len(original[:prefix].replace("\f", "")), True)
+        end = edit.start + _past_bare(found, len(original[: len(original) - suffix].replace("\f", "")), False)
+        end = max(start, end)
+        return Edit(start, end, content[prefix : len(content) - suffix], self.text[start:end])
 
     def offsets(self, node: cst.CSTNode) -> tuple[int, int]:
         """Character offsets of the node's first and one-past-last character (syntactic extent, as libcst's)."""
@@ -310,6 +330,28 @@ class _FormFeedsLeftOut:
 
     def to_printed(self, offset: int, is_start: bool = True) -> int:
         return _through(offset, self.text_feeds, self.printed_stripped, is_start)
+
+
+def _common_prefix(a: str, b: str) -> int:
+    size = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        size += 1
+    return size
+
+
+def _past_bare(text: str, count: int, skip_feeds: bool) -> int:
+    """Offset in ``text`` after ``count`` characters other than form feeds (and, with ``skip_feeds``, after the
+    form feeds that follow them)."""
+    at = 0
+    while count or (skip_feeds and at < len(text) and text[at] == "\f"):
+        if at >= len(text):
+            break
+        if text[at] != "\f":
+            count -= 1
+        at += 1
+    return at
 
 
 def _feeds(text: str) -> list[int]:

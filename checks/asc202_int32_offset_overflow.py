@@ -2,6 +2,7 @@ import libcst as cst
 
 from ascendlint import edits
 from ascendlint.analysis.grid import indexes_small_tensor
+from ascendlint.analysis.spelling import as_parsed
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
@@ -428,7 +429,7 @@ class Int32OffsetOverflow(Rule):
         locate = self.context.locator.span
         product_row, here_row = locate(wrapping[0])[0].row, locate(pointer_expression)[0].row
         where = "" if product_row == here_row else f" (line {product_row})"
-        more = len(members) - 1
+        more = len({as_parsed(module, p) for p, _ in members}) - 1  # an offset written twice (a reload) is one
         also = f"; {more} more offset{'s' if more > 1 else ''} use the same index" if more else ""
 
         def build(loc):

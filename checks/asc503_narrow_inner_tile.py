@@ -6,6 +6,7 @@ import libcst as cst
 
 from ascendlint.analysis.values import KernelAnalysis, argument
 from ascendlint.analysis.block_pointers import block_pointer_origins
+from ascendlint.analysis.spelling import as_parsed
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.analysis import magnitudes as mag
 from ascendlint.analysis.grid import autotune_values
@@ -38,7 +39,8 @@ class NarrowInnerTile(Rule):
     16x16 diagonal blocks of a triangular solve), a block that already spans the tensor's innermost dimension,
     and tiles over a small axis (`BLK_HEADS`: a few dozen heads cannot fill 512 bytes). When the element type is known (a store of a
     value cast with `.to(dtype)` / `tl.cast` or created with `dtype=`) the limit is 512 bytes; otherwise a tile
-    under 64 elements is flagged.
+    under 64 elements is flagged. A tile loaded again through the same pointer expression (a volatile reload of it,
+    as ASC301's fix writes) is the same tile, reported once.
     """
 
     code = "ASC503"
@@ -344,6 +346,7 @@ class NarrowInnerTile(Rule):
     def __init__(self, context, options=None) -> None:
         super().__init__(context, options)
         self._reported_blocks: set[int] = set()
+        self._reported_tiles: set[tuple] = set()  # (op, pointer as written, its innermost aranges) of pointer tiles
         self._launch_values: dict[tuple[int, str, bool], int | None] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -361,11 +364,18 @@ class NarrowInnerTile(Rule):
             for block in blocks:
                 self._check_block(block, element_bytes)
             return
-        for arange, axis in _innermost_aranges(self.facts, analysis, pointer):
+        innermost = _innermost_aranges(self.facts, analysis, pointer)
+        if not innermost:
+            return
+        tile = (op, as_parsed(self.context.module, pointer), tuple(id(arange) for arange, _ in innermost))
+        if tile in self._reported_tiles:
+            return  # the same tile loaded again (a volatile reload of it, say): one finding per tile
+        for arange, axis in innermost:
             if axis == _FLAT and _spelled_extent(argument(arange, 1, "end")) in self._row_extents(analysis):
                 continue
             extent = self._arange_extent(analysis, arange)
             if self._report_if_narrow(node, extent, element_bytes):
+                self._reported_tiles.add(tile)
                 return
 
     def _row_extents(self, analysis: KernelAnalysis) -> set[str]:

@@ -142,12 +142,13 @@ def block_pointer_origins(context, kernel: Kernel) -> BlockPointerOrigins:
 def _jit_calls_by_name(facts, index) -> dict[str, list[tuple[Kernel, cst.Call]]]:
     """Calls ``name(...)`` inside every jit function of the module, by the called name: (caller, call) in
     source order. Found once per module; asking per helper parameter used to rescan every kernel each time."""
-    found = facts.__dict__.get("_jit_calls_by_name")
-    if found is None:
-        found = {}
-        for caller in facts.kernels.values():
-            for node in index.subtree(caller.node):
-                if type(node) is cst.Call and type(node.func) is cst.Name:
-                    found.setdefault(node.func.value, []).append((caller, node))
-        facts.__dict__["_jit_calls_by_name"] = found
+    return facts.memo("jit_calls_by_name", lambda: _collect_jit_calls(facts, index))
+
+
+def _collect_jit_calls(facts, index) -> dict[str, list[tuple[Kernel, cst.Call]]]:
+    found: dict[str, list[tuple[Kernel, cst.Call]]] = {}
+    for caller in facts.kernels.values():
+        for node in index.subtree(caller.node):
+            if type(node) is cst.Call and type(node.func) is cst.Name:
+                found.setdefault(node.func.value, []).append((caller, node))
     return found

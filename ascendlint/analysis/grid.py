@@ -324,13 +324,15 @@ def _is_size_or_stride(expr: cst.BaseExpression) -> bool:
 
 def launches_of(facts: ModuleFacts, kernel: Kernel) -> list[Launch]:
     """The launches in this module whose target is ``kernel``."""
-    by_kernel = facts.__dict__.get("_launches_by_kernel")
-    if by_kernel is None:
-        by_kernel = facts.__dict__["_launches_by_kernel"] = {}
-        for launch in facts.launches:
-            if launch.kernel is not None:
-                by_kernel.setdefault(id(launch.kernel.node), []).append(launch)
-    return by_kernel.get(id(kernel.node), [])
+    return facts.memo("launches_by_kernel", lambda: _launches_by_kernel(facts)).get(id(kernel.node), [])
+
+
+def _launches_by_kernel(facts: ModuleFacts) -> dict[int, list[Launch]]:
+    by_kernel: dict[int, list[Launch]] = {}
+    for launch in facts.launches:
+        if launch.kernel is not None:
+            by_kernel.setdefault(id(launch.kernel.node), []).append(launch)
+    return by_kernel
 
 
 def constexpr_values(facts: ModuleFacts, kernel: Kernel) -> dict[str, list[int]]:
@@ -493,7 +495,7 @@ _DEFINITE = "="  # evidence read from the host tensors themselves starts with th
 def host_argument_bounds(facts: ModuleFacts, kernel: Kernel, param: str):
     """The largest ``HostBound`` (magnitude, counts tokens, evidence) over this module's launches of ``kernel``
     for the integer parameter ``param``; None when a launch does not show it. Cached per kernel and parameter."""
-    cache = facts.__dict__.setdefault("_host_argument_bounds", {})
+    cache = facts.memo("host_argument_bounds", dict)
     key = (id(kernel.node), param)
     if key in cache:
         return cache[key]
@@ -601,7 +603,7 @@ def indexes_small_tensor(facts: ModuleFacts, kernel: Kernel, pointer: str) -> bo
     sequence or head, a table): by the host tensors every launch passes for it, or by its own name when no launch
     is visible. Such a tensor holds far fewer than 2**31 elements, so an in-bounds int32 offset into it cannot
     wrap."""
-    cache = facts.__dict__.setdefault("_indexes_small_tensor", {})
+    cache = facts.memo("indexes_small_tensor", dict)
     key = (id(kernel.node), pointer)
     if key not in cache:
         names = []
@@ -638,7 +640,7 @@ def host_guards(facts: ModuleFacts, kernel: Kernel) -> HostGuards:
     """What every use of ``kernel`` in this module's host code is guarded by: the enclosing ``if`` conditions (through
     host names such as ``aligned = T % BT == 0 and K == BK``) and the asserts before it. A use is a launch or the
     kernel's name passed on (``launch_on_cores(kernel, ...)``); no use, no facts."""
-    cache = facts.__dict__.setdefault("_host_guards", {})
+    cache = facts.memo("host_guards", dict)
     found = cache.get(id(kernel.node))
     if found is None:
         found = cache[id(kernel.node)] = _host_guards(facts, kernel)
@@ -935,10 +937,7 @@ class _Scope:
 
 def _analysis(facts: ModuleFacts) -> _GridAnalysis:
     """The grid analysis lives on the module facts it belongs to, and dies with them."""
-    found = facts.__dict__.get("_grid_analysis")
-    if found is None:
-        found = facts.__dict__["_grid_analysis"] = _GridAnalysis(facts)
-    return found
+    return facts.memo("grid_analysis", lambda: _GridAnalysis(facts))
 
 
 class _GridAnalysis:

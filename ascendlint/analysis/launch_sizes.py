@@ -53,11 +53,7 @@ class ConstexprSize:
 
 
 def data_dependent_constexprs(facts: ModuleFacts) -> list[ConstexprSize]:
-    cached = getattr(facts, "_constexpr_sizes", None)
-    if cached is None:
-        cached = _compute(facts)
-        facts._constexpr_sizes = cached
-    return cached
+    return facts.memo("constexpr_sizes", lambda: _compute(facts))
 
 
 def _compute(facts: ModuleFacts) -> list[ConstexprSize]:

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Callable, TypeVar
 
 import libcst as cst
 
 from .module_names import resolve_relative
 from .walk import NodeIndex
+
+T = TypeVar("T")
 
 _PREFIXES = (
     ("triton.language.extra.cann.extension", "cann"),
@@ -176,10 +179,22 @@ class ModuleFacts:
         for node in index.of_type(cst.Import, cst.ImportFrom):
             self._record_import(node)
 
+    def memo(self, name: str, compute: Callable[[], T]) -> T:
+        """The per-module value an analysis keeps under ``name`` (``"grid_analysis"``, ``"kernel_analyses"``):
+        ``compute()`` runs on first use, whichever rule asks first; ``release()`` forgets it."""
+        memos = self.__dict__.get("_memos")
+        if memos is None:
+            memos = self.__dict__["_memos"] = {}
+        try:
+            return memos[name]
+        except KeyError:
+            value = memos[name] = compute()
+            return value
+
     def release(self) -> None:
-        """Forget everything, once the file's findings are known. The analyses cache themselves on the facts
-        (``_grid_analysis``, ``_kernel_analyses``, ...) and refer back to them: left as they are, those reference
-        cycles keep the file's whole tree alive until the cyclic collector runs, which then walks all of it."""
+        """Forget everything, once the file's findings are known. The analyses keep their results on the facts
+        (``memo``) and refer back to them: left as they are, those reference cycles keep the file's whole tree
+        alive until the cyclic collector runs, which then walks all of it."""
         self.__dict__.clear()
 
     # -- names -------------------------------------------------------------------------------------------------

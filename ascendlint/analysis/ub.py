@@ -106,15 +106,12 @@ def kib(n: int) -> int:
 
 def estimates(facts: ModuleFacts) -> list[Estimate]:
     """One estimate per kernel and config, in source order (cached on the module facts)."""
-    cached = facts.__dict__.get("_ub_estimates")
-    if cached is None:
-        cached = facts.__dict__["_ub_estimates"] = _compute(facts)
-    return cached
+    return facts.memo("ub_estimates", lambda: _compute(facts))
 
 
 def tile_extent_params(facts: ModuleFacts, kernel: Kernel) -> set[str]:
     """Constexpr parameters of ``kernel`` that size a tile (``tl.arange(0, BLOCK)``, ``tl.zeros((BM, BN))``)."""
-    cache = facts.__dict__.setdefault("_ub_extents", {})
+    cache = facts.memo("ub_extents", dict)
     found = cache.get(id(kernel.node))
     if found is None:
         model = _Model(facts, kernel, {})
@@ -233,16 +230,17 @@ def _line(facts: ModuleFacts, node: cst.CSTNode) -> int:
 
 
 def _lines(facts: ModuleFacts) -> dict[int, int]:
-    cached = facts.__dict__.get("_ub_lines")
-    if cached is None:
-        from libcst.metadata import MetadataWrapper, PositionProvider
+    return facts.memo("ub_lines", lambda: _first_lines(facts))
 
-        try:
-            positions = MetadataWrapper(facts.module, unsafe_skip_copy=True).resolve(PositionProvider)
-        except Exception:  # noqa: BLE001 - a module nested deeper than the stack (libcst fails inside codegen)
-            positions = {}
-        cached = facts.__dict__["_ub_lines"] = {id(node): pos.start.line for node, pos in positions.items()}
-    return cached
+
+def _first_lines(facts: ModuleFacts) -> dict[int, int]:
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    try:
+        positions = MetadataWrapper(facts.module, unsafe_skip_copy=True).resolve(PositionProvider)
+    except Exception:  # noqa: BLE001 - a module nested deeper than the stack (libcst fails inside codegen)
+        positions = {}
+    return {id(node): pos.start.line for node, pos in positions.items()}
 
 
 def line_of(facts: ModuleFacts, node: cst.CSTNode) -> int:
@@ -954,10 +952,7 @@ def _guarded(facts: ModuleFacts, anchor: cst.CSTNode, names: set[str]) -> bool:
 
 
 def uncapped_extents(facts: ModuleFacts) -> list[UncappedExtent]:
-    cached = facts.__dict__.get("_ub_uncapped")
-    if cached is None:
-        cached = facts.__dict__["_ub_uncapped"] = _uncapped(facts)
-    return cached
+    return facts.memo("ub_uncapped", lambda: _uncapped(facts))
 
 
 def _uncapped(facts: ModuleFacts) -> list[UncappedExtent]:
@@ -990,6 +985,8 @@ def _uncapped(facts: ModuleFacts) -> list[UncappedExtent]:
                 continue
             if model.peak()[0] <= UB_BUDGET:
                 continue
+        if facts.index.parent(anchor) is None:
+            anchor = argument  # a value the analysis built (an item of an unpacked call): not in the file
         found.append(UncappedExtent(launch, param, anchor, source))
     return found
 

@@ -127,10 +127,7 @@ def _widen(old: Value, new: Value) -> Value:
 
 def _registry(facts: ModuleFacts) -> dict[int, "KernelAnalysis"]:
     """Analyses live on the module facts they belong to, and die with them."""
-    found = facts.__dict__.get("_kernel_analyses")
-    if found is None:
-        found = facts.__dict__["_kernel_analyses"] = {}
-    return found
+    return facts.memo("kernel_analyses", dict)
 
 
 class KernelAnalysis:

@@ -76,3 +76,29 @@ def test_a_fix_that_creates_a_finding_is_caught():
     assert new_findings(source, [*all_rules(), _AddsNumWarps]) == [
         ("ASC101", "`num_warps` has no effect on Ascend's default (SIMD) path")
     ]
+
+
+def line_origins(before: str, after: str) -> dict[int, int | None]:
+    """Each line of ``after`` (1-based) -> the line of ``before`` it comes from; None for a line a fix inserted.
+    A changed line keeps its place (the n-th line of a changed run comes from the run's n-th, or last, line)."""
+    import difflib
+
+    old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    origins: dict[int, int | None] = {}
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        for k in range(j2 - j1):
+            origins[j1 + k + 1] = None if tag == "insert" else i1 + min(k, i2 - i1 - 1) + 1
+    return origins
+
+
+def new_at_shifted_lines(before: str, before_found, after: str, after_found) -> list[tuple]:
+    """Findings of ``after`` that ``before`` has not at the line they come from: by rule, message (line numbers
+    in it normalised) and line, positions shifted back through the fix; one on an inserted line is always new."""
+    origins = line_origins(before, after)
+
+    def key(diagnostic, row):
+        return diagnostic.code, re.sub(r"\bline \d+", "line N", diagnostic.message), row
+
+    old = Counter(key(d, d.location.row) for d in before_found)
+    new = Counter(key(d, origins.get(d.location.row)) for d in after_found)
+    return sorted((new - old).elements(), key=repr)
