@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ascendlint import edits
-from ascendlint.analysis.grid import indexes_small_tensor
+from ascendlint.analysis.grid import allocated_per_head_matrices, indexes_small_tensor
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
@@ -389,9 +389,11 @@ class Int32OffsetOverflow(Rule):
             if not everything and _per_row_scalars(analysis, offsets):
                 continue
             nodes = analysis.offset_nodes(offsets)
-            if any(analysis.is_int64(n) for n in nodes):
+            if any(analysis.is_int64(n) for n in analysis.offset_nodes(offsets, stop=_mixed_width(analysis))):
                 continue  # int64 on every path (a value widened on one path only still wraps on the other)
-            wrapping = [n for n in nodes if _is_product(n) and self._wraps(analysis, n, everything)]
+            # a state the host allocates as a matrix per (sequence, head) grows with the batch, not the tokens
+            states = _indexes_per_head_matrices(self.facts, kernel, pointer_expression)
+            wrapping = [n for n in nodes if _is_product(n) and self._wraps(analysis, n, everything or states)]
             small = _indexes_small_tensor(self.facts, kernel, pointer_expression)
             proven = [n for n in wrapping if analysis.host_proven(n)] if not small else []
             wrapping = (wrapping if not proven else []) if self.sweep else proven
@@ -426,10 +428,13 @@ class Int32OffsetOverflow(Rule):
         module = self.context.module
         shown = " ".join(module.code_for_node(wrapping[0]).split())
         locate = self.context.locator.span
-        product_row, here_row = locate(wrapping[0])[0].row, locate(pointer_expression)[0].row
-        where = "" if product_row == here_row else f" (line {product_row})"
+        product_start, (here_start, here_end) = locate(wrapping[0])[0], locate(pointer_expression)
+        where = "" if product_start.row == here_start.row else f" (line {product_start.row})"
+        # a product computed in an earlier statement (`base = row * stride`, used in `x + base + offs` below): the
+        # range runs from the product to the pointer expression, so the line the fix edits is part of the finding
+        span = (product_start, here_end) if product_start.row < here_start.row else None
         more = len(members) - 1
-        also = f"; {more} more offset{'s' if more > 1 else ''} use the same index" if more else ""
+        also = f"; {more} more offset{'s use' if more > 1 else ' uses'} the same index" if more else ""
 
         def build(loc):
             unique = {id(leaf): leaf for leaf in leaves}.values()
@@ -440,13 +445,25 @@ class Int32OffsetOverflow(Rule):
             self.message.format(product=shown, where=where) + also,
             fix_message="Cast the first runtime index to int64" + (" in each of them" if more else ""),
             edits=build,
+            span=span,
         )
+
+
+def _mixed_width(analysis):
+    """A name that is int64 on some paths and int32 on others (`bos` widened in the fixed-length branch, loaded
+    as it is in the varlen one): its int64 definitions do not widen the offset on the other paths."""
+    return lambda node: type(node) is cst.Name and analysis.may_be_int64(node) and not analysis.is_int64(node)
 
 
 def _indexes_small_tensor(facts, kernel, pointer_expression) -> bool:
     """The offset points into a pointer parameter whose tensor stays small (weights, states, statistics)."""
     name = _pointer_name(pointer_expression)
     return name is not None and name in kernel.params and indexes_small_tensor(facts, kernel, name)
+
+
+def _indexes_per_head_matrices(facts, kernel, pointer_expression) -> bool:
+    name = _pointer_name(pointer_expression)
+    return name is not None and name in kernel.params and allocated_per_head_matrices(facts, kernel, name)
 
 
 def _index_key(analysis, leaf) -> object:
