@@ -1,7 +1,10 @@
+import re
+
 import libcst as cst
 
 from ascendlint import edits
-from ascendlint.analysis.grid import allocated_per_head_matrices, indexes_small_tensor
+from ascendlint.analysis.grid import allocated_per_head_matrices, host_argument_bounds, indexes_small_tensor
+from ascendlint.analysis.magnitudes import FEATURE_BITS
 from ascendlint.analysis.test_shapes import tests_allocate_small_tensors
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
@@ -38,12 +41,6 @@ class Int32OffsetOverflow(Rule):
     """
     message = "`{product}`{where} multiplies a runtime index by a runtime extent in int32 and can wrap past 2^31"
     severity = Severity.WARNING
-    default = False
-    opt_in_reason = (
-        "its precision on code not used for tuning is below the 90% bar: a held-out sample read with its host code"
-        " gave 7/12 (the 5 others: 4 reference copies of kernels in test folders and one batched-matrix offset);"
-        " outside test folders 7/8; see docs/precision.md"
-    )
     fix_safety = FixSafety.UNSAFE
     why = """
         Integer index arithmetic in a Triton kernel is 32-bit unless an operand is int64. Once batch x sequence x
@@ -385,6 +382,9 @@ class Int32OffsetOverflow(Rule):
         tl = self.facts.local_alias("tl", "tl")
         tables = analysis.index_tables
         everything = self.settings["report-unproven-rows"]
+        # where the module launches its kernels, the host code must show the offset large: a token offset or loaded
+        # id, a host row stride, or a state allocated per (sequence, head); other rows are the sweep's
+        hosted = bool(self.facts.launches)
         groups: dict[object, list] = {}  # one finding per unwidened index, however many offsets it reaches
         for pointer_expression, offsets in analysis.pointer_expressions:
             if _pointer_name(pointer_expression) in tables:
@@ -399,7 +399,9 @@ class Int32OffsetOverflow(Rule):
             wrapping = [n for n in nodes if _is_product(n) and self._wraps(analysis, n, everything or states)]
             if _indexes_small_tensor(self.facts, kernel, pointer_expression):
                 continue  # an in-bounds offset into a small tensor (a weight, a table, a signal buffer) cannot wrap
-            proven = [n for n in wrapping if analysis.host_proven(n)]
+            proven = [n for n in wrapping if analysis.host_proven(n) and (
+                not hosted or states or self._starts_at_token_offset(analysis, n)
+                or self._steps_by_host_row_stride(kernel, n))]
             wrapping = (wrapping if not proven else []) if self.sweep else proven
             if not wrapping:
                 continue
@@ -423,6 +425,22 @@ class Int32OffsetOverflow(Rule):
         if not analysis.can_wrap(product):
             return False
         return everything or analysis.scales_with_tokens(product)
+
+    @staticmethod
+    def _starts_at_token_offset(analysis, product: cst.BinaryOperation) -> bool:
+        """`(bos * H + i_h) * K`, `(i_h * T_all + bos) * K`, `tmp0 * HV * K * V`: a name in the product is a sequence
+        start or a loaded offset or id, whose value grows with the tokens (or the slots) of a launch."""
+        return any(type(n) is cst.Name and _names_token_offset(analysis, n) for n in _arithmetic(product))
+
+    def _steps_by_host_row_stride(self, kernel, product: cst.BinaryOperation) -> bool:
+        """`row * stride_b` with `stride_b = logits.stride(0)`: a factor is a row stride the launch reads from a
+        tensor shown large (an activation, vocab-sized logits, a KV cache)."""
+        for node in _arithmetic(product):
+            if type(node) is cst.Name and node.value in kernel.params:
+                bound = host_argument_bounds(self.facts, kernel, node.value)
+                if bound is not None and _ROW_STRIDE_EVIDENCE.search(bound.evidence) and bound.bits >= FEATURE_BITS:
+                    return True
+        return False
 
     def _report(self, analysis, members, tl: str) -> None:
         pointer_expression, wrapping = members[0]
@@ -453,6 +471,25 @@ class Int32OffsetOverflow(Rule):
             edits=build,
             span=span,
         )
+
+
+_ROW_STRIDE_EVIDENCE = re.compile(r"^=.*stride\((0|1)\)")  # read from the host tensor itself, a leading stride
+
+
+def _names_token_offset(analysis, name: cst.Name) -> bool:
+    """A name bound, on some path, to a value loaded from memory (`bos = tl.load(cu_seqlens + i_n)`, a state slot
+    `tl.load(state_indices + i_n)`) or to a sequence index times a token count (`bos = i_n * T`); a name merely
+    computed from such values (a loop bound, `last = min(i_t * BT + BT, T) - 1`) is not one."""
+    facts = analysis.facts
+    for definition in analysis.definitions(name):
+        value = definition.value if definition.kind == "assign" else None
+        while type(value) is cst.Call and analysis.cast_target(value) is not None:
+            value = analysis.cast_target(value)[0]
+        if value is None:
+            continue
+        if facts.is_call_to(value, "tl.load") or _is_product(value) and analysis.is_token_offset(value):
+            return True
+    return False
 
 
 def _mixed_width(analysis):

@@ -24,12 +24,6 @@ class SeqlensLoadedInt32(Rule):
     name = "seqlens-loaded-int32"
     message = "`{call}` narrows a loaded offset to 32 bits and it is multiplied in pointer arithmetic; load it as int64"
     severity = Severity.WARNING
-    default = False
-    opt_in_reason = (
-        "its precision on real kernels is below the 90% bar over every tree not used for tuning: 18/30 held out"
-        " (bounded extents and reference copies in test folders), 14/14 on the fresh repositories; see"
-        " docs/precision.md"
-    )
     fix_safety = FixSafety.SAFE
     why = """
         Sequence starts loaded from `cu_seqlens` or chunk-offset arrays are token positions over the whole
@@ -342,6 +336,9 @@ def _is_token_offset(analysis, call: cst.Call) -> bool:
     table = _loaded_table(analysis, call)
     if table is not None and _INDEX_TABLE.search(table):
         return False
+    address = _loaded_address(analysis, call)
+    if address is not None and analysis.is_tile(address):
+        return False  # a vector of ids gathered per element (rows of a sparse matrix), not one start per sequence
     names = _bound_names(analysis, call)
     reads = [read for name in names for read in analysis.reads.get(name, ()) if _reads_binding(analysis, read, call)]
     for read in reads:
@@ -355,6 +352,14 @@ def _is_token_offset(analysis, call: cst.Call) -> bool:
             if type(parent.operator) is cst.Multiply and not analysis.is_compile_time(other):
                 return True
     return table is not None and bool(_OFFSET_TABLE.search(table))
+
+
+def _loaded_address(analysis, call: cst.Call) -> cst.BaseExpression | None:
+    """The address operand of the load a narrowing cast applies to (`cu_seqlens + i_n`), or None."""
+    operand = analysis.cast_target(call)[0]
+    if analysis.facts.is_call_to(operand, "tl.load") and operand.args:
+        return operand.args[0].value
+    return None
 
 
 def _loaded_table(analysis, call: cst.Call) -> str | None:
