@@ -14,18 +14,26 @@ class Int32OffsetOverflow(Rule):
     """Flags pointer arithmetic whose int32 offset multiplies a runtime index into a value that can pass 2^31, in a
     tensor that the launching host code shows can hold that many elements.
 
-    A runtime index comes from `tl.program_id`, a loop variable or a loaded scalar (or is computed from them).
-    Only products that grow with the tokens of a launch count: a token count or offset (`T`, `bos`, `i_b * T`), a
-    loaded offset or id (a KV-cache block, an embedding row), or a row of a grid or loop over a token count, times a
-    per-row extent. What decides is the tensor indexed and the extent: the launch's arguments are followed back
+    A runtime index comes from `tl.program_id`, a loop variable or a loaded scalar (or is computed from them), and
+    the product needs a runtime extent (an integer parameter, or a constexpr the host shows large): a literal or a
+    tile size is none. What decides is the tensor indexed and the extent: the launch's arguments are followed back
     through the host code (`x.stride(0)` of an activation is a per-token size, `logits.stride(0)` and
     `V = logits.size(1)` are vocab-sized, `k_cache.stride(0)` spans a KV block, `x.shape[0]` of an activation
-    counts rows, `x.stride(-1)` is 1), and the product is reported only where such a host value, shown to be
-    large, is a factor. In a module that launches no kernel (its host code lives elsewhere) a per-row extent is
-    known by its name instead (`K`, `V`, `D`, `hidden_size`, `stride_*`, a token count `T`). Offsets into
-    tensors that stay small (weights, per-sequence states, statistics, block tables), offsets that already hold
-    an int64 value, and per-row scalar reads are left alone. The products this leaves out (the extent a plain
-    host name the analysis cannot classify, or a head count times a tile) are ASC207's review sweep.
+    counts rows, `x.stride(-1)` is 1, `new_empty(N, HV, K, V)` is a state of a matrix per sequence and head).
+    Where the module launches the kernel, the offset is reported when the host shows it large: it starts at a
+    token offset or a loaded id (`bos = tl.load(cu_seqlens + i_n)`, `bos = i_n * T`, a state slot), it steps by
+    a row stride the launch reads from a large tensor (`row * stride_b` with `stride_b = logits.stride(0)`), or it
+    points into a state the host allocates per sequence and head. In a module that launches no kernel (its host
+    code lives elsewhere) a per-row extent is known by its name instead (`K`, `V`, `D`, `hidden_size`,
+    `stride_*`, a token count `T`). Offsets into tensors that stay small (weights, per-sequence vectors,
+    statistics, block tables, signal buffers), offsets that already hold an int64 value on every path, per-row
+    scalar reads, and the kernels of a pytest module whose tests allocate tensors of at most 2^31 elements are left
+    alone. The products this leaves out (rows of a grid or loop with no host sign of a large tensor, an extent
+    the analysis cannot classify) are ASC207's review sweep.
+
+    A product computed in an earlier statement (`base = row * stride_b`, used in `x + base + offs` below) is
+    reported as a range from the product to the pointer expression: the first line, where `# noqa` goes, is the
+    product the fix edits.
     """
 
     code = "ASC202"
@@ -52,7 +60,11 @@ class Int32OffsetOverflow(Rule):
         per-token size below 2^15, `logits.stride(0)` and `logits.size(1)` a vocabulary below 2^18,
         `k_cache.stride(0)` a KV block below 2^18, `x.shape[0]` of an activation a row count below 2^20,
         `x.stride(-1)` is 1, literals and `min(..., cap)` their value), and where no launch is visible, from the
-        parameter's name by the magnitude model below.
+        parameter's name by the magnitude model below. A tensor the host allocates with four or more dimensions
+        whose last two are per-token sizes (`new_empty(N, HV, K, V)`) holds a matrix per sequence and head: batch
+        x heads x K x V passes 2^31 at a few thousand sequences, whatever its name (a real fix widened
+        `i_nh * K * V` into such a state). A pytest module whose test functions allocate every tensor from literal
+        parameters, each of at most 2^31 elements, bounds what its reference kernels index.
 
         Magnitudes: up to about a million tokens per launch, tensors over 2^31 elements. Program ids are below 2^16
         (a few dozen on a core grid), or below the host size of their grid axis; loop variables below their bounds;
@@ -262,6 +274,88 @@ class Int32OffsetOverflow(Rule):
                 kernel[(triton.cdiv(M, 64),)](a, c, M, a.stride(0), BM=64, BK=128)
             """,
         ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def row_max(logits_ptr, out_ptr, B, V, stride_b, BLOCK_V: tl.constexpr):
+                pid = tl.program_id(0)
+                for row in tl.range(pid, B, tl.num_programs(0)):
+                    base = row * stride_b
+                    best = tl.full((), float("-inf"), tl.float32)
+                    for start in range(0, V, BLOCK_V):
+                        offs = start + tl.arange(0, BLOCK_V)
+                        x = tl.load(logits_ptr + base + offs, mask=offs < V, other=float("-inf"))
+                        best = tl.maximum(best, tl.max(x, axis=0))
+                    tl.store(out_ptr + row, best)
+
+            def run(logits, out, cores):
+                B, V = logits.shape
+                row_max[(min(cores, B),)](logits, out, B, V, logits.stride(0), BLOCK_V=1024)
+            """,
+            fixed="""
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def row_max(logits_ptr, out_ptr, B, V, stride_b, BLOCK_V: tl.constexpr):
+                pid = tl.program_id(0)
+                for row in tl.range(pid, B, tl.num_programs(0)):
+                    base = tl.cast(row, tl.int64) * stride_b
+                    best = tl.full((), float("-inf"), tl.float32)
+                    for start in range(0, V, BLOCK_V):
+                        offs = start + tl.arange(0, BLOCK_V)
+                        x = tl.load(logits_ptr + base + offs, mask=offs < V, other=float("-inf"))
+                        best = tl.maximum(best, tl.max(x, axis=0))
+                    tl.store(out_ptr + row, best)
+
+            def run(logits, out, cores):
+                B, V = logits.shape
+                row_max[(min(cores, B),)](logits, out, B, V, logits.stride(0), BLOCK_V=1024)
+            """,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kkt(k, A, cu_seqlens, T, H: tl.constexpr, K: tl.constexpr, BT: tl.constexpr, IS_VARLEN: tl.constexpr):
+                i_b, i_h = tl.program_id(0), tl.program_id(1)
+                if IS_VARLEN:
+                    bos = tl.load(cu_seqlens + i_b)
+                else:
+                    bos = i_b.to(tl.int64) * T
+                o_t = tl.arange(0, BT)
+                b_k = tl.load(k + (bos * H + i_h) * K + o_t[:, None] * (H * K) + tl.arange(0, K)[None, :])
+                tl.store(A + i_b * BT + o_t, tl.sum(b_k, 1))
+
+            def run(k, A, cu_seqlens):
+                B, T, H, K = k.shape
+                kkt[(B, H)](k, A, cu_seqlens, T, H=H, K=K, BT=16, IS_VARLEN=cu_seqlens is not None)
+            """,
+            fixed="""
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kkt(k, A, cu_seqlens, T, H: tl.constexpr, K: tl.constexpr, BT: tl.constexpr, IS_VARLEN: tl.constexpr):
+                i_b, i_h = tl.program_id(0), tl.program_id(1)
+                if IS_VARLEN:
+                    bos = tl.load(cu_seqlens + i_b)
+                else:
+                    bos = i_b.to(tl.int64) * T
+                o_t = tl.arange(0, BT)
+                b_k = tl.load(k + (tl.cast(bos, tl.int64) * H + i_h) * K + o_t[:, None] * (H * K) + tl.arange(0, K)[None, :])
+                tl.store(A + i_b * BT + o_t, tl.sum(b_k, 1))
+
+            def run(k, A, cu_seqlens):
+                B, T, H, K = k.shape
+                kkt[(B, H)](k, A, cu_seqlens, T, H=H, K=K, BT=16, IS_VARLEN=cu_seqlens is not None)
+            """,
+        ),
     ]
     VALID = [
         Valid(
@@ -396,7 +490,8 @@ class Int32OffsetOverflow(Rule):
                 continue  # int64 on every path (a value widened on one path only still wraps on the other)
             # a state the host allocates as a matrix per (sequence, head) grows with the batch, not the tokens
             states = _indexes_per_head_matrices(self.facts, kernel, pointer_expression)
-            wrapping = [n for n in nodes if _is_product(n) and self._wraps(analysis, n, everything or states)]
+            wrapping = [n for n in nodes if _is_product(n) and not analysis.is_int64(n)
+                        and self._wraps(analysis, n, everything or states)]
             if _indexes_small_tensor(self.facts, kernel, pointer_expression):
                 continue  # an in-bounds offset into a small tensor (a weight, a table, a signal buffer) cannot wrap
             proven = [n for n in wrapping if analysis.host_proven(n) and (
