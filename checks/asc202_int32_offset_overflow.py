@@ -42,8 +42,9 @@ class Int32OffsetOverflow(Rule):
     options = {"report-unproven-rows": False}
     options_notes = """
         `report-unproven-rows`: also report products whose row index comes from a program id or a loop whose
-        extent the module does not show to count tokens (no token-sized grid, bound or offset), and per-row
-        scalar reads (`rstd + rows * stride`). Such products wrap only for tensors beyond 2^31 elements that the
+        extent the module does not show to count tokens (no token-sized grid, bound or offset), rows the host
+        gives no sign of a large tensor for (the part ASC207 sweeps), and per-row scalar reads
+        (`rstd + rows * stride`). Such products wrap only for tensors beyond 2^31 elements that the
         code gives no sign of; on real code about half of them are bounded (decode-time, per-request or weight
         tensors), so they are off by default.
     """
@@ -495,7 +496,7 @@ class Int32OffsetOverflow(Rule):
             if _indexes_small_tensor(self.facts, kernel, pointer_expression):
                 continue  # an in-bounds offset into a small tensor (a weight, a table, a signal buffer) cannot wrap
             proven = [n for n in wrapping if analysis.host_proven(n) and (
-                not hosted or states or self._starts_at_token_offset(analysis, n)
+                not hosted or everything or states or self._starts_at_token_offset(analysis, n)
                 or self._steps_by_host_row_stride(kernel, n))]
             wrapping = (wrapping if not proven else []) if self.sweep else proven
             if not wrapping:

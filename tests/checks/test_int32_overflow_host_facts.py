@@ -228,3 +228,19 @@ def run(x, row_stride):
     shown = source.replace("x.shape[0], row_stride", "x.shape[0], x.stride(0)")
     assert [d.code for d in _found(shown, "ASC202")] == ["ASC202"]
     assert _found(shown, "ASC207") == []
+
+
+def test_the_unproven_rows_option_reports_rows_without_host_evidence():
+    source = """
+@triton.jit
+def chunk_states(h, NT, K: tl.constexpr, V: tl.constexpr):
+    for i_t in range(NT):
+        tl.store(h + i_t * K * V + tl.arange(0, V), tl.zeros([V], dtype=tl.float32))
+
+def run(k, v, h, NT):
+    B, T, H, K = k.shape
+    chunk_states[(1,)](h, NT, K=K, V=v.shape[-1])
+"""
+    assert _found(source, "ASC202") == []
+    asked = lint(HEADER + source, "ASC202", options={"ASC202": {"report-unproven-rows": True}})
+    assert [d.code for d in asked] == ["ASC202"]
