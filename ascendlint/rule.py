@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
 
-from .diagnostics import Applicability, FixSafety, Severity
+from .diagnostics import Applicability, FixSafety, Location, Severity
 from .reports import EditBuilder, Report
 
 if TYPE_CHECKING:
@@ -106,7 +106,10 @@ class Rule:
         fix_message: str | None = None,
         edits: EditBuilder | None = None,
         applicability: Applicability | None = None,
+        span: tuple[Location, Location] | None = None,
     ) -> None:
+        """Report a finding on ``node`` (or, with ``span``, on that range of the file: its first line is the line
+        users see and where ``# noqa`` goes)."""
         self.context.reports.append(
             Report(
                 rule=type(self),
@@ -116,6 +119,7 @@ class Rule:
                 fix_message=fix_message,
                 edits=edits,
                 applicability=applicability or _default_applicability(self.fix_safety),
+                span=span,
             )
         )
 

@@ -1,8 +1,12 @@
+import re
+
 import libcst as cst
 
 from ascendlint import edits
-from ascendlint.analysis.grid import indexes_small_tensor
+from ascendlint.analysis.grid import allocated_per_head_matrices, host_argument_bounds, indexes_small_tensor
+from ascendlint.analysis.magnitudes import FEATURE_BITS
 from ascendlint.analysis.spelling import as_parsed
+from ascendlint.analysis.test_shapes import tests_allocate_small_tensors
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
@@ -11,18 +15,26 @@ class Int32OffsetOverflow(Rule):
     """Flags pointer arithmetic whose int32 offset multiplies a runtime index into a value that can pass 2^31, in a
     tensor that the launching host code shows can hold that many elements.
 
-    A runtime index comes from `tl.program_id`, a loop variable or a loaded scalar (or is computed from them).
-    Only products that grow with the tokens of a launch count: a token count or offset (`T`, `bos`, `i_b * T`), a
-    loaded offset or id (a KV-cache block, an embedding row), or a row of a grid or loop over a token count, times a
-    per-row extent. What decides is the tensor indexed and the extent: the launch's arguments are followed back
+    A runtime index comes from `tl.program_id`, a loop variable or a loaded scalar (or is computed from them), and
+    the product needs a runtime extent (an integer parameter, or a constexpr the host shows large): a literal or a
+    tile size is none. What decides is the tensor indexed and the extent: the launch's arguments are followed back
     through the host code (`x.stride(0)` of an activation is a per-token size, `logits.stride(0)` and
     `V = logits.size(1)` are vocab-sized, `k_cache.stride(0)` spans a KV block, `x.shape[0]` of an activation
-    counts rows, `x.stride(-1)` is 1), and the product is reported only where such a host value, shown to be
-    large, is a factor. In a module that launches no kernel (its host code lives elsewhere) a per-row extent is
-    known by its name instead (`K`, `V`, `D`, `hidden_size`, `stride_*`, a token count `T`). Offsets into
-    tensors that stay small (weights, per-sequence states, statistics, block tables), offsets that already hold
-    an int64 value, and per-row scalar reads are left alone. The products this leaves out (the extent a plain
-    host name the analysis cannot classify, or a head count times a tile) are ASC207's review sweep.
+    counts rows, `x.stride(-1)` is 1, `new_empty(N, HV, K, V)` is a state of a matrix per sequence and head).
+    Where the module launches the kernel, the offset is reported when the host shows it large: it starts at a
+    token offset or a loaded id (`bos = tl.load(cu_seqlens + i_n)`, `bos = i_n * T`, a state slot), it steps by
+    a row stride the launch reads from a large tensor (`row * stride_b` with `stride_b = logits.stride(0)`), or it
+    points into a state the host allocates per sequence and head. In a module that launches no kernel (its host
+    code lives elsewhere) a per-row extent is known by its name instead (`K`, `V`, `D`, `hidden_size`,
+    `stride_*`, a token count `T`). Offsets into tensors that stay small (weights, per-sequence vectors,
+    statistics, block tables, signal buffers), offsets that already hold an int64 value on every path, per-row
+    scalar reads, and the kernels of a pytest module whose tests allocate tensors of at most 2^31 elements are left
+    alone. The products this leaves out (rows of a grid or loop with no host sign of a large tensor, an extent
+    the analysis cannot classify) are ASC207's review sweep.
+
+    A product computed in an earlier statement (`base = row * stride_b`, used in `x + base + offs` below) is
+    reported as a range from the product to the pointer expression: the first line, where `# noqa` goes, is the
+    product the fix edits.
     """
 
     code = "ASC202"
@@ -31,19 +43,14 @@ class Int32OffsetOverflow(Rule):
     options = {"report-unproven-rows": False}
     options_notes = """
         `report-unproven-rows`: also report products whose row index comes from a program id or a loop whose
-        extent the module does not show to count tokens (no token-sized grid, bound or offset), and per-row
-        scalar reads (`rstd + rows * stride`). Such products wrap only for tensors beyond 2^31 elements that the
+        extent the module does not show to count tokens (no token-sized grid, bound or offset), rows the host
+        gives no sign of a large tensor for (the part ASC207 sweeps), and per-row scalar reads
+        (`rstd + rows * stride`). Such products wrap only for tensors beyond 2^31 elements that the
         code gives no sign of; on real code about half of them are bounded (decode-time, per-request or weight
         tensors), so they are off by default.
     """
     message = "`{product}`{where} multiplies a runtime index by a runtime extent in int32 and can wrap past 2^31"
     severity = Severity.WARNING
-    default = False
-    opt_in_reason = (
-        "its precision on code not used for tuning is below the 90% bar: a held-out sample read with its host code"
-        " gave 7/12 (the 5 others: 4 reference copies of kernels in test folders and one batched-matrix offset);"
-        " outside test folders 7/8; see docs/precision.md"
-    )
     fix_safety = FixSafety.UNSAFE
     why = """
         Integer index arithmetic in a Triton kernel is 32-bit unless an operand is int64. Once batch x sequence x
@@ -55,7 +62,11 @@ class Int32OffsetOverflow(Rule):
         per-token size below 2^15, `logits.stride(0)` and `logits.size(1)` a vocabulary below 2^18,
         `k_cache.stride(0)` a KV block below 2^18, `x.shape[0]` of an activation a row count below 2^20,
         `x.stride(-1)` is 1, literals and `min(..., cap)` their value), and where no launch is visible, from the
-        parameter's name by the magnitude model below.
+        parameter's name by the magnitude model below. A tensor the host allocates with four or more dimensions
+        whose last two are per-token sizes (`new_empty(N, HV, K, V)`) holds a matrix per sequence and head: batch
+        x heads x K x V passes 2^31 at a few thousand sequences, whatever its name (a real fix widened
+        `i_nh * K * V` into such a state). A pytest module whose test functions allocate every tensor from literal
+        parameters, each of at most 2^31 elements, bounds what its reference kernels index.
 
         Magnitudes: up to about a million tokens per launch, tensors over 2^31 elements. Program ids are below 2^16
         (a few dozen on a core grid), or below the host size of their grid axis; loop variables below their bounds;
@@ -265,6 +276,88 @@ class Int32OffsetOverflow(Rule):
                 kernel[(triton.cdiv(M, 64),)](a, c, M, a.stride(0), BM=64, BK=128)
             """,
         ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def row_max(logits_ptr, out_ptr, B, V, stride_b, BLOCK_V: tl.constexpr):
+                pid = tl.program_id(0)
+                for row in tl.range(pid, B, tl.num_programs(0)):
+                    base = row * stride_b
+                    best = tl.full((), float("-inf"), tl.float32)
+                    for start in range(0, V, BLOCK_V):
+                        offs = start + tl.arange(0, BLOCK_V)
+                        x = tl.load(logits_ptr + base + offs, mask=offs < V, other=float("-inf"))
+                        best = tl.maximum(best, tl.max(x, axis=0))
+                    tl.store(out_ptr + row, best)
+
+            def run(logits, out, cores):
+                B, V = logits.shape
+                row_max[(min(cores, B),)](logits, out, B, V, logits.stride(0), BLOCK_V=1024)
+            """,
+            fixed="""
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def row_max(logits_ptr, out_ptr, B, V, stride_b, BLOCK_V: tl.constexpr):
+                pid = tl.program_id(0)
+                for row in tl.range(pid, B, tl.num_programs(0)):
+                    base = tl.cast(row, tl.int64) * stride_b
+                    best = tl.full((), float("-inf"), tl.float32)
+                    for start in range(0, V, BLOCK_V):
+                        offs = start + tl.arange(0, BLOCK_V)
+                        x = tl.load(logits_ptr + base + offs, mask=offs < V, other=float("-inf"))
+                        best = tl.maximum(best, tl.max(x, axis=0))
+                    tl.store(out_ptr + row, best)
+
+            def run(logits, out, cores):
+                B, V = logits.shape
+                row_max[(min(cores, B),)](logits, out, B, V, logits.stride(0), BLOCK_V=1024)
+            """,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kkt(k, A, cu_seqlens, T, H: tl.constexpr, K: tl.constexpr, BT: tl.constexpr, IS_VARLEN: tl.constexpr):
+                i_b, i_h = tl.program_id(0), tl.program_id(1)
+                if IS_VARLEN:
+                    bos = tl.load(cu_seqlens + i_b)
+                else:
+                    bos = i_b.to(tl.int64) * T
+                o_t = tl.arange(0, BT)
+                b_k = tl.load(k + (bos * H + i_h) * K + o_t[:, None] * (H * K) + tl.arange(0, K)[None, :])
+                tl.store(A + i_b * BT + o_t, tl.sum(b_k, 1))
+
+            def run(k, A, cu_seqlens):
+                B, T, H, K = k.shape
+                kkt[(B, H)](k, A, cu_seqlens, T, H=H, K=K, BT=16, IS_VARLEN=cu_seqlens is not None)
+            """,
+            fixed="""
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kkt(k, A, cu_seqlens, T, H: tl.constexpr, K: tl.constexpr, BT: tl.constexpr, IS_VARLEN: tl.constexpr):
+                i_b, i_h = tl.program_id(0), tl.program_id(1)
+                if IS_VARLEN:
+                    bos = tl.load(cu_seqlens + i_b)
+                else:
+                    bos = i_b.to(tl.int64) * T
+                o_t = tl.arange(0, BT)
+                b_k = tl.load(k + (tl.cast(bos, tl.int64) * H + i_h) * K + o_t[:, None] * (H * K) + tl.arange(0, K)[None, :])
+                tl.store(A + i_b * BT + o_t, tl.sum(b_k, 1))
+
+            def run(k, A, cu_seqlens):
+                B, T, H, K = k.shape
+                kkt[(B, H)](k, A, cu_seqlens, T, H=H, K=K, BT=16, IS_VARLEN=cu_seqlens is not None)
+            """,
+        ),
     ]
     VALID = [
         Valid(
@@ -379,10 +472,15 @@ class Int32OffsetOverflow(Rule):
         kernel = self.facts.kernels.get(node.name.value)
         if kernel is None or kernel.node is not node:
             return
+        if tests_allocate_small_tensors(self.facts):
+            return  # a kernel of a test module, run over the small tensors its tests allocate
         analysis = self.context.analysis(kernel)
         tl = self.facts.local_alias("tl", "tl")
         tables = analysis.index_tables
         everything = self.settings["report-unproven-rows"]
+        # where the module launches its kernels, the host code must show the offset large: a token offset or loaded
+        # id, a host row stride, or a state allocated per (sequence, head); other rows are the sweep's
+        hosted = bool(self.facts.launches)
         groups: dict[object, list] = {}  # one finding per unwidened index, however many offsets it reaches
         for pointer_expression, offsets in analysis.pointer_expressions:
             if _pointer_name(pointer_expression) in tables:
@@ -390,11 +488,17 @@ class Int32OffsetOverflow(Rule):
             if not everything and _per_row_scalars(analysis, offsets):
                 continue
             nodes = analysis.offset_nodes(offsets)
-            if any(analysis.is_int64(n) for n in nodes):
+            if any(analysis.is_int64(n) for n in analysis.offset_nodes(offsets, stop=_mixed_width(analysis))):
                 continue  # int64 on every path (a value widened on one path only still wraps on the other)
-            wrapping = [n for n in nodes if _is_product(n) and self._wraps(analysis, n, everything)]
-            small = _indexes_small_tensor(self.facts, kernel, pointer_expression)
-            proven = [n for n in wrapping if analysis.host_proven(n)] if not small else []
+            # a state the host allocates as a matrix per (sequence, head) grows with the batch, not the tokens
+            states = _indexes_per_head_matrices(self.facts, kernel, pointer_expression)
+            wrapping = [n for n in nodes if _is_product(n) and not analysis.is_int64(n)
+                        and self._wraps(analysis, n, everything or states)]
+            if _indexes_small_tensor(self.facts, kernel, pointer_expression):
+                continue  # an in-bounds offset into a small tensor (a weight, a table, a signal buffer) cannot wrap
+            proven = [n for n in wrapping if analysis.host_proven(n) and (
+                not hosted or everything or states or self._starts_at_token_offset(analysis, n)
+                or self._steps_by_host_row_stride(kernel, n))]
             wrapping = (wrapping if not proven else []) if self.sweep else proven
             if not wrapping:
                 continue
@@ -413,9 +517,27 @@ class Int32OffsetOverflow(Rule):
         factors = _factors(product)
         if len(factors) < 2 or not any(analysis.is_runtime_index(f) for f in factors):
             return False
+        if not (analysis.is_runtime_extent(product) or analysis.host_proven(product)):
+            return False  # `slot * 16`, `i * BLOCK`: a literal or a tile size is not a runtime extent
         if not analysis.can_wrap(product):
             return False
         return everything or analysis.scales_with_tokens(product)
+
+    @staticmethod
+    def _starts_at_token_offset(analysis, product: cst.BinaryOperation) -> bool:
+        """`(bos * H + i_h) * K`, `(i_h * T_all + bos) * K`, `tmp0 * HV * K * V`: a name in the product is a sequence
+        start or a loaded offset or id, whose value grows with the tokens (or the slots) of a launch."""
+        return any(type(n) is cst.Name and _names_token_offset(analysis, n) for n in _arithmetic(product))
+
+    def _steps_by_host_row_stride(self, kernel, product: cst.BinaryOperation) -> bool:
+        """`row * stride_b` with `stride_b = logits.stride(0)`: a factor is a row stride the launch reads from a
+        tensor shown large (an activation, vocab-sized logits, a KV cache)."""
+        for node in _arithmetic(product):
+            if type(node) is cst.Name and node.value in kernel.params:
+                bound = host_argument_bounds(self.facts, kernel, node.value)
+                if bound is not None and _ROW_STRIDE_EVIDENCE.search(bound.evidence) and bound.bits >= FEATURE_BITS:
+                    return True
+        return False
 
     def _report(self, analysis, members, tl: str) -> None:
         pointer_expression, wrapping = members[0]
@@ -427,10 +549,13 @@ class Int32OffsetOverflow(Rule):
         module = self.context.module
         shown = " ".join(module.code_for_node(wrapping[0]).split())
         locate = self.context.locator.span
-        product_row, here_row = locate(wrapping[0])[0].row, locate(pointer_expression)[0].row
-        where = "" if product_row == here_row else f" (line {product_row})"
+        product_start, (here_start, here_end) = locate(wrapping[0])[0], locate(pointer_expression)
+        where = "" if product_start.row == here_start.row else f" (line {product_start.row})"
+        # a product computed in an earlier statement (`base = row * stride`, used in `x + base + offs` below): the
+        # range runs from the product to the pointer expression, so the line the fix edits is part of the finding
+        span = (product_start, here_end) if product_start.row < here_start.row else None
         more = len({as_parsed(module, p) for p, _ in members}) - 1  # an offset written twice (a reload) is one
-        also = f"; {more} more offset{'s' if more > 1 else ''} use the same index" if more else ""
+        also = f"; {more} more offset{'s use' if more > 1 else ' uses'} the same index" if more else ""
 
         def build(loc):
             unique = {id(leaf): leaf for leaf in leaves}.values()
@@ -441,13 +566,44 @@ class Int32OffsetOverflow(Rule):
             self.message.format(product=shown, where=where) + also,
             fix_message="Cast the first runtime index to int64" + (" in each of them" if more else ""),
             edits=build,
+            span=span,
         )
+
+
+_ROW_STRIDE_EVIDENCE = re.compile(r"^=.*stride\((0|1)\)")  # read from the host tensor itself, a leading stride
+
+
+def _names_token_offset(analysis, name: cst.Name) -> bool:
+    """A name bound, on some path, to a value loaded from memory (`bos = tl.load(cu_seqlens + i_n)`, a state slot
+    `tl.load(state_indices + i_n)`) or to a sequence index times a token count (`bos = i_n * T`); a name merely
+    computed from such values (a loop bound, `last = min(i_t * BT + BT, T) - 1`) is not one."""
+    facts = analysis.facts
+    for definition in analysis.definitions(name):
+        value = definition.value if definition.kind == "assign" else None
+        while type(value) is cst.Call and analysis.cast_target(value) is not None:
+            value = analysis.cast_target(value)[0]
+        if value is None:
+            continue
+        if facts.is_call_to(value, "tl.load") or _is_product(value) and analysis.is_token_offset(value):
+            return True
+    return False
+
+
+def _mixed_width(analysis):
+    """A name that is int64 on some paths and int32 on others (`bos` widened in the fixed-length branch, loaded
+    as it is in the varlen one): its int64 definitions do not widen the offset on the other paths."""
+    return lambda node: type(node) is cst.Name and analysis.may_be_int64(node) and not analysis.is_int64(node)
 
 
 def _indexes_small_tensor(facts, kernel, pointer_expression) -> bool:
     """The offset points into a pointer parameter whose tensor stays small (weights, states, statistics)."""
     name = _pointer_name(pointer_expression)
     return name is not None and name in kernel.params and indexes_small_tensor(facts, kernel, name)
+
+
+def _indexes_per_head_matrices(facts, kernel, pointer_expression) -> bool:
+    name = _pointer_name(pointer_expression)
+    return name is not None and name in kernel.params and allocated_per_head_matrices(facts, kernel, name)
 
 
 def _index_key(analysis, leaf) -> object:

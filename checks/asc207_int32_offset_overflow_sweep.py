@@ -7,12 +7,13 @@ class Int32OffsetOverflowSweep(Int32OffsetOverflow):
     """The review sweep of ASC202: int32 offsets that can wrap by the magnitude model, where the launching host code
     does not show the extent to be large.
 
-    ASC202 reports a wrapping product only when the host code that launches the kernel shows the per-row extent to be
-    large (`x.stride(0)` of an activation, `logits.stride(0)`, `k_cache.stride(0)`, `q.shape[-1]`), or when no launch
-    is visible. This rule reports the rest: products that wrap by the magnitude model alone, with a launch in the
-    module that passes the extent as a plain host name or value the analysis cannot classify. About half of such
-    products are bounded in practice (decode-time, per-request or weight tensors), so the sweep is opt-in, for a
-    review of a kernel's integer widths. The two never report the same offset.
+    ASC202 reports a wrapping product only when the host code that launches the kernel shows the offset large (it
+    starts at a token offset or loaded id, steps by a row stride read from a large tensor, or points into a state
+    allocated per sequence and head), or when no launch is visible. This rule reports the rest: products that wrap
+    by the magnitude model alone, such as rows of a grid or loop times a per-token size the host passes as a plain
+    name, or a chunk index times `K * V`. Many of them are bounded in practice (decode-time, per-request or
+    per-sequence tensors), so the sweep is opt-in, for a review of a kernel's integer widths. Both leave small
+    tensors and literal factors alone, and they never report the same offset.
     """
 
     code = "ASC207"

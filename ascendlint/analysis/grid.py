@@ -616,8 +616,24 @@ def indexes_small_tensor(facts: ModuleFacts, kernel: Kernel, pointer: str) -> bo
             names.append(tensor)
         if not names:
             names = [pointer.removesuffix("_ptr")]
-        cache[key] = all(hf.tensor_is_small(name) for name in names)
+        cache[key] = all(hf.tensor_is_small(name) for name in names) and not allocated_per_head_matrices(facts, kernel, pointer)
     return cache[key]
+
+
+def allocated_per_head_matrices(facts: ModuleFacts, kernel: Kernel, pointer: str) -> bool:
+    """A launch passes for ``pointer`` a tensor its host function allocates as a matrix per (sequence, head):
+    ``new_empty(N, HV, K, V)``, whose name says state but whose size is batch x heads x two per-token sizes."""
+    resolver = _analysis(facts)
+    for launch in launches_of(facts, kernel):
+        passed = launch_argument(launch, pointer)
+        if type(passed) is not cst.Name:
+            continue
+        for value in resolver.assignments_before(passed.value, launch.call):
+            dims = hf.allocation_dims(value)
+            if dims is not None and hf.per_head_matrices(
+                    [_host_argument(resolver, d, launch.call, 0) for d in dims]):
+                return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -1049,6 +1065,12 @@ class _GridAnalysis:
                 return "unknown", None
             enclosing = True
             scope_node = self._scope_node(scope_node)
+
+    def assignments_before(self, name: str, site: cst.CSTNode) -> list[cst.CSTNode]:
+        """Every value assigned to ``name`` in the host function around ``site`` before it (each branch's)."""
+        scope = self._scope(self._scope_node(site))
+        position = self.index.order(site)
+        return [value for at, value in scope.bindings.get(name, ()) if at < position]
 
     def used_as_tensor_before(self, name: str, site: cst.CSTNode) -> bool:
         """``name.attr`` (``g.transpose``, ``w.shape``) or ``name[...]`` in the host function before ``site``,

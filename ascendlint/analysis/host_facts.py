@@ -152,3 +152,32 @@ def literal_dim(expr: cst.BaseExpression | None) -> int | None:
     if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Minus and type(expr.expression) is cst.Integer:
         return -int(expr.expression.value, 0)
     return None
+
+
+_ALLOCATORS = {"empty", "zeros", "ones", "full", "new_empty", "new_zeros", "new_ones", "new_full", "randn", "rand"}
+
+
+def allocation_dims(expr) -> list[cst.BaseExpression] | None:
+    """The dimensions of ``torch.empty(N, H, K, V)``, ``x.new_zeros((N, H, K, V))`` and the like, or None."""
+    if type(expr) is not cst.Call:
+        return None
+    func = expr.func
+    short = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
+    if short not in _ALLOCATORS:
+        return None
+    args = [a.value for a in expr.args if a.keyword is None and not a.star]
+    if short in ("full", "new_full") and args:
+        args = args[:1]  # the fill value follows the shape
+    if len(args) == 1 and type(args[0]) in (cst.Tuple, cst.List):
+        args = [e.value for e in args[0].elements if type(e) is not cst.StarredElement]
+    return args or None
+
+
+def per_head_matrices(bounds: list[HostBound | None]) -> bool:
+    """An allocation of a matrix per (sequence, head): at least four dimensions, the last two per-token sizes
+    (``[N, HV, K, V]``, a recurrent state). Its elements are batch x heads x K x V, which passes 2^31 at a few
+    thousand sequences of 32 heads of 128 x 128, however the host names it; a vector per sequence and head
+    (``[N, H, K]``) or a convolution window (``[N, D, W]``) does not."""
+    if len(bounds) < 4:
+        return False
+    return all(b is not None and b.bits >= mag.FEATURE_BITS for b in bounds[-2:])

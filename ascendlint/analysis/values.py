@@ -1036,6 +1036,13 @@ class KernelAnalysis:
         found = self.traits(expr)
         return bool(found & T.TOKENS) or found & (T.LOADED | T.INDEX) == T.LOADED | T.INDEX
 
+    def is_token_offset(self, expr: cst.BaseExpression) -> bool:
+        """The start of a sequence or chunk in the tokens of a launch: a sequence index times a token count
+        (``bos = i_n * T``) or an offset loaded from memory (``bos = tl.load(cu_seqlens + i_n)``), on some path."""
+        found = self.traits(expr)
+        return found & (T.SEQUENCE | T.TOKENS) == T.SEQUENCE | T.TOKENS or found & (T.LOADED | T.INDEX) == (
+            T.LOADED | T.INDEX)
+
     def host_proven(self, expr: cst.BaseExpression) -> bool:
         """Holds a per-row extent the launching host code shows to be large (``logits.stride(0)``,
         ``k_cache.stride(0)``, ``x.stride(0)`` of an activation), or one of a kernel whose launch is not visible here,
