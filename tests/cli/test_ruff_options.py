@@ -9,6 +9,7 @@ import pty
 import select
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -130,16 +131,28 @@ def test_watch_lints_again_after_a_change(write, tmp_path):
     process = subprocess.Popen([sys.executable, "-m", "ascendlint", "check", ".", "--watch", "--isolated", "--no-cache",
                                 "--format", "concise"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []
+
+    def read_output():
+        for line in process.stdout:
+            lines.append(line)
+
+    reader = threading.Thread(target=read_output, daemon=True)
+    reader.start()
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120
         while process.poll() is None and time.monotonic() < deadline:
-            time.sleep(1.0)
-            path.write_text(LAUNCH, encoding="utf-8")  # (again and again: the first may land before watching)
-            os.utime(path, None)
-        stdout, stderr = process.communicate(timeout=30)
+            time.sleep(0.5)
+            if any("All checks passed!" in line for line in lines):  # the first lint is done: now change the file
+                path.write_text(LAUNCH, encoding="utf-8")  # (again and again: the first may land before watching)
+                os.utime(path, None)
+        process.wait(timeout=30)
+        reader.join(timeout=30)
+        stderr = process.stderr.read()
     finally:
         if process.poll() is None:
             process.kill()
+    stdout = "".join(lines)
     assert process.returncode == 0, stderr
     assert stdout.count("All checks passed!") == 1 and "k.py:5:16: ASC101" in stdout
     assert "Files changed: linting again." in stderr
