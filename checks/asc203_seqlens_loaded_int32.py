@@ -28,13 +28,6 @@ class SeqlensLoadedInt32(Rule):
     name = "seqlens-loaded-int32"
     message = "`{call}` narrows a loaded offset to 32 bits and it is multiplied in pointer arithmetic; load it as int64"
     severity = Severity.WARNING
-    default = False
-    opt_in_reason = (
-        "precise on real kernels (47/47 held out, 14/14 fresh: each a narrowed `cu_seqlens` or `chunk_offsets`"
-        " start reaching a wrapping offset), but beside ASC202 it would take the default set past two findings"
-        " per kernel file on the held-out repositories (2.27): it reports the varlen starts of the kernels whose"
-        " offsets ASC202 already reports; see docs/precision.md"
-    )
     fix_safety = FixSafety.SAFE
     why = """
         Sequence starts loaded from `cu_seqlens` or chunk-offset arrays are token positions over the whole
