@@ -359,7 +359,7 @@ def chosen_values(facts: ModuleFacts, kernel: Kernel) -> dict[str, list[int]]:
     found: dict[str, list[int]] = {}
     resolver = _analysis(facts)
     for launch in launches_of(facts, kernel):
-        for name in kernel.constexpr:
+        for name in (p for p in kernel.params if p in kernel.constexpr):  # in signature order, not a set's
             passed = launch_argument(launch, name)
             if passed is not None:
                 found.setdefault(name, []).extend(resolver.literal_choices(passed, launch.call, 0))

@@ -152,7 +152,7 @@ def configs(facts: ModuleFacts, kernel: Kernel) -> list[Config]:
     for launch in launches:
         values = dict(defaults)
         anchors: dict[str, cst.CSTNode] = {}
-        for name in kernel.constexpr:
+        for name in (p for p in kernel.params if p in kernel.constexpr):  # in signature order: ties break alike
             argument = grid.launch_argument(launch, name)
             if argument is None:
                 continue
