@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import re
 import warnings
 
 import libcst as cst
@@ -27,6 +28,7 @@ from libcst._nodes.internal import CodegenState
 
 from .codegen import generate
 from .diagnostics import Edit, Location
+from .lazy_regex import lazy
 from .text_positions import line_starts, location_in
 
 
@@ -317,7 +319,7 @@ class _FormFeedsLeftOut:
         a final lone ``\r``); every offset into the printed text then maps through the common text."""
         if "\f" not in printed + text:
             return None
-        bare_printed, bare_text = printed.replace("\f", ""), text.replace("\f", "")
+        bare_printed, bare_text = _without(printed, _feeds(printed)), _without(text, _feeds(text))
         if bare_printed != bare_text and not (
             bare_text.startswith(bare_printed) and bare_text[len(bare_printed):] in ("\r", "\n", "\r\n")
         ):
@@ -355,11 +357,29 @@ def _past_bare(text: str, count: int, skip_feeds: bool) -> int:
 
 
 def _feeds(text: str) -> list[int]:
+    """Offsets of the form feeds in ``text``, and of the blanks before a form feed in a line's indentation: the
+    tokenizer starts counting the indentation again after a form feed, and libcst repeats the first line's
+    indentation, blanks and form feeds included, on every line of a block (``"\\f \\f    "``)."""
     found, at = [], text.find("\f")
     while at != -1:
         found.append(at)
         at = text.find("\f", at + 1)
-    return found
+    for match in _BLANKS_BEFORE_A_FEED.finditer(text):
+        found.extend(at for at in range(match.start(), match.end()) if text[at] != "\f")
+    return sorted(found)
+
+
+_BLANKS_BEFORE_A_FEED = lazy(r"(?:^|(?<=[\r\n]))[ \t\f]*\f")
+
+
+def _without(text: str, offsets: list[int]) -> str:
+    """``text`` without the characters at ``offsets`` (sorted)."""
+    kept, previous = [], 0
+    for at in offsets:
+        kept.append(text[previous:at])
+        previous = at + 1
+    kept.append(text[previous:])
+    return "".join(kept)
 
 
 def _through(offset: int, feeds: list[int], other_stripped: list[int], is_start: bool) -> int:

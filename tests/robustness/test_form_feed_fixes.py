@@ -143,3 +143,20 @@ def test_a_finding_about_an_item_of_an_unpacked_call_is_placed_at_the_launch_arg
     (found,) = engine.lint_text(text, "k.py", [rule_by_code_or_name("ASC304"), rule_by_code_or_name("ASC002")])
     assert found.code == "ASC304", found.message
     assert (found.location.row, found.location.column) == (18, 51)  # `block_size` at the launch
+
+
+def test_blanks_between_form_feeds_in_a_block_s_first_indentation_keep_every_fix_in_place():
+    """libcst repeats a block's first indentation (``"\\f \\f    "``, blanks and form feeds) on every line it prints,
+    so the printed tree differs from the text in blanks too, not in form feeds only: positions still map exactly."""
+    text = (
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def k(x, y, n, BLOCK: tl.constexpr):\n"
+        "\f \f    offs = tl.arange(0, BLOCK)\n"
+        '\f    v = tl.load(x + offs, mask=offs < n, eviction_policy="evict_last")\n'
+        "\f    tl.store(y + offs, v, mask=offs < n)\n"
+    )
+    outcome, lint = _fix(text, "ASC106")
+    assert outcome.rejected == [], [d.extra for d in outcome.rejected]
+    assert [d.code for d in outcome.fixed] == ["ASC106"]
+    assert outcome.text == text.replace(', eviction_policy="evict_last"', "")
+    assert [d.code for d in lint(outcome.text)] == []
