@@ -19,10 +19,7 @@ _LIMIT = 2**31  # elements; the largest in-bounds offset of such a tensor is 2**
 def tests_allocate_small_tensors(facts: ModuleFacts) -> bool:
     """The module defines pytest tests that allocate tensors, every one of them of at most 2**31 elements at the
     literal values its parametrize lists give (cached on the facts)."""
-    cache = facts.__dict__
-    if "_tests_allocate_small" not in cache:
-        cache["_tests_allocate_small"] = _decide(facts.module)
-    return cache["_tests_allocate_small"]
+    return facts.memo("tests_allocate_small", lambda: _decide(facts.module))
 
 
 def _decide(module: cst.Module) -> bool:

@@ -144,7 +144,7 @@ def _compute(facts: ModuleFacts) -> list[Estimate]:
 
 # -- configs ---------------------------------------------------------------------------------------------------
 def configs(facts: ModuleFacts, kernel: Kernel) -> list[Config]:
-    resolver = grid._analysis(facts)
+    resolver = grid.host_resolver(facts)
     defaults = {name: int(d.value, 0) for name, d in kernel.defaults.items()
                 if name in kernel.constexpr and type(d) is cst.Integer}
     launches = grid.launches_of(facts, kernel)
@@ -305,7 +305,7 @@ class _Model:
         self.kernel = kernel
         self.values = values
         self.multibuffer = multibuffer
-        self.resolver = grid._analysis(facts)
+        self.resolver = grid.host_resolver(facts)
         self.env: dict[str, _Value] = {}
         self.ints: dict[str, int | None] = {}
         self.block_ptrs: dict[str, Shape | None] = {}
