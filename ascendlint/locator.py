@@ -303,13 +303,13 @@ class _FormFeedsLeftOut:
     """Offsets between the text and its printed tree when the two differ in form feeds only.
 
     libcst prints every line of an indented block with the block's indentation as it read it on the block's first
-    line: form feeds that start a later line are left out, and those of the first line are repeated. Without form
-    feeds the two texts are equal, so offsets map through that common form-feed-free text.
+    line: form feeds that start a later line are left out, and those of the first line are repeated (with any blanks
+    before them). Without those the two texts are equal, so offsets map through that common text.
     """
 
-    def __init__(self, printed: str, text: str) -> None:
-        self.printed_feeds = _feeds(printed)  # offsets of form feeds in the printed text
-        self.text_feeds = _feeds(text)
+    def __init__(self, printed_feeds: list[int], text_feeds: list[int]) -> None:
+        self.printed_feeds = printed_feeds  # offsets of form feeds (and blanks before them) in the printed text
+        self.text_feeds = text_feeds
         self.printed_stripped = [offset - index for index, offset in enumerate(self.printed_feeds)]
         self.text_stripped = [offset - index for index, offset in enumerate(self.text_feeds)]
 
@@ -319,12 +319,13 @@ class _FormFeedsLeftOut:
         a final lone ``\r``); every offset into the printed text then maps through the common text."""
         if "\f" not in printed + text:
             return None
-        bare_printed, bare_text = _without(printed, _feeds(printed)), _without(text, _feeds(text))
+        printed_feeds, text_feeds = _feeds(printed), _feeds(text)
+        bare_printed, bare_text = _without(printed, printed_feeds), _without(text, text_feeds)
         if bare_printed != bare_text and not (
             bare_text.startswith(bare_printed) and bare_text[len(bare_printed):] in ("\r", "\n", "\r\n")
         ):
             return None
-        return cls(printed, text)
+        return cls(printed_feeds, text_feeds)
 
     def to_text(self, offset: int, is_start: bool) -> int:
         """A node starting at form feeds starts after them; one ending there ends before them."""
