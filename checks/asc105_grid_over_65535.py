@@ -34,7 +34,7 @@ class GridOver65535(Rule):
     Reported here only when the host code backs the growth: a factor counts tokens or rows by the host tensors (the
     leading dimension of an activation, its flattened rows, `batch * seq_len`, the sequence axis of `B, T, H, K =
     k.shape` or of a `[batch, seq_len]` token-id tensor, a host name of a token count or sequence length such as `T`,
-    `seq_len` or `num_tokens`), a whole-tensor axis is divided by a literal tile of at most 4096 (`cdiv(n, 1024)`:
+    `seq_len`, `num_tokens` or `n_ctx`), a whole-tensor axis is divided by a literal tile of at most 4096 (`cdiv(n, 1024)`:
     past the limit at 2**28 elements), a weight's channels are split into tiles of at most 16, or the grid is a
     literal above 65535. A split `(progs, cdiv(total, progs))` over a bounded axis is read as `total` programs, and
     `min(blocks, 65535 // n)` on one axis caps the product with the axis `n`. Grids that grow without such backing

@@ -1846,7 +1846,7 @@ def _is_token_name(name: str) -> bool:
 # workloads. Generic row counts (``M``, ``rows``, ``n_rows``) of general-purpose ops do not back a finding alone.
 _SEQUENCE_LENGTH = lazy(
     r"t|s|seq_?len|seqlen|seq_?length|max_?seq_?len|max_?seqlen|num_?tokens?|n_?tokens?|total_?tokens?|tokens?"
-    r"|context_?len|ctx_?len|kv_?len|q_?len|\w*_tokens", re.I)
+    r"|context_?len|ctx_?len|kv_?len|q_?len|n_?ctx|n_?(q|kv)_?ctx|num_?ctx|\w*_tokens", re.I)
 # host helpers that yield (offset, length) chunks of an axis for a loop of launches (``iter_axis_launch_chunks``)
 _CHUNKS = lazy(r"chunk", re.I)
 # speculative-decoding lengths (``max_spec_len``, ``num_draft_tokens``) count a few draft tokens per request

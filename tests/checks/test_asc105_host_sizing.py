@@ -36,6 +36,18 @@ def run(mixed_qkv, heads):
     out = mixed_qkv.new_empty([batch * seq_len, heads, 64])
     split_heads[(batch * seq_len, heads)](mixed_qkv, out, HEADS=heads)
 """,
+    # `n_ctx` names a context length (the sequence axis of a 5-d query): its tiles times batch x heads
+    "context-length tiles times batch and heads": """
+@triton.jit
+def sink_attn(q_ptr, o_ptr, N_CTX: tl.constexpr, BLOCK_M: tl.constexpr):
+    pass
+
+def forward(q, o):
+    bs, n_ctx, n_kv_heads, repeat, head_dim = q.shape
+    n_heads = n_kv_heads * repeat
+    grid = (triton.cdiv(n_ctx, 32), bs * n_heads, 1)
+    sink_attn[grid](q, o, N_CTX=n_ctx, BLOCK_M=32)
+""",
     # the leading dimension of a gradient tiled by a block the host keeps at most 8 rows, times the groups
     "a gradient's batch tiled by the host times groups": """
 @triton.jit
