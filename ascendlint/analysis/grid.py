@@ -248,24 +248,28 @@ def launch_argument(launch: Launch, param: str) -> cst.BaseExpression | None:
 def may_pass_one(facts: ModuleFacts, launch: Launch, param: str) -> bool:
     """Whether ``launch`` can plausibly pass 1 for ``param``: the literal 1, a size of a tensor (``x.shape[0]``,
     ``x.size(1)``, ``len(x)``, names unpacked from ``x.shape``) or the stride of its last dimension
-    (``x.stride(-1)``), directly or through host names. A batch of one, a single head and a contiguous last
+    (``x.stride(-1)``), directly, through host names or on either side of a conditional expression. A batch of one, a single head and a contiguous last
     dimension are common; other strides are row lengths."""
     expr = launch_argument(launch, param)
     if expr is None:
         default = launch.kernel.defaults.get(param) if launch.kernel is not None else None
         return type(default) is cst.Integer and default.evaluated_value == 1
     resolver = _analysis(facts)
-    for _ in range(_MAX_DEPTH):
-        if resolver.literal_value(expr, launch.call) == 1:
+    pending = [(expr, 0)]
+    while pending:  # both sides of `x.shape[0] if x.dim() == 3 else 1` can be passed
+        expr, depth = pending.pop()
+        if depth >= _MAX_DEPTH:
+            continue
+        if resolver.literal_value(expr, launch.call) == 1 or _is_size_or_stride(expr):
             return True
-        if _is_size_or_stride(expr):
-            return True
+        if type(expr) is cst.IfExp:
+            pending += [(expr.body, depth + 1), (expr.orelse, depth + 1)]
+            continue
         if type(expr) is not cst.Name:
-            return False
+            continue
         status, value = resolver.lookup(expr.value, launch.call)
-        if status != "value" or not isinstance(value, cst.BaseExpression):
-            return False
-        expr = value
+        if status == "value" and isinstance(value, cst.BaseExpression):
+            pending.append((value, depth + 1))
     return False
 
 

@@ -137,6 +137,19 @@ def launch(k):
 }
 
 REPORTED = {
+    # ASC102: a batch the host sets to 1 on one side of a conditional expression (a real upstream fix).
+    "ASC102 batch of one from a conditional expression": ("ASC102", """
+@triton.jit
+def mix_bwd(dk_ptr, batch_size, token_length, hidden_dim: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    valid = offs < batch_size.to(tl.int64) * token_length * hidden_dim
+    tl.store(dk_ptr + offs, 0.0, mask=valid)
+
+def backward(dk, x):
+    batch_size = x.shape[0] if x.dim() == 3 else 1
+    seq_len = x.shape[-2]
+    mix_bwd[(triton.cdiv(dk.numel(), 1024),)](dk, batch_size, seq_len, x.shape[-1], BLOCK=1024)
+"""),
     # ASC104: a guard by another constexpr switch does not remove the branch when the pointer has its own flag.
     "ASC104 unrelated flag": ("ASC104", """
 @triton.heuristics({"USE_G": lambda args: args["g"] is not None})
