@@ -4,6 +4,7 @@ import libcst as cst
 
 from ascendlint import edits
 from ascendlint.analysis.module_facts import dotted_name
+from ascendlint.analysis.npu_reach import reached_on_npu
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 from ascendlint.lazy_regex import lazy
@@ -275,6 +276,8 @@ class LaunchNumWarps(Rule):
             return
         if not self._is_launch_or_config(node) or _passes_simt(node):
             return
+        if type(node.func) is cst.Subscript and not reached_on_npu(self.facts, node):
+            return  # a launch the host code never reaches on an NPU
         own = self._kernel_params(node)
         for index, arg in enumerate(node.args):
             if arg.keyword is not None and arg.keyword.value in _IGNORED:

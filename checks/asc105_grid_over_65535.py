@@ -2,6 +2,7 @@ import libcst as cst
 
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.analysis.grid import Kind, LaunchGrid, division_parts, launch_grid
+from ascendlint.analysis.npu_reach import reached_on_npu
 from ascendlint.rule import Invalid, Rule, Valid
 
 _LIMIT = 65535
@@ -575,6 +576,8 @@ class GridOver65535(Rule):
         if _opts_into_block_clamping(self.context.index):
             return
         for launch in self.facts.launches:
+            if not reached_on_npu(self.facts, launch.call):
+                continue
             reason = unbounded_reason(launch_grid(self.facts, launch), self.context.module.code_for_node, self.sweep)
             if reason is not None:
                 self.report(launch.call, self.message.format(reason=reason))
