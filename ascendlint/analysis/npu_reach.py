@@ -10,7 +10,8 @@ the NPU, so what it would do to an Ascend launcher (a grid over 65535, ``num_war
 Platform tests are read three-valued under "running on an NPU": ``is_npu``/``_is_npu``/``IS_NPU`` (a name or a
 call, ``current_platform.is_npu()`` too), ``x.is_npu`` and ``x.device.type == "npu"`` are true; ``x.is_cuda``,
 ``is_cuda()`` and ``x.device.type == "cuda"`` are false; ``not``/``and``/``or`` combine them as Kleene logic, and a
-module-level name assigned from a test is that test. Anything else is unknown, and unknown never hides a launch.
+name its module or host function assigns once from a test (``_is_npu = is_npu()``, ``use_triton = x.is_cuda and
+...``) is that test. Anything else is unknown, and unknown never hides a launch.
 
 One walk over the module's statements, kept on the module facts; a question is then a walk up the asker's
 ancestors.
@@ -19,6 +20,8 @@ ancestors.
 from __future__ import annotations
 
 import re
+from collections import ChainMap
+from typing import Mapping
 
 import libcst as cst
 
@@ -26,7 +29,7 @@ from .module_facts import ModuleFacts
 
 _NPU_NAME = re.compile(r"_*is_npu", re.IGNORECASE)
 _CUDA_CALL = "is_cuda"
-_MAX_DEPTH = 8  # module-level names followed through other names
+_MAX_DEPTH = 8  # names followed through other names
 
 # The state of a statement on the NPU: reached whatever the platform, reached because an NPU test chose it, or not
 # known (under a loop, a try, a test that is not a platform test).
@@ -43,10 +46,10 @@ def reached_on_npu(facts: ModuleFacts, node: cst.CSTNode) -> bool:
     return not any(id(ancestor) in unreached for ancestor in facts.index.ancestors(node))
 
 
-def npu_value(test: cst.BaseExpression, names: dict[str, cst.BaseExpression] | None = None,
+def npu_value(test: cst.BaseExpression, names: Mapping[str, cst.BaseExpression | None] | None = None,
               depth: int = 0) -> bool | None:
     """The value of ``test`` when running on an NPU: True, False, or None when it is not a platform test.
-    ``names`` maps module-level names to the one value they are assigned."""
+    ``names`` maps the names in scope to the one value they are assigned (None: bound otherwise)."""
     kind = type(test)
     if kind is cst.Name:
         if _NPU_NAME.fullmatch(test.value):
@@ -96,7 +99,7 @@ class _Walk:
     def __init__(self, facts: ModuleFacts) -> None:
         self.module = facts.module
         self.unreached: set[int] = set()
-        self.names = _module_names(facts.module)
+        self.names: Mapping[str, cst.BaseExpression | None] = _scope_names(facts.module.body)
 
     def run(self) -> set[int]:
         self._block(self.module.body, _ALWAYS, {})
@@ -129,7 +132,10 @@ class _Walk:
             if defs is not None:
                 self._rebind(statement.name.value, state, defs)
                 defs[statement.name.value] = statement
+            outer = self.names
+            self.names = ChainMap(_scope_names(_statements(statement.body), statement.params), outer)
             self._body(statement.body, _MAYBE, None)
+            self.names = outer
         elif kind is cst.ClassDef:
             self._body(statement.body, _MAYBE, None)
         elif kind is cst.With:
@@ -203,6 +209,10 @@ def _bound_names(small: cst.BaseSmallStatement) -> list[str]:
     return []
 
 
+def _statements(body: cst.BaseSuite) -> list:
+    return [body] if type(body) is cst.SimpleStatementSuite else list(body.body)
+
+
 def _exits(body: cst.BaseSuite) -> bool:
     """A block whose last statement returns or raises."""
     if type(body) is cst.SimpleStatementSuite:
@@ -213,29 +223,67 @@ def _exits(body: cst.BaseSuite) -> bool:
     return type(last) in (cst.Return, cst.Raise)
 
 
-def _module_names(module: cst.Module) -> dict[str, cst.BaseExpression]:
-    """Module-level names assigned once (outside functions and classes), with the value assigned."""
-    values: dict[str, cst.BaseExpression] = {}
+def _scope_names(statements, params: cst.Parameters | None = None) -> dict[str, cst.BaseExpression | None]:
+    """The names a module or a function binds in its own scope (not in nested functions or classes): the value of
+    a name assigned once, None for a name bound several times or otherwise (a parameter, a loop target), so that
+    it hides a name of an outer scope."""
+    values: dict[str, cst.BaseExpression | None] = {}
     counts: dict[str, int] = {}
-    stack = list(module.body)
+
+    def bind(name: str, value: cst.BaseExpression | None) -> None:
+        counts[name] = counts.get(name, 0) + 1
+        values[name] = value if counts[name] == 1 else None
+
+    if params is not None:
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            bind(param.name.value, None)
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                bind(star.name.value, None)
+    stack = list(reversed(statements))
     while stack:
         statement = stack.pop()
         kind = type(statement)
         if kind is cst.SimpleStatementLine or kind is cst.SimpleStatementSuite:
             for small in statement.body:
+                single = type(small) is cst.Assign and len(small.targets) == 1 or type(small) is cst.AnnAssign
                 for name in _bound_names(small):
-                    counts[name] = counts.get(name, 0) + 1
-                    if type(small) is cst.Assign and len(small.targets) == 1:
-                        values[name] = small.value
-                    elif type(small) is cst.AnnAssign:
-                        values[name] = small.value
-        elif kind in (cst.If, cst.Else, cst.With, cst.For, cst.While, cst.Try, cst.TryStar, cst.ExceptHandler,
-                      cst.Finally, cst.ExceptStarHandler):
-            body = statement.body
-            stack.extend([body] if type(body) is cst.SimpleStatementSuite else body.body)
-            for part in ("orelse", "finalbody"):
-                extra = getattr(statement, part, None)
-                if extra is not None:
-                    stack.append(extra)
-            stack.extend(getattr(statement, "handlers", ()))
-    return {name: value for name, value in values.items() if counts[name] == 1}
+                    bind(name, small.value if single else None)
+                if type(small) is cst.Assign:
+                    for target in small.targets:
+                        if type(target.target) in (cst.Tuple, cst.List):
+                            for name in _target_names(target.target):
+                                bind(name, None)
+                elif type(small) is cst.AugAssign and type(small.target) is cst.Name:
+                    bind(small.target.value, None)
+            continue
+        if kind in (cst.FunctionDef, cst.ClassDef):
+            bind(statement.name.value, None)
+            continue
+        if kind is cst.For:
+            for name in _target_names(statement.target):
+                bind(name, None)
+        elif kind is cst.With:
+            for item in statement.items:
+                if item.asname is not None:
+                    for name in _target_names(item.asname.name):
+                        bind(name, None)
+        elif kind not in (cst.If, cst.Else, cst.While, cst.Try, cst.TryStar, cst.ExceptHandler, cst.Finally,
+                          cst.ExceptStarHandler):
+            continue
+        parts = [getattr(statement, "finalbody", None), getattr(statement, "orelse", None),
+                 *reversed(getattr(statement, "handlers", ())), ]
+        stack.extend(part for part in parts if part is not None)
+        body = statement.body
+        stack.extend([body] if type(body) is cst.SimpleStatementSuite else reversed(body.body))
+    return values
+
+
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    if type(target) is cst.Name:
+        return [target.value]
+    if type(target) in (cst.Tuple, cst.List):
+        return [name for element in target.elements for name in _target_names(element.value)]
+    if type(target) is cst.StarredElement:
+        return _target_names(target.value)
+    return []

@@ -70,6 +70,10 @@ NOT_REACHED = {
         "def run(x, mat1, mat2):\n    if not x.is_cuda:\n        raise RuntimeError(\"CUDA only\")\n" + _body("    ")
     ),
     "an assert that the tensor is on CUDA": "def run(x, mat1, mat2):\n    assert x.is_cuda\n" + _body("    "),
+    "an exit through a host name assigned from a CUDA test": (
+        "def run(x, mat1, mat2, force_fallback=False):\n    use_triton = not force_fallback and x.is_cuda\n"
+        "    if not use_triton:\n        return torch.mul(x, 2)\n" + _body("    ")
+    ),
 }
 
 REACHED = {
@@ -83,6 +87,14 @@ REACHED = {
     "an is_cuda test in a function that does not launch": (
         "def to_host(x):\n    if not x.is_cuda:\n        raise RuntimeError(\"CUDA only\")\n    return x.cpu()\n\n"
         "def run(x, mat1, mat2):\n" + _body("    ")
+    ),
+    "a host name assigned from a CUDA test and rebound": (
+        "def run(x, mat1, mat2, always):\n    use_triton = x.is_cuda\n    if always:\n        use_triton = True\n"
+        "    if not use_triton:\n        return torch.mul(x, 2)\n" + _body("    ")
+    ),
+    "a parameter named like a module-level NPU test": (
+        "ON_ASCEND = is_npu()\n\ndef run(x, mat1, mat2, ON_ASCEND=False):\n    if ON_ASCEND:\n"
+        "        return torch_npu.npu_scale(x)\n" + _body("    ")
     ),
     "the launcher rebound under an unknown test": (
         "def launcher(x, mat1, mat2):\n" + _body("    ") + "\nif use_native:\n    launcher = native_scale\n"
