@@ -34,6 +34,10 @@ class LaunchNumWarps(Rule):
     `force_simt_only=True`; a keyword that names a parameter of the launched kernel (`num_warps: tl.constexpr`
     declared by the kernel, in this module or in a linted module it imports), which is the kernel's own
     argument; and CUDA-only modules, where no Ascend rule reports (see the configuration's `lint-cuda-only`).
+    Not reported either: the keywords of a launch the host code never reaches on an NPU (in a launcher the module
+    rebinds under `if is_npu():`, in a branch false on the NPU such as `if not _is_npu:` or `if x.is_cuda:`, after
+    `if _is_npu: return ...` or `assert x.is_cuda`); `triton.Config` and autotune keywords are reported wherever
+    they are.
     """
 
     code = "ASC101"
@@ -259,6 +263,21 @@ class LaunchNumWarps(Rule):
                 for start in tl.range(0, n, BLOCK, loop_unroll_factor=2):
                     acc += tl.load(x_ptr + start + tl.arange(0, BLOCK))
                 tl.store(y_ptr + tl.arange(0, BLOCK), acc)
+            """
+        ),
+        Valid(
+            """
+            import torch_npu
+            import triton
+            from vllm_ascend.utils import is_npu
+
+            _is_npu = is_npu()
+
+            def run(x, n):
+                if not _is_npu:
+                    add_one[(n,)](x, n, BLOCK=256, num_warps=4)
+                else:
+                    torch_npu.npu_add_one(x)
             """
         ),
     ]

@@ -56,7 +56,12 @@ class GridOver65535(Rule):
     expression whose test bounds the side it selects (`g if g < 65536 else 2048`, `t if t <= cores else min(t,
     cores * 4)`), or whose `x is None` side the launch's own guard (`if x is not None:`) excludes. A conditional with
     one uncapped side that can be taken stays reported. A module that sets `TRITON_ALL_BLOCKS_PARALLEL` itself has
-    chosen the launcher's clamping and is not flagged.
+    chosen the launcher's clamping and is not flagged. Nor is a launch the host code never reaches on an NPU: in a
+    function the module rebinds under an NPU test (`if current_platform.is_npu(): launcher = native_impl`), in a
+    branch that is false on the NPU (`if not _is_npu:`, the `else` of `if is_npu():`, `if x.is_cuda and ...:`), or
+    after an exit taken there (`if _is_npu: return torch_npu.npu_op(...)`, `if not x.is_cuda: raise`, `assert
+    x.is_cuda`, also through a host name assigned once from such a test); a test the linter cannot decide keeps the
+    launch reported.
     """
 
     code = "ASC105"
@@ -568,6 +573,31 @@ class GridOver65535(Rule):
                 programs = tiles if max_programs is None else min(tiles, max_programs)
                 if max_programs is not None:
                     scan_tiles[(programs,)](x, n, BLOCK=2048)
+            """
+        ),
+        Valid(
+            """
+            import torch
+            import torch_npu
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def scale(x_ptr, n, BLOCK: tl.constexpr):
+                pass
+
+            def run(x):
+                if x.device.type == "npu":
+                    return torch_npu.npu_scale(x)
+                n = x.numel()
+                scale[(triton.cdiv(n, 1024),)](x, n, BLOCK=1024)
+
+            def run_cuda(x, y):
+                if x.is_cuda and y.is_cuda:
+                    n = x.numel()
+                    scale[(triton.cdiv(n, 1024),)](x, n, BLOCK=1024)
+                else:
+                    torch.mul(x, y, out=x)
             """
         ),
     ]
