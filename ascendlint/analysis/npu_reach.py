@@ -25,11 +25,12 @@ from typing import Mapping
 
 import libcst as cst
 
-from .module_facts import ModuleFacts
+from .module_facts import ModuleFacts, dotted_name
 
 _NPU_NAME = re.compile(r"_*is_npu", re.IGNORECASE)
 _CUDA_CALL = "is_cuda"
 _MAX_DEPTH = 8  # names followed through other names
+_REGISTERING = ("register", "custom_op", "library", "impl")  # decorators that keep a reference to the function
 
 # The state of a statement on the NPU: reached whatever the platform, reached because an NPU test chose it, or not
 # known (under a loop, a try, a test that is not a platform test).
@@ -131,7 +132,10 @@ class _Walk:
         if kind is cst.FunctionDef:
             if defs is not None:
                 self._rebind(statement.name.value, state, defs)
-                defs[statement.name.value] = statement
+                if _registers(statement):  # the registry keeps the function, whatever the name is rebound to
+                    defs.pop(statement.name.value, None)
+                else:
+                    defs[statement.name.value] = statement
             outer = self.names
             self.names = ChainMap(_scope_names(_statements(statement.body), statement.params), outer)
             self._body(statement.body, _MAYBE, None)
@@ -190,6 +194,18 @@ class _Walk:
         """A module function rebound where an NPU test chose the binding is not what runs on the NPU."""
         if state == _CHOSEN and name in defs:
             self.unreached.add(id(defs.pop(name)))
+
+
+def _registers(function: cst.FunctionDef) -> bool:
+    """A decorator that hands the function to a registry (``@torch.library.custom_op(...)``,
+    ``@register_op``, ``@op.impl("npu")``)."""
+    for decorator in function.decorators:
+        node = decorator.decorator
+        node = node.func if type(node) is cst.Call else node
+        dotted = (dotted_name(node) or "").lower()
+        if any(word in dotted for word in _REGISTERING):
+            return True
+    return False
 
 
 def _bound_names(small: cst.BaseSmallStatement) -> list[str]:

@@ -96,6 +96,10 @@ REACHED = {
         "ON_ASCEND = is_npu()\n\ndef run(x, mat1, mat2, ON_ASCEND=False):\n    if ON_ASCEND:\n"
         "        return torch_npu.npu_scale(x)\n" + _body("    ")
     ),
+    "a registered launcher rebound on NPU": (
+        "@torch.library.custom_op(\"demo::launcher\", mutates_args=())\ndef launcher(x, mat1, mat2):\n"
+        + _body("    ") + "\nif is_npu():\n    launcher = native_scale\n"
+    ),
     "the launcher rebound under an unknown test": (
         "def launcher(x, mat1, mat2):\n" + _body("    ") + "\nif use_native:\n    launcher = native_scale\n"
     ),
