@@ -4,6 +4,7 @@ import libcst as cst
 
 from ascendlint import edits
 from ascendlint.analysis.module_facts import dotted_name
+from ascendlint.analysis.npu_reach import reached_on_npu
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 from ascendlint.lazy_regex import lazy
@@ -33,6 +34,10 @@ class LaunchNumWarps(Rule):
     `force_simt_only=True`; a keyword that names a parameter of the launched kernel (`num_warps: tl.constexpr`
     declared by the kernel, in this module or in a linted module it imports), which is the kernel's own
     argument; and CUDA-only modules, where no Ascend rule reports (see the configuration's `lint-cuda-only`).
+    Not reported either: the keywords of a launch the host code never reaches on an NPU (in a launcher the module
+    rebinds under `if is_npu():`, in a branch false on the NPU such as `if not _is_npu:` or `if x.is_cuda:`, after
+    `if _is_npu: return ...` or `assert x.is_cuda`); `triton.Config` and autotune keywords are reported wherever
+    they are.
     """
 
     code = "ASC101"
@@ -260,6 +265,21 @@ class LaunchNumWarps(Rule):
                 tl.store(y_ptr + tl.arange(0, BLOCK), acc)
             """
         ),
+        Valid(
+            """
+            import torch_npu
+            import triton
+            from vllm_ascend.utils import is_npu
+
+            _is_npu = is_npu()
+
+            def run(x, n):
+                if not _is_npu:
+                    add_one[(n,)](x, n, BLOCK=256, num_warps=4)
+                else:
+                    torch_npu.npu_add_one(x)
+            """
+        ),
     ]
 
     def __init__(self, context, options=None) -> None:
@@ -275,6 +295,8 @@ class LaunchNumWarps(Rule):
             return
         if not self._is_launch_or_config(node) or _passes_simt(node):
             return
+        if type(node.func) is cst.Subscript and not reached_on_npu(self.facts, node):
+            return  # a launch the host code never reaches on an NPU
         own = self._kernel_params(node)
         for index, arg in enumerate(node.args):
             if arg.keyword is not None and arg.keyword.value in _IGNORED:

@@ -2,6 +2,7 @@ import libcst as cst
 
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.analysis.grid import Kind, LaunchGrid, division_parts, launch_grid
+from ascendlint.analysis.npu_reach import reached_on_npu
 from ascendlint.rule import Invalid, Rule, Valid
 
 _LIMIT = 65535
@@ -55,7 +56,12 @@ class GridOver65535(Rule):
     expression whose test bounds the side it selects (`g if g < 65536 else 2048`, `t if t <= cores else min(t,
     cores * 4)`), or whose `x is None` side the launch's own guard (`if x is not None:`) excludes. A conditional with
     one uncapped side that can be taken stays reported. A module that sets `TRITON_ALL_BLOCKS_PARALLEL` itself has
-    chosen the launcher's clamping and is not flagged.
+    chosen the launcher's clamping and is not flagged. Nor is a launch the host code never reaches on an NPU: in a
+    function the module rebinds under an NPU test (`if current_platform.is_npu(): launcher = native_impl`), in a
+    branch that is false on the NPU (`if not _is_npu:`, the `else` of `if is_npu():`, `if x.is_cuda and ...:`), or
+    after an exit taken there (`if _is_npu: return torch_npu.npu_op(...)`, `if not x.is_cuda: raise`, `assert
+    x.is_cuda`, also through a host name assigned once from such a test); a test the linter cannot decide keeps the
+    launch reported.
     """
 
     code = "ASC105"
@@ -569,12 +575,39 @@ class GridOver65535(Rule):
                     scan_tiles[(programs,)](x, n, BLOCK=2048)
             """
         ),
+        Valid(
+            """
+            import torch
+            import torch_npu
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def scale(x_ptr, n, BLOCK: tl.constexpr):
+                pass
+
+            def run(x):
+                if x.device.type == "npu":
+                    return torch_npu.npu_scale(x)
+                n = x.numel()
+                scale[(triton.cdiv(n, 1024),)](x, n, BLOCK=1024)
+
+            def run_cuda(x, y):
+                if x.is_cuda and y.is_cuda:
+                    n = x.numel()
+                    scale[(triton.cdiv(n, 1024),)](x, n, BLOCK=1024)
+                else:
+                    torch.mul(x, y, out=x)
+            """
+        ),
     ]
 
     def finish(self) -> None:
         if _opts_into_block_clamping(self.context.index):
             return
         for launch in self.facts.launches:
+            if not reached_on_npu(self.facts, launch.call):
+                continue
             reason = unbounded_reason(launch_grid(self.facts, launch), self.context.module.code_for_node, self.sweep)
             if reason is not None:
                 self.report(launch.call, self.message.format(reason=reason))

@@ -15,6 +15,11 @@ class GridOver65535Sweep(GridOver65535):
     autotuned tile or one larger than 4096 elements (`cdiv(n, meta["BLOCK"])`). They pass the limit only on inputs
     the module does not show, so the sweep is opt-in, for a review of a general-purpose op library. The two never
     report the same launch.
+
+    Not reported: what ASC105 leaves out (caps, chunking host loops, core-count grids, bounding host guards), and a
+    launch the host code never reaches on an NPU (a launcher the module rebinds under `if is_npu():`, a branch false
+    on the NPU such as `if not _is_npu:` or `if x.is_cuda:`, a launch after `if _is_npu: return ...` or `assert
+    x.is_cuda`).
     """
 
     code = "ASC110"
@@ -140,6 +145,27 @@ class GridOver65535Sweep(GridOver65535):
             def run(x):
                 n = x.numel()
                 scale[(triton.cdiv(n, 1024),)](x, n, BLOCK=1024)
+            """
+        ),
+        Valid(
+            """
+            import torch_npu
+            import triton
+            import triton.language as tl
+            from vllm.platforms import current_platform
+
+            @triton.jit
+            def matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr):
+                pass
+
+            def mm(mat1, mat2, out):
+                M, K = mat1.shape
+                _, N = mat2.shape
+                grid = lambda meta: (triton.cdiv(M, meta["BM"]) * triton.cdiv(N, meta["BN"]),)
+                matmul[grid](mat1, mat2, out, M, N, K)
+
+            if current_platform.is_npu():
+                mm = torch_npu.npu_mm_out
             """
         ),
     ]

@@ -1,0 +1,305 @@
+"""Is a launch reached when the code runs on an Ascend NPU?
+
+A module with any NPU evidence is Ascend code as a whole (a dispatcher, see ``platform``), yet its host code often
+keeps the GPU path beside the NPU one and picks between them itself: a module-level ``if is_npu():`` that rebinds
+the launcher to a native implementation, a branch that is false on the NPU (``if not _is_npu:``, the ``else`` of
+``if is_npu():``, ``if x.is_cuda and ...:``), or an exit taken on the NPU before the launch (``if _is_npu: return
+torch_npu.npu_op(...)``, ``if not x.is_cuda: raise``, ``assert x.is_cuda``). A launch on such a path never runs on
+the NPU, so what it would do to an Ascend launcher (a grid over 65535, ``num_warps``) is not a finding.
+
+Platform tests are read three-valued under "running on an NPU": ``is_npu``/``_is_npu``/``IS_NPU`` (a name or a
+call, ``current_platform.is_npu()`` too), ``x.is_npu`` and ``x.device.type == "npu"`` are true; ``x.is_cuda``,
+``is_cuda()`` and ``x.device.type == "cuda"`` are false; ``not``/``and``/``or`` combine them as Kleene logic, and a
+name its module or host function assigns once from a test (``_is_npu = is_npu()``, ``use_triton = x.is_cuda and
+...``) is that test. Anything else is unknown, and unknown never hides a launch.
+
+One walk over the module's statements, kept on the module facts; a question is then a walk up the asker's
+ancestors.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import ChainMap
+from typing import Mapping
+
+import libcst as cst
+
+from .module_facts import ModuleFacts, dotted_name
+
+_NPU_NAME = re.compile(r"_*is_npu", re.IGNORECASE)
+_CUDA_CALL = "is_cuda"
+_MAX_DEPTH = 8  # names followed through other names
+_REGISTERING = ("register", "custom_op", "library", "impl")  # decorators that keep a reference to the function
+
+# The state of a statement on the NPU: reached whatever the platform, reached because an NPU test chose it, or not
+# known (under a loop, a try, a test that is not a platform test).
+_ALWAYS, _CHOSEN, _MAYBE = "always", "chosen", "maybe"
+
+
+def reached_on_npu(facts: ModuleFacts, node: cst.CSTNode) -> bool:
+    """False when the host code shows that ``node`` (a launch call, or any node) never runs on an NPU."""
+    unreached = facts.memo("npu_unreached", lambda: _Walk(facts).run())
+    if not unreached:
+        return True
+    if id(node) in unreached:
+        return False
+    return not any(id(ancestor) in unreached for ancestor in facts.index.ancestors(node))
+
+
+def npu_value(test: cst.BaseExpression, names: Mapping[str, cst.BaseExpression | None] | None = None,
+              depth: int = 0) -> bool | None:
+    """The value of ``test`` when running on an NPU: True, False, or None when it is not a platform test.
+    ``names`` maps the names in scope to the one value they are assigned (None: bound otherwise)."""
+    kind = type(test)
+    if kind is cst.Name:
+        if _NPU_NAME.fullmatch(test.value):
+            return True
+        value = names.get(test.value) if names and depth < _MAX_DEPTH else None
+        return None if value is None else npu_value(value, names, depth + 1)
+    if kind is cst.Call:
+        func = test.func
+        called = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute else None
+        if called is not None and _NPU_NAME.fullmatch(called):
+            return True
+        return False if called == _CUDA_CALL else None
+    if kind is cst.Attribute:
+        return True if test.attr.value == "is_npu" else False if test.attr.value == "is_cuda" else None
+    if kind is cst.UnaryOperation and type(test.operator) is cst.Not:
+        inner = npu_value(test.expression, names, depth)
+        return None if inner is None else not inner
+    if kind is cst.BooleanOperation:
+        left, right = npu_value(test.left, names, depth), npu_value(test.right, names, depth)
+        if type(test.operator) is cst.And:
+            return False if left is False or right is False else True if left and right else None
+        return True if left is True or right is True else False if left is False and right is False else None
+    if kind is cst.Comparison and len(test.comparisons) == 1:
+        return _device_type_test(test)
+    return None
+
+
+def _device_type_test(test: cst.Comparison) -> bool | None:
+    """``x.device.type == "npu"`` (either side, ``!=`` too)."""
+    comparison = test.comparisons[0]
+    operator = type(comparison.operator)
+    if operator not in (cst.Equal, cst.NotEqual):
+        return None
+    for one, other in ((test.left, comparison.comparator), (comparison.comparator, test.left)):
+        if type(one) is cst.Attribute and one.attr.value == "type" and type(other) is cst.SimpleString:
+            device = other.evaluated_value
+            value = True if device == "npu" else False if device == "cuda" else None
+            if value is None:
+                return None
+            return value if operator is cst.Equal else not value
+    return None
+
+
+class _Walk:
+    """Marks the statements, branches and functions that the host code never runs on an NPU."""
+
+    def __init__(self, facts: ModuleFacts) -> None:
+        self.module = facts.module
+        self.unreached: set[int] = set()
+        self.names: Mapping[str, cst.BaseExpression | None] = _scope_names(facts.module.body)
+
+    def run(self) -> set[int]:
+        self._block(self.module.body, _ALWAYS, {})
+        return self.unreached
+
+    # -- statements ---------------------------------------------------------------------------------------------
+    def _block(self, statements, state: str, defs: dict[str, cst.FunctionDef] | None) -> None:
+        """Walk one block. ``defs`` (module scope only) holds the module's functions seen so far by name, which a
+        binding chosen by an NPU test replaces."""
+        for position, statement in enumerate(statements):
+            if self._walk(statement, state, defs):  # an exit taken on the NPU: the rest of the block is not run
+                for rest in statements[position + 1:]:
+                    self.unreached.add(id(rest))
+                return
+
+    def _body(self, body: cst.BaseSuite, state: str, defs) -> None:
+        if type(body) is cst.SimpleStatementSuite:
+            self._smalls(body.body, state, defs)
+        else:
+            self._block(body.body, state, defs)
+
+    def _walk(self, statement: cst.CSTNode, state: str, defs) -> bool:
+        """Walk one statement; True when it always leaves the block on an NPU."""
+        kind = type(statement)
+        if kind is cst.SimpleStatementLine:
+            return self._smalls(statement.body, state, defs)
+        if kind is cst.If:
+            return self._if(statement, state, defs)
+        if kind is cst.FunctionDef:
+            if defs is not None:
+                self._rebind(statement.name.value, state, defs)
+                if _registers(statement):  # the registry keeps the function, whatever the name is rebound to
+                    defs.pop(statement.name.value, None)
+                else:
+                    defs[statement.name.value] = statement
+            outer = self.names
+            self.names = ChainMap(_scope_names(_statements(statement.body), statement.params), outer)
+            self._body(statement.body, _MAYBE, None)
+            self.names = outer
+        elif kind is cst.ClassDef:
+            self._body(statement.body, _MAYBE, None)
+        elif kind is cst.With:
+            self._body(statement.body, state, defs)
+        elif kind in (cst.For, cst.While):
+            self._body(statement.body, _MAYBE, defs)
+            if statement.orelse is not None:
+                self._body(statement.orelse.body, _MAYBE, defs)
+        elif kind in (cst.Try, cst.TryStar):
+            self._body(statement.body, _MAYBE, defs)
+            for handler in statement.handlers:
+                self._body(handler.body, _MAYBE, defs)
+            for part in (statement.orelse, statement.finalbody):
+                if part is not None:
+                    self._body(part.body, _MAYBE, defs)
+        return False
+
+    def _smalls(self, smalls, state: str, defs) -> bool:
+        for small in smalls:
+            if type(small) is cst.Assert and npu_value(small.test, self.names) is False:
+                return True
+            if defs is not None:
+                self._bindings(small, state, defs)
+        return False
+
+    def _if(self, statement: cst.If, state: str, defs) -> bool:
+        value = npu_value(statement.test, self.names)
+        if value is False:
+            self.unreached.add(id(statement.body))
+        else:
+            self._body(statement.body, _CHOSEN if value and state != _MAYBE else _MAYBE, defs)
+        orelse = statement.orelse
+        if orelse is None:
+            return value is True and _exits(statement.body)
+        if value is True:
+            self.unreached.add(id(orelse))
+            return _exits(statement.body)
+        else_state = _CHOSEN if value is False and state != _MAYBE else _MAYBE
+        if type(orelse) is cst.If:
+            return self._if(orelse, else_state, defs) and value is False
+        self._body(orelse.body, else_state, defs)
+        return value is False and _exits(orelse.body)
+
+    # -- module-level rebinding ---------------------------------------------------------------------------------
+    def _bindings(self, small: cst.BaseSmallStatement, state: str, defs: dict) -> None:
+        if state != _CHOSEN:
+            return
+        for name in _bound_names(small):
+            self._rebind(name, state, defs)
+
+    def _rebind(self, name: str, state: str, defs: dict) -> None:
+        """A module function rebound where an NPU test chose the binding is not what runs on the NPU."""
+        if state == _CHOSEN and name in defs:
+            self.unreached.add(id(defs.pop(name)))
+
+
+def _registers(function: cst.FunctionDef) -> bool:
+    """A decorator that hands the function to a registry (``@torch.library.custom_op(...)``,
+    ``@register_op``, ``@op.impl("npu")``)."""
+    for decorator in function.decorators:
+        node = decorator.decorator
+        node = node.func if type(node) is cst.Call else node
+        dotted = (dotted_name(node) or "").lower()
+        if any(word in dotted for word in _REGISTERING):
+            return True
+    return False
+
+
+def _bound_names(small: cst.BaseSmallStatement) -> list[str]:
+    kind = type(small)
+    if kind is cst.Assign:
+        return [t.target.value for t in small.targets if type(t.target) is cst.Name]
+    if kind is cst.AnnAssign and small.value is not None and type(small.target) is cst.Name:
+        return [small.target.value]
+    if kind in (cst.Import, cst.ImportFrom) and type(small.names) is not cst.ImportStar:
+        found = []
+        for alias in small.names:
+            if alias.asname is not None and type(alias.asname.name) is cst.Name:
+                found.append(alias.asname.name.value)
+            elif type(alias.name) is cst.Name:
+                found.append(alias.name.value)
+        return found
+    return []
+
+
+def _statements(body: cst.BaseSuite) -> list:
+    return [body] if type(body) is cst.SimpleStatementSuite else list(body.body)
+
+
+def _exits(body: cst.BaseSuite) -> bool:
+    """A block whose last statement returns or raises."""
+    if type(body) is cst.SimpleStatementSuite:
+        last = body.body[-1] if body.body else None
+    else:
+        line = body.body[-1] if body.body else None
+        last = line.body[-1] if type(line) is cst.SimpleStatementLine and line.body else None
+    return type(last) in (cst.Return, cst.Raise)
+
+
+def _scope_names(statements, params: cst.Parameters | None = None) -> dict[str, cst.BaseExpression | None]:
+    """The names a module or a function binds in its own scope (not in nested functions or classes): the value of
+    a name assigned once, None for a name bound several times or otherwise (a parameter, a loop target), so that
+    it hides a name of an outer scope."""
+    values: dict[str, cst.BaseExpression | None] = {}
+    counts: dict[str, int] = {}
+
+    def bind(name: str, value: cst.BaseExpression | None) -> None:
+        counts[name] = counts.get(name, 0) + 1
+        values[name] = value if counts[name] == 1 else None
+
+    if params is not None:
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            bind(param.name.value, None)
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                bind(star.name.value, None)
+    stack = list(reversed(statements))
+    while stack:
+        statement = stack.pop()
+        kind = type(statement)
+        if kind is cst.SimpleStatementLine or kind is cst.SimpleStatementSuite:
+            for small in statement.body:
+                single = type(small) is cst.Assign and len(small.targets) == 1 or type(small) is cst.AnnAssign
+                for name in _bound_names(small):
+                    bind(name, small.value if single else None)
+                if type(small) is cst.Assign:
+                    for target in small.targets:
+                        if type(target.target) in (cst.Tuple, cst.List):
+                            for name in _target_names(target.target):
+                                bind(name, None)
+                elif type(small) is cst.AugAssign and type(small.target) is cst.Name:
+                    bind(small.target.value, None)
+            continue
+        if kind in (cst.FunctionDef, cst.ClassDef):
+            bind(statement.name.value, None)
+            continue
+        if kind is cst.For:
+            for name in _target_names(statement.target):
+                bind(name, None)
+        elif kind is cst.With:
+            for item in statement.items:
+                if item.asname is not None:
+                    for name in _target_names(item.asname.name):
+                        bind(name, None)
+        elif kind not in (cst.If, cst.Else, cst.While, cst.Try, cst.TryStar, cst.ExceptHandler, cst.Finally,
+                          cst.ExceptStarHandler):
+            continue
+        parts = [getattr(statement, "finalbody", None), getattr(statement, "orelse", None),
+                 *reversed(getattr(statement, "handlers", ())), ]
+        stack.extend(part for part in parts if part is not None)
+        body = statement.body
+        stack.extend([body] if type(body) is cst.SimpleStatementSuite else reversed(body.body))
+    return values
+
+
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    if type(target) is cst.Name:
+        return [target.value]
+    if type(target) in (cst.Tuple, cst.List):
+        return [name for element in target.elements for name in _target_names(element.value)]
+    if type(target) is cst.StarredElement:
+        return _target_names(target.value)
+    return []
