@@ -62,7 +62,14 @@ def npu_value(test: cst.BaseExpression, names: Mapping[str, cst.BaseExpression |
         called = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute else None
         if called is not None and _NPU_NAME.fullmatch(called):
             return True
-        return False if called == _CUDA_CALL else None
+        if called == _CUDA_CALL:
+            return False
+        if type(func) is cst.Name and names and depth < _MAX_DEPTH:
+            if called == "bool" and len(test.args) == 1:  # `bool(a and x.is_cuda)`
+                return npu_value(test.args[0].value, names, depth + 1)
+            predicate = names.get(_PREDICATE + called)  # a module function that answers a platform test
+            return None if predicate is None else npu_value(predicate, names, depth + 1)
+        return None
     if kind is cst.Attribute:
         return True if test.attr.value == "is_npu" else False if test.attr.value == "is_cuda" else None
     if kind is cst.UnaryOperation and type(test.operator) is cst.Not:
@@ -100,7 +107,8 @@ class _Walk:
     def __init__(self, facts: ModuleFacts) -> None:
         self.module = facts.module
         self.unreached: set[int] = set()
-        self.names: Mapping[str, cst.BaseExpression | None] = _scope_names(facts.module.body)
+        names = _scope_names(facts.module.body)
+        self.names: Mapping[str, cst.BaseExpression | None] = ChainMap(_predicates(facts.module.body, names), names)
 
     def run(self) -> set[int]:
         self._block(self.module.body, _ALWAYS, {})
@@ -237,6 +245,47 @@ def _exits(body: cst.BaseSuite) -> bool:
         line = body.body[-1] if body.body else None
         last = line.body[-1] if type(line) is cst.SimpleStatementLine and line.body else None
     return type(last) in (cst.Return, cst.Raise)
+
+
+# The key under which a module function that answers a platform test is kept among the names: a `(` never starts a
+# Python name, so the key cannot hide one.
+_PREDICATE = "("
+_CUDA_ONLY = cst.Attribute(value=cst.Name("tensor"), attr=cst.Name("is_cuda"))  # a test that is False on an NPU
+
+
+def _predicates(statements, module_names) -> dict[str, cst.BaseExpression]:
+    """The module's functions whose every ``return`` is False on an NPU (``return False`` after an availability
+    check, ``return bool(x.is_cuda and ...)``): a call to one of them is that test (``if not _can_use_triton(x):``)."""
+    found: dict[str, cst.BaseExpression] = {}
+    for statement in statements:
+        if type(statement) is not cst.FunctionDef or statement.asynchronous is not None:
+            continue
+        returns = _returns(statement.body)
+        if not returns:
+            continue
+        scope = ChainMap(_scope_names(_statements(statement.body), statement.params), module_names)
+        if all(value is not None and (_is_false(value) or npu_value(value, scope) is False) for value in returns):
+            found[_PREDICATE + statement.name.value] = _CUDA_ONLY
+    return found
+
+
+def _returns(body: cst.BaseSuite) -> list[cst.BaseExpression | None]:
+    """The values of the ``return`` statements of a function body, not of the functions or classes nested in it."""
+    values: list[cst.BaseExpression | None] = []
+    stack: list[cst.CSTNode] = [body]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Return:
+            values.append(node.value)
+        elif type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            continue
+        elif not isinstance(node, cst.BaseExpression):
+            stack.extend(node.children)
+    return values
+
+
+def _is_false(value: cst.BaseExpression) -> bool:
+    return type(value) is cst.Name and value.value == "False"
 
 
 def _scope_names(statements, params: cst.Parameters | None = None) -> dict[str, cst.BaseExpression | None]:

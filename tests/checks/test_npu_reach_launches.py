@@ -74,9 +74,22 @@ NOT_REACHED = {
         "def run(x, mat1, mat2, force_fallback=False):\n    use_triton = not force_fallback and x.is_cuda\n"
         "    if not use_triton:\n        return torch.mul(x, 2)\n" + _body("    ")
     ),
+    "an exit through a module function that answers a CUDA test": (
+        "def can_use_triton(x, y):\n    if not triton_available():\n        return False\n"
+        "    return bool(x.is_cuda and y.dtype == x.dtype)\n\n"
+        "def run(x, mat1, mat2):\n    if not can_use_triton(x, mat1):\n        return torch.mul(x, 2)\n" + _body("    ")
+    ),
+    "a host name assigned from bool() of a CUDA test": (
+        "def run(x, mat1, mat2):\n    supported = bool(x.dim() == 2 and x.is_cuda)\n    if supported:\n"
+        + _body("        ") + "    else:\n        return torch.mul(x, 2)\n"
+    ),
 }
 
 REACHED = {
+    "a module function with one return that may be True on NPU": (
+        "def can_use_triton(x):\n    if x.is_cuda:\n        return True\n    return x.dim() == 2\n\n"
+        "def run(x, mat1, mat2):\n    if not can_use_triton(x):\n        return torch.mul(x, 2)\n" + _body("    ")
+    ),
     "a launch under an NPU test": "_is_npu = is_npu()\n\ndef run(x, mat1, mat2):\n    if _is_npu:\n" + _body("        "),
     "a launch under an unknown test": (
         "def run(x, mat1, mat2, use_native):\n    if use_native:\n        return torch_npu.npu_scale(x)\n" + _body("    ")
