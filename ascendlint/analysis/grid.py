@@ -804,6 +804,13 @@ class _SiteFacts:
 
     bounds: dict[str, int] = field(default_factory=dict)
     not_none: set[str] = field(default_factory=set)
+    # `assert x.shape == (4096, 1024)`, `assert x.shape[0] <= 512`, `x.size(1) == 64`: (tensor, dim) -> bound; a
+    # dimension asserted through a shape of known rank is kept under its negative index too
+    dims: dict[tuple[str, int], int] = field(default_factory=dict)
+    numels: dict[str, int] = field(default_factory=dict)  # `assert x.numel() == 4096 * 1024`
+
+    def dim_bound(self, tensor: str | None, dim: int | None) -> int | None:
+        return None if tensor is None or dim is None else self.dims.get((tensor, dim))
 
 
 def _site_facts(resolver, facts: ModuleFacts, site: cst.CSTNode) -> _SiteFacts:
@@ -831,6 +838,8 @@ def _collect_bounds(resolver, test, site, found: _SiteFacts, depth: int) -> None
 
 
 def _compared(resolver, left, operator, right, site, found: _SiteFacts) -> None:
+    if _compared_shape(resolver, left, operator, right, site, found):
+        return
     if type(left) is cst.Name and _is_none(right) and type(operator) is cst.IsNot:
         if _same_binding(resolver, left, site):
             found.not_none.add(left.value)
@@ -850,6 +859,84 @@ def _compared(resolver, left, operator, right, site, found: _SiteFacts) -> None:
     bound = value - 1 if strict else value
     if 0 <= bound < 2 ** mag.GRID_AXIS_BITS and _same_binding(resolver, name, site):
         found.bounds[name.value] = min(bound, found.bounds.get(name.value, bound))
+
+
+_LITERAL_ARITHMETIC = {
+    cst.Multiply: lambda a, b: a * b, cst.Add: lambda a, b: a + b, cst.Subtract: lambda a, b: a - b,
+    cst.FloorDivide: lambda a, b: a // b, cst.LeftShift: lambda a, b: a << b, cst.Power: lambda a, b: a ** b,
+}
+
+
+def _compared_shape(resolver, left, operator, right, site, found: _SiteFacts) -> bool:
+    """Bounds from a comparison of a tensor's shape with literals (``x.shape == (M0, 1024)`` keeps the literal
+    entries, ``x.shape[0] <= 512``, ``x.size(-1) == 64``, ``x.numel() == 4096 * 1024``); True when the comparison
+    was about a shape. Only a tensor bound the same way at the comparison and at the launch counts."""
+    kind = type(operator)
+    for one, other, upper in ((left, right, kind in (cst.Equal, cst.LessThan, cst.LessThanEqual)),
+                              (right, left, kind in (cst.Equal, cst.GreaterThan, cst.GreaterThanEqual))):
+        strict = kind in (cst.LessThan, cst.GreaterThan)
+        whole = _whole_shape(one)
+        if whole is not None:
+            entries = _shape_entries(other)
+            if kind is cst.Equal and entries is not None and _same_binding(resolver, whole, site):
+                for i, entry in enumerate(entries):
+                    value = resolver.literal_value(entry, site)
+                    if value is not None and value >= 0:
+                        found.dims[(whole.value, i)] = found.dims[(whole.value, i - len(entries))] = value
+            return True
+        tensor, dim, numel = _shape_part(one)
+        if tensor is None:
+            continue
+        value = resolver.literal_value(other, site) if upper else None
+        if value is not None and _same_binding(resolver, tensor, site):
+            bound = value - 1 if strict else value
+            if bound >= 0 and numel:
+                found.numels[tensor.value] = min(bound, found.numels.get(tensor.value, bound))
+            elif bound >= 0:
+                found.dims[(tensor.value, dim)] = min(bound, found.dims.get((tensor.value, dim), bound))
+        return True
+    return False
+
+
+def _whole_shape(expr: cst.BaseExpression) -> cst.Name | None:
+    """``x`` of ``x.shape``, ``x.size()``, ``tuple(x.shape)``, ``list(x.shape)``."""
+    if type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value in ("tuple", "list") \
+            and len(expr.args) == 1:
+        expr = expr.args[0].value
+    if type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value == "size" \
+            and not expr.args:
+        expr = expr.func
+    if type(expr) is cst.Attribute and expr.attr.value in ("shape", "size") and type(expr.value) is cst.Name:
+        return expr.value
+    return None
+
+
+def _shape_entries(expr: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+    """The entries of ``(4096, 1024)``, ``[4096, 1024]``, ``torch.Size([4096, 1024])``."""
+    if type(expr) is cst.Call and len(expr.args) == 1 and (
+            type(expr.func) is cst.Attribute and expr.func.attr.value == "Size"
+            or type(expr.func) is cst.Name and expr.func.value in ("Size", "tuple", "list")):
+        expr = expr.args[0].value
+    if type(expr) in (cst.Tuple, cst.List) and all(type(e) is cst.Element for e in expr.elements):
+        return [e.value for e in expr.elements]
+    return None
+
+
+def _shape_part(expr: cst.BaseExpression) -> tuple[cst.Name | None, int | None, bool]:
+    """(``x``, dim, False) for ``x.shape[dim]`` and ``x.size(dim)``; (``x``, None, True) for ``x.numel()``."""
+    if type(expr) is cst.Subscript and len(expr.slice) == 1 and type(expr.slice[0].slice) is cst.Index:
+        shape, dim = expr.value, hf.literal_dim(expr.slice[0].slice.value)
+        if dim is not None and type(shape) is cst.Attribute and shape.attr.value == "shape" \
+                and type(shape.value) is cst.Name:
+            return shape.value, dim, False
+    if type(expr) is cst.Call and type(expr.func) is cst.Attribute and type(expr.func.value) is cst.Name:
+        if expr.func.attr.value == "numel" and not expr.args:
+            return expr.func.value, None, True
+        if expr.func.attr.value == "size" and len(expr.args) == 1:
+            dim = hf.literal_dim(expr.args[0].value)
+            if dim is not None:
+                return expr.func.value, dim, False
+    return None, None, False
 
 
 def _same_binding(resolver, name: cst.Name, site: cst.CSTNode) -> bool:
@@ -1150,6 +1237,13 @@ class _GridAnalysis:
             status, value = self.lookup(expr.value, site)
             if status == "value" and isinstance(value, cst.BaseExpression):
                 return self.literal_value(value, site, depth + 1)
+        if type(expr) is cst.BinaryOperation and depth < _MAX_DEPTH:  # 4096 * 1024, 1 << 16
+            operate = _LITERAL_ARITHMETIC.get(type(expr.operator))
+            left = self.literal_value(expr.left, site, depth + 1) if operate else None
+            right = self.literal_value(expr.right, site, depth + 1) if left is not None else None
+            if right is not None and (type(expr.operator) is not cst.FloorDivide or right) and \
+                    (type(expr.operator) not in (cst.LeftShift, cst.Power) or 0 <= right <= 64):
+                return operate(left, right)
         return None
 
     # -- grids ----------------------------------------------------------------------------------------------------
@@ -1514,7 +1608,15 @@ class _Classifier:
                 return Factor(Kind.EXTENT, call, names=inner.names, root=inner.names)
             return replace(inner, expr=call)
         if short == "numel":
+            bound = self.guards.numels.get(func.value.value) if type(func) is cst.Attribute and \
+                type(func.value) is cst.Name else None
+            if bound is not None:  # assert x.numel() == 4096 * 1024
+                return Factor(Kind.LITERAL, call, value=bound, capped=True, names=names | _receiver_names(func))
             return Factor(Kind.TOTAL_SIZE, call, names=names | _receiver_names(func))
+        if short == "size" and type(func) is cst.Attribute and type(func.value) is cst.Name and len(args) == 1:
+            bound = self.guards.dim_bound(func.value.value, hf.literal_dim(args[0]))
+            if bound is not None:  # assert x.size(0) <= 512
+                return Factor(Kind.LITERAL, call, value=bound, capped=True, names=names | _receiver_names(func))
         if short == "prod" and len(args) == 1 and _is_shape_slice(args[0]):  # math.prod(shape[:dim])
             return Factor(Kind.TOTAL_SIZE, call, names=names | _receiver_names(args[0]))
         if short in ("size", "len", "dim"):
@@ -1546,6 +1648,9 @@ class _Classifier:
             return Factor(Kind.TOTAL_SIZE, expr, names=names | receivers, rows=True, tokens=True, host_tokens=True)
         item = self.grids.shape_items.get(id(expr))
         tensor, dim = (item[0], item[1]) if item is not None else (hf.receiver(expr.value), hf.literal_dim(index))
+        asserted = self._asserted_dim(expr.value, tensor, dim)
+        if asserted is not None:  # assert x.shape == (4096, 1024) before the launch
+            return Factor(Kind.LITERAL, expr, value=asserted, capped=True, names=names | receivers)
         shape = expr.value
         if type(shape) is cst.Name:  # shape = dY.shape; batch = shape[0]
             status, value = self.grids.lookup(shape.value, self.site)
@@ -1562,6 +1667,17 @@ class _Classifier:
         host = tokens and hf.is_activation(tensor) or sequence
         return Factor(kind, expr, names=names | receivers, tokens=tokens, batch_axis=batch, host_tokens=host,
                       evidence=f"`{tensor}.shape[0]` counts rows" if tokens else "")
+
+    def _asserted_dim(self, shape: cst.BaseExpression, tensor: str | None, dim: int | None) -> int | None:
+        """The literal a guard before the launch bounds ``tensor.shape[dim]`` by, read where the shape is the
+        tensor's own (``x.shape[0]``, or a name unpacked from ``x.shape``)."""
+        guards = self.guards
+        if not guards.dims or tensor is None or dim is None:
+            return None
+        if type(shape) is cst.Attribute and shape.attr.value == "shape" and type(shape.value) is cst.Name \
+                and shape.value.value == tensor:
+            return guards.dim_bound(tensor, dim)
+        return None
 
     def _meta(self, key: str, expr: cst.Subscript, depth: int, names: frozenset[str]) -> Factor:
         """``meta["M"]`` in a grid function: what the launch passes for ``M`` (a runtime size for an int

@@ -12,6 +12,26 @@ from tests.helpers import lint
 HEADER = "import triton\nimport triton.language as tl\n\n"
 
 REPORTED = {
+    # an asserted shape says nothing of the tensor rebound after it, nor of one past the limit
+    "rows of a tensor reshaped after its shape is asserted": """
+@triton.jit
+def row_norm(x_ptr, N, BLOCK: tl.constexpr):
+    pass
+
+def run(x):
+    assert x.shape == (4096, 1024)
+    x = x.reshape(-1, 16)
+    row_norm[(x.shape[0],)](x, 16, BLOCK=16)
+""",
+    "elements the host asserts past the limit": """
+@triton.jit
+def scale(x_ptr, n, BLOCK: tl.constexpr):
+    pass
+
+def run(x):
+    assert x.numel() == 4096 * 1024
+    scale[(triton.cdiv(x.numel(), 64),)](x, x.numel(), BLOCK=64)
+""",
     # (progs, cdiv(total, progs)) with progs bounded by the core count launches `total` programs: batch x seq blocks
     "core-count axis times the rest of a split": """
 @triton.jit
@@ -99,6 +119,36 @@ def run(x, BT=64, BD=16):
 }
 
 QUIET = {
+    # the host asserts the exact shape before the launch: one program per row of 4096 rows
+    "rows of a tensor whose shape the host asserts": """
+@triton.jit
+def row_norm(x_ptr, N, BLOCK: tl.constexpr):
+    pass
+
+def run(x):
+    assert x.shape == (4096, 1024), "fixed problem size"
+    M, N = x.shape
+    row_norm[(M,)](x, N, BLOCK=1024)
+""",
+    "a leading dimension the host bounds with an exit": """
+@triton.jit
+def row_norm(x_ptr, N, BLOCK: tl.constexpr):
+    pass
+
+def run(x):
+    if x.size(0) > 8192:
+        raise ValueError("at most 8192 rows")
+    row_norm[(x.shape[0],)](x, x.shape[1], BLOCK=1024)
+""",
+    "elements the host asserts, over a literal tile": """
+@triton.jit
+def scale(x_ptr, n, BLOCK: tl.constexpr):
+    pass
+
+def run(x):
+    assert x.numel() == 1024 * 1024
+    scale[(triton.cdiv(x.numel(), 64),)](x, x.numel(), BLOCK=64)
+""",
     # the penalties fix: the vocab axis capped at 65535 // num_tokens bounds the product of both axes
     "an axis capped by the limit over the other axis": """
 @triton.jit
