@@ -54,8 +54,8 @@ class GridOver65535(Rule):
     the block capped at 32768 or more); a size the enclosing host conditions bound by a literal (`if N <= 128:`,
     through a host flag such as `use_split = (N <= 128) and ...`, or after `if n > 4096: raise`), also a
     tensor's shape the host asserts or checks before the launch (`assert x.shape == (4096, 1024)`, `x.size(0) > 8192`
-    raising, `assert x.numel() == 1024 * 1024`); a conditional expression whose test bounds the side it selects (`g if g < 65536 else 2048`, `t if t <= cores else min(t,
-    cores * 4)`), or whose `x is None` side the launch's own guard (`if x is not None:`) excludes. A conditional with
+    raising, `assert x.numel() == 1024 * 1024`); a conditional expression whose test bounds the side it selects
+    (`g if g < 65536 else 2048`, `t if t <= cores else min(t, cores * 4)`), or whose `x is None` side the launch's own guard (`if x is not None:`) excludes. A conditional with
     one uncapped side that can be taken stays reported. A module that sets `TRITON_ALL_BLOCKS_PARALLEL` itself has
     chosen the launcher's clamping and is not flagged. Nor is a launch the host code never reaches on an NPU: in a
     function the module rebinds under an NPU test (`if current_platform.is_npu(): launcher = native_impl`), in a
