@@ -42,6 +42,10 @@ _DIVIDE_UP = {"cdiv", "ceil_div", "ceildiv", "div_up", "cdiv_int"}
 _PASS_CALLS = {"int", "abs", "round", "ceil", "floor"}
 _RESHAPES = {"view", "reshape"}
 _JOINS = {"cat", "concat", "concatenate", "stack", "hstack", "vstack"}
+# builtins and methods that take a shape without making a tensor of it
+_NOT_MAKERS = {"print", "str", "repr", "len", "isinstance", "range", "zip", "enumerate", "list", "tuple", "dict", "set",
+               "sorted", "min", "max", "sum", "any", "all", "append", "extend", "format", "join", "write", "get",
+               "tensor", "as_tensor", "Size", "id", "hash", "type", "iter", "map", "filter", "getattr", "setattr"}
 _LOADERS = {"load", "from_pretrained", "from_file", "fromfile", "load_file", "frombuffer"}
 
 
@@ -88,27 +92,36 @@ def _decide(facts: ModuleFacts) -> RunSizes | None:
         return None
     if not facts.launches or not _launches_reached_from_module(facts):
         return None
-    allocations = _allocations(facts)
-    if not allocations:
+    allocations, helpers = _allocations(facts)
+    if not allocations and not helpers:
         return None
-    pending = allocations
     sizes: RunSizes | None = None
-    for _ in range(3):  # literal sizes first, then sizes read from the tensors found so far (twice)
+    literal = _Reader(facts, None, None)
+    for call in helpers:
+        for shape in literal.shape_argument(call) or ():
+            sizes = _grow(sizes, shape, call, facts)
+    derived = []
+    for call in allocations:  # sizes spelled with literals
+        shapes = literal.allocation_shapes(call)
+        if shapes is None:
+            derived.append(call)
+        for shape in shapes or ():
+            sizes = _grow(sizes, shape, call, facts)
+    if sizes is None:
+        return None  # no allocation is spelled with literals alone
+    for _ in range(2):  # then sizes read from the tensors found so far (``torch.empty(M, N)`` of ``M, N = x.shape``)
         reader = _Reader(facts, sizes, None)
-        unresolved = []
-        for call in pending:
+        grown = sizes
+        for call in derived:
             shapes = reader.allocation_shapes(call)
             if shapes is None:
-                unresolved.append(call)
-                continue
+                return None
             for shape in shapes:
-                sizes = _grow(sizes, shape, call, facts)
-        if sizes is None:
-            return None  # no allocation is spelled with literals alone
-        if not unresolved:
-            return sizes
-        pending = unresolved
-    return None
+                grown = _grow(grown, shape, call, facts)
+        if grown == sizes:
+            break
+        sizes = grown
+    return sizes
 
 
 def _grow(sizes: RunSizes | None, shape: tuple[int, ...], call: cst.Call, facts: ModuleFacts) -> RunSizes:
@@ -234,6 +247,8 @@ def _parametrize_cases(function: cst.FunctionDef, module: cst.Module | None = No
             continue
         names = ts._names(call.args[0].value)
         listed = call.args[1].value
+        if type(listed) is cst.ListComp and type(listed.for_in.iter) is cst.Name:
+            listed = listed.for_in.iter  # [pytest.param(*case) for case in CASES]
         if type(listed) is cst.Name and module is not None:
             listed = _module_value(module, listed.value) or listed
         cases = ts._cases(listed)
@@ -262,18 +277,22 @@ def _module_value(module: cst.Module, name: str) -> cst.BaseExpression | None:
     return found[0] if len(found) == 1 else None
 
 
-def _allocations(facts: ModuleFacts) -> list[cst.Call]:
-    """The calls in host code that make a tensor whose dimensions they spell (and loaders, which spell none)."""
-    found = []
+def _allocations(facts: ModuleFacts) -> tuple[list[cst.Call], list[cst.Call]]:
+    """The calls in host code that make a tensor whose dimensions they spell (and loaders, which spell none), and
+    the calls of functions of other modules whose first argument may be a shape (``generate(shape, dtype)``)."""
+    found, helpers = [], []
+    local = set(_host_functions(facts)) | set(facts.kernels)
     for call in facts.index.of_type(cst.Call):
         short = _short(call.func)
-        if short is None:
+        if short is None or facts.enclosing_kernel(call) is not None:
             continue
         if short in hf._ALLOCATORS or short in ("randint", "arange", "flatten", "repeat", "expand") \
                 or short in _RESHAPES or short in _JOINS or short in _LOADERS:
-            if facts.enclosing_kernel(call) is None:
-                found.append(call)
-    return found
+            found.append(call)
+        elif short not in _NOT_MAKERS and short not in local and call.args and type(
+                call.args[0].value) in (cst.Name, cst.Tuple, cst.List) and type(call.func) in (cst.Name, cst.Attribute):
+            helpers.append(call)
+    return found, helpers
 
 
 def _short(func: cst.BaseExpression) -> str | None:
@@ -342,6 +361,8 @@ class _Reader:
                 values = [e.value for e in values[0].elements]
             if not values or any(type(v) in (cst.Attribute, cst.SimpleString) for v in values) or "dtype" in keywords:
                 return ((1,),)  # a dtype view keeps the shape
+            if len(values) == 1 and self._names_a_shape(values[0], site):
+                return ((1,),)  # back to a shape a tensor had: ``y.view(x_shape)``
             if sizes is None:
                 return None
             shape = []
@@ -400,6 +421,21 @@ class _Reader:
                 return None
             shape.append(bound)
         return (tuple(shape),)
+
+    def _names_a_shape(self, expr, site) -> bool:
+        """``x.shape``, ``x.shape[:-1]`` or a name assigned one of them."""
+        if type(expr) is cst.Name:
+            values = self.resolver.assignments_before(expr.value, site)
+            return len(values) == 1 and isinstance(values[0], cst.BaseExpression) and _is_shape_read(values[0])
+        return _is_shape_read(expr)
+
+    def shape_argument(self, call: cst.Call) -> Shapes | None:
+        """The literal shape a call to a function of another module is given first (``generate(shape, dtype)``,
+        ``make_inputs((M, N))``): the tensor it makes, or None when the first argument is not a shape."""
+        if not call.args or call.args[0].keyword is not None or call.args[0].star:
+            return None
+        value = self.value(call.args[0].value, call, 0, frozenset())
+        return value if type(value) is tuple and value and all(len(shape) > 0 for shape in value) else None
 
     def _shape_of(self, expr: cst.BaseExpression, site: cst.CSTNode) -> Shapes | None:
         if type(expr) in (cst.Tuple, cst.List):
@@ -537,8 +573,12 @@ class _Reader:
                 args = [e.value for e in args[0].elements]
             if _short(tensor.func) in _RESHAPES and any(type(a) in (cst.Attribute, cst.SimpleString) for a in args):
                 return self.sizes.dim  # a dtype view
+            if position is not None and position < 0:
+                position += len(args)
             if position == 0 and len(args) == 2 and _is_minus_one(args[0]) and _is_last_dim_read(args[1]):
                 return self.sizes.rows
+            if position is not None and 0 <= position < len(args) and _is_last_dim_read(args[position]):
+                return self.sizes.dim
             if position is not None and 0 <= position < len(args) and not _is_minus_one(args[position]):
                 bound = self.value(args[position], site, depth + 1, names)
                 if type(bound) is int:
@@ -739,6 +779,12 @@ def _through_passes(expr: cst.BaseExpression) -> cst.BaseExpression:
             "contiguous", "to", "npu", "cuda", "cpu", "float", "half", "bfloat16", "clone", "detach", "int", "long"):
         expr = expr.func.value
     return expr
+
+
+def _is_shape_read(expr) -> bool:
+    if type(expr) is cst.Subscript and len(expr.slice) == 1 and type(expr.slice[0].slice) is cst.Slice:
+        expr = expr.value
+    return type(expr) is cst.Attribute and expr.attr.value == "shape"
 
 
 def _is_minus_one(expr) -> bool:
