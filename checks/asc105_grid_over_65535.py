@@ -56,7 +56,15 @@ class GridOver65535(Rule):
     expression whose test bounds the side it selects (`g if g < 65536 else 2048`, `t if t <= cores else min(t,
     cores * 4)`), or whose `x is None` side the launch's own guard (`if x is not None:`) excludes. A conditional with
     one uncapped side that can be taken stays reported. A module that sets `TRITON_ALL_BLOCKS_PARALLEL` itself has
-    chosen the launcher's clamping and is not flagged.
+    chosen the launcher's clamping and is not flagged. Nor is a launch of a test module or a script (a `test_*.py`
+    or `*_test.py` file, a module importing pytest, or one with an `if __name__ == "__main__":` block) that no
+    other linted module imports, whose launchers are called only from its own tests or main block, and whose every
+    tensor allocation spells its dimensions with literals (directly, through `pytest.mark.parametrize`, through a
+    helper's parameters at every call, through a literal list of shapes a loop iterates): each extent is bounded by
+    the largest dimension those tensors take (the rows of `x.reshape(-1, x.shape[-1])` by the product of their
+    leading dimensions, `numel()` by their elements), and a grid that stays at or under 65535 programs at those
+    sizes is quiet. One size the module does not spell (a fixture of another file, a loaded tensor) and nothing is
+    known.
     """
 
     code = "ASC105"
@@ -294,6 +302,27 @@ class GridOver65535(Rule):
         ),
     ]
     VALID = [
+        Valid(
+            """
+            import torch
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def row_norm(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
+                pass
+
+            def norm(x):
+                M, N = x.reshape(-1, x.shape[-1]).shape
+                y = torch.empty_like(x)
+                row_norm[(M,)](x, y, N, BLOCK=triton.next_power_of_2(N))
+                return y
+
+            if __name__ == "__main__":
+                for shape in [(128, 128), (512, 512)]:
+                    norm(torch.randn(shape).npu())
+            """,
+        ),
         Valid(
             """
             import os

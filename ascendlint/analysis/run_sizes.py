@@ -27,6 +27,7 @@ import libcst as cst
 
 from . import host_facts as hf
 from . import test_shapes as ts
+from .grid import host_resolver
 from .module_facts import Launch, ModuleFacts, dotted_name
 from ..lazy_regex import lazy
 
@@ -325,8 +326,6 @@ class _Reader:
     tensor is unknown); otherwise such a read is bounded by the sizes."""
 
     def __init__(self, facts: ModuleFacts, sizes: RunSizes | None, launch: Launch | None) -> None:
-        from .grid import host_resolver
-
         self.facts = facts
         self.index = facts.index
         self.sizes = sizes
