@@ -337,6 +337,7 @@ class _Reader:
         self._params: dict[int, dict[str, object]] = {}
         self._loops: dict[int, dict[str, object]] = {}
         self._busy: set = set()
+        self._names: dict[tuple[str, int], object] = {}  # (name, site) -> its bound: each name read once per site
 
     # -- allocations
     def allocation_shapes(self, call: cst.Call) -> Shapes | None:
@@ -622,7 +623,13 @@ class _Reader:
     def _name(self, name: str, site, depth, names):
         if name in names:
             return None
-        names = names | {name}
+        key = (name, id(site))
+        if key in self._names:
+            return self._names[key]
+        found = self._names[key] = self._resolve_name(name, site, depth, names | {name})
+        return found
+
+    def _resolve_name(self, name: str, site, depth, names):
         scope = self.resolver._scope_node(site)
         found = []
         loops = self._loop_values(scope)
