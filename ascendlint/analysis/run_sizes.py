@@ -129,6 +129,8 @@ def _grow(sizes: RunSizes | None, shape: tuple[int, ...], call: cst.Call, facts:
     dim = max(shape) if shape else 1
     rows = math.prod(shape[:-1]) if len(shape) > 1 else 1
     elements = math.prod(shape)
+    if sizes is not None and _short(call.func) in _RESHAPES | {"flatten"}:  # a view holds the elements it views
+        dim, rows, elements = min(dim, sizes.elements), min(rows, sizes.elements), min(elements, sizes.elements)
     if sizes is None:
         return RunSizes(dim, rows, elements, _evidence(call, shape, facts))
     evidence = sizes.evidence if sizes.dim >= dim else _evidence(call, shape, facts)
