@@ -25,11 +25,11 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from ..lazy_regex import lazy
 from . import host_facts as hf
 from . import test_shapes as ts
 from .grid import host_resolver
 from .module_facts import Launch, ModuleFacts, dotted_name
-from ..lazy_regex import lazy
 
 _MAX_DEPTH = 12
 _HUGE = 2**64  # larger bounds say nothing more
@@ -174,9 +174,7 @@ def _launches_reached_from_module(facts: ModuleFacts) -> bool:
     """Every host function that reaches a launch is a test, or is called (only called) from within the module;
     tests take no argument the module does not give (parametrize names, its own fixtures)."""
     functions = _host_functions(facts)
-    callers = _call_sites(facts, functions)
-    if callers is None:
-        return False
+    callers, escaped = _call_sites(facts, functions)
     fixtures = {name for name, f in functions.items() if any(_is_fixture(d.decorator) for d in f.decorators)}
     pending = []
     for launch in facts.launches:
@@ -191,7 +189,7 @@ def _launches_reached_from_module(facts: ModuleFacts) -> bool:
         if id(function) in seen:
             continue
         seen.add(id(function))
-        if function.name.value not in functions:
+        if function.name.value not in functions or function.name.value in escaped:
             return False
         sites = callers.get(function.name.value, [])
         if function.name.value.startswith("test"):
@@ -212,25 +210,23 @@ def _launches_reached_from_module(facts: ModuleFacts) -> bool:
     return True
 
 
-def _call_sites(facts: ModuleFacts, functions: dict[str, cst.FunctionDef]) -> dict[str, list[cst.Call]] | None:
-    """Calls of each host function by name; None when one of them is used other than by a call or its ``def``
-    (passed as a value, registered by a decorator, returned)."""
+def _call_sites(facts: ModuleFacts, functions: dict[str, cst.FunctionDef]) -> tuple[dict[str, list[cst.Call]], set[str]]:
+    """Calls of each host function by name, and the functions used other than by a call or their ``def`` (passed
+    as a value, rebound, registered): those are called from elsewhere too."""
     found: dict[str, list[cst.Call]] = {}
+    escaped: set[str] = set()
     index = facts.index
     for name, function in functions.items():
         for node in index.names(name):
             parent = index.parent(node)
-            if parent is function:
+            if parent is function or type(parent) is cst.Param:  # its def, or a parameter of that name
                 continue
             if type(parent) is cst.Call and parent.func is node:
                 found.setdefault(name, []).append(parent)
-            elif type(parent) is cst.Attribute and parent.attr is node:
-                continue
-            elif type(parent) is cst.Arg and parent.keyword is node:
-                continue
-            else:
-                return None  # passed as a value, rebound, registered: called from elsewhere too
-    return found
+            elif not ((type(parent) is cst.Attribute and parent.attr is node)
+                      or (type(parent) is cst.Arg and parent.keyword is node)):
+                escaped.add(name)
+    return found, escaped
 
 
 def _is_fixture(decorator: cst.BaseExpression) -> bool:
@@ -705,8 +701,10 @@ class _Reader:
         return self.value(item, item, 1, frozenset())
 
     def _call_sites(self) -> dict[str, list[cst.Call]]:
+        """Calls by function name; a function used other than by calls has no call sites that tell its sizes."""
         if self._sites is None:
-            self._sites = _call_sites(self.facts, self.functions) or {}
+            found, escaped = _call_sites(self.facts, self.functions)
+            self._sites = {name: sites for name, sites in found.items() if name not in escaped}
         return self._sites
 
     def _loop_values(self, scope: cst.CSTNode) -> dict[str, object]:

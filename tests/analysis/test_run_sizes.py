@@ -119,6 +119,30 @@ def test_a_size_not_spelled_out_leaves_nothing_known(source):
     assert run_sizes(_facts(source)) is None
 
 
+def test_a_local_fixture_is_read_like_the_tests():
+    facts = _facts("""
+        @pytest.fixture
+        def x():
+            return torch.randn(64, 256)
+
+        def test_rows(x):
+            rows(x)
+        """)
+    assert run_sizes(facts).dim == 256
+
+
+def test_a_helper_passed_as_a_value_takes_no_sizes_from_its_calls():
+    facts = _facts("""
+        def check(n):
+            rows(torch.randn(n, 8))
+
+        def test_rows(benchmark):
+            check(8)
+            benchmark(check, 1 << 20)
+        """)
+    assert run_sizes(facts) is None
+
+
 def test_an_open_module_has_no_run_sizes():
     demo = """
         def demo():
