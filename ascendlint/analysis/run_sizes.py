@@ -7,9 +7,9 @@ every host function that reaches a launch is a test function or is called only f
 passed around as a value, or called from nowhere in the module, takes its sizes from elsewhere). Its *run sizes*
 are then read from every tensor its host code allocates (``torch.randn((tokens, heads, dim))``, ``torch.empty(M,
 N)``, ``x.new_zeros(...)``, ``torch.arange(n)``, ``np.random.rand(*shape)``, and the views a tensor is reshaped
-to), each dimension followed to literals: directly, through ``pytest.mark.parametrize`` cases, through a helper's
-parameters at every call in the module (``run_case(256, 96, 128)``), through a literal list of shapes a loop
-iterates (``for shape in shapes:``). Dimensions read from other tensors (``M, N = x.shape``) are bounded by the
+to), each dimension followed to literals: directly, through ``pytest.mark.parametrize`` cases, through a host
+function's parameters at every call in the module (``run_case(256, 96, 128)``), through a literal list of shapes a
+loop iterates (``for shape in shapes:``). Dimensions read from other tensors (``M, N = x.shape``) are bounded by the
 largest dimension found so far. When any allocation has a size that is not spelled out, nothing is known.
 
 The fact is three numbers: the largest extent any tensor dimension takes, the largest product of a tensor's leading
@@ -93,12 +93,12 @@ def _decide(facts: ModuleFacts) -> RunSizes | None:
         return None
     if not facts.launches or not _launches_reached_from_module(facts):
         return None
-    allocations, helpers = _allocations(facts)
-    if not allocations and not helpers:
+    allocations, makers = _allocations(facts)
+    if not allocations and not makers:
         return None
     sizes: RunSizes | None = None
     literal = _Reader(facts, None, None)
-    for call in helpers:
+    for call in makers:
         for shape in literal.shape_argument(call) or ():
             sizes = _grow(sizes, shape, call, facts)
     derived = []
@@ -210,7 +210,8 @@ def _launches_reached_from_module(facts: ModuleFacts) -> bool:
     return True
 
 
-def _call_sites(facts: ModuleFacts, functions: dict[str, cst.FunctionDef]) -> tuple[dict[str, list[cst.Call]], set[str]]:
+def _call_sites(facts: ModuleFacts, functions: dict[str, cst.FunctionDef]
+                ) -> tuple[dict[str, list[cst.Call]], set[str]]:
     """Calls of each host function by name, and the functions used other than by a call or their ``def`` (passed
     as a value, rebound, registered): those are called from elsewhere too."""
     found: dict[str, list[cst.Call]] = {}
@@ -279,7 +280,7 @@ def _module_value(module: cst.Module, name: str) -> cst.BaseExpression | None:
 def _allocations(facts: ModuleFacts) -> tuple[list[cst.Call], list[cst.Call]]:
     """The calls in host code that make a tensor whose dimensions they spell (and loaders, which spell none), and
     the calls of functions of other modules whose first argument may be a shape (``generate(shape, dtype)``)."""
-    found, helpers = [], []
+    found, makers = [], []
     local = set(_host_functions(facts)) | set(facts.kernels)
     for call in facts.index.of_type(cst.Call):
         short = _short(call.func)
@@ -290,8 +291,8 @@ def _allocations(facts: ModuleFacts) -> tuple[list[cst.Call], list[cst.Call]]:
             found.append(call)
         elif short not in _NOT_MAKERS and short not in local and call.args and type(
                 call.args[0].value) in (cst.Name, cst.Tuple, cst.List) and type(call.func) in (cst.Name, cst.Attribute):
-            helpers.append(call)
-    return found, helpers
+            makers.append(call)
+    return found, makers
 
 
 def _short(func: cst.BaseExpression) -> str | None:

@@ -44,7 +44,7 @@ def _bound(facts: ModuleFacts) -> int | None:
     return launch_bound(facts, launch, launch_grid(facts, launch).expr)
 
 
-def test_a_helper_called_with_literals_sizes_the_module():
+def test_a_function_called_with_literals_sizes_the_module():
     facts = _facts("""
         def case(tokens, heads, dim):
             rows(torch.randn((tokens, heads, dim)))
@@ -131,7 +131,7 @@ def test_a_local_fixture_is_read_like_the_tests():
     assert run_sizes(facts).dim == 256
 
 
-def test_a_helper_passed_as_a_value_takes_no_sizes_from_its_calls():
+def test_a_function_passed_as_a_value_takes_no_sizes_from_its_calls():
     facts = _facts("""
         def check(n):
             rows(torch.randn(n, 8))

@@ -59,8 +59,8 @@ def norm(x):
 """
 
 CLOSED = {
-    # form 1: the launcher is called from a helper the tests call with literal sizes
-    "a helper called by the tests with literals": (HEADER + ROPE + """
+    # form 1: the launcher is called from a function the tests call with literal sizes
+    "a function called by the tests with literals": (HEADER + ROPE + """
 
 def run_case(tokens, heads, dim, dtype):
     x = torch.randn((tokens, heads, dim), device="npu", dtype=dtype)
@@ -84,7 +84,7 @@ def test_add(M, N):
     mat = torch.randn(M, N, device="npu")
     add(mat)
 """, "ASC110", "snippet.py"),
-    # form 2: a script looping over a literal list of shapes, tensors made by a helper taking the shape
+    # form 2: a script looping over a literal list of shapes, tensors made by a function taking the shape
     "a script looping over literal shapes": (PLAIN + ROWS + """
 
 def make(shape):
@@ -160,7 +160,7 @@ def test_rows(rows):
 def demo():
     norm(torch.randn((128, 64), device="npu"))
 """,
-    # a test whose launcher is handed to a benchmark helper: called from elsewhere too
+    # a test whose launcher is handed to a benchmark function: called from elsewhere too
     "a launcher passed as a value": HEADER + ROWS + """
 
 def bench(fn, x):
@@ -186,7 +186,7 @@ def test_sizes_the_module_does_not_spell_stay_reported(name):
 
 
 def test_a_test_module_linted_through_the_command_is_quiet(cli, write, tmp_path):
-    source, _, _ = CLOSED["a helper called by the tests with literals"]
+    source, _, _ = CLOSED["a function called by the tests with literals"]
     write("test_rope.py", source)
     result = cli("check", "test_rope.py", "--no-cache", "--select", "ASC105,ASC110", "--format", "json",
                  cwd=tmp_path)
