@@ -84,8 +84,10 @@ def _lint(text: str, filename: str, rules: Sequence[type[Rule]], options: dict[s
     if project is not None:
         facts = ModuleFacts(module, index, project.name, project.is_package)
         facts.imported_helpers = project.project.for_imports(facts)
+        facts.imported_in_project = project.export
     else:
         facts = ModuleFacts(module, index)
+    facts.filename = filename
     if platform_path is None:
         facts.platform = platform.NOT_CUDA_ONLY
     elif project is not None and project.cuda_only_importers:  # decided over the tree (tree_order)

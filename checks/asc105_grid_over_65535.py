@@ -3,6 +3,7 @@ import libcst as cst
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.analysis.grid import Kind, LaunchGrid, division_parts, launch_grid
 from ascendlint.analysis.npu_reach import reached_on_npu
+from ascendlint.analysis.run_sizes import launch_bound
 from ascendlint.rule import Invalid, Rule, Valid
 
 _LIMIT = 65535
@@ -43,26 +44,32 @@ class GridOver65535(Rule):
     whole-tensor grids over autotuned or large tiles) are ASC110's review sweep; the two never report the same
     launch.
 
-    Not reported: a factor under `min(..., cap)` or computed per chunk inside a host loop
-    `for start in range(0, n, step)`; grids sized from the core count, also indirectly (`cdiv(n, ceil(n /
-    CORES))`, `cdiv(num_vectorcore, n_cols) x n_cols`, a host name such as `num_vectorcore` unpacked from a
-    device query); plain extents (`(B, H)`, `(B * H,)`), including the number of segments of an offsets array
-    (`cu_seqlens.numel() - 1`) and a head count taken from a per-head tensor (`H = A_log.numel()`); a ratio of
-    two sizes (`N // group_size`); tile counts of a model dimension (`cdiv(V, BV)`, `cdiv(head_dim, BD)`,
-    the last dimension of a `[B, T, H, D]` tensor), which the model fixes whatever the batch or the sequence
-    length; a square-root split (`cdiv(n, next_power_of_2(ceil(sqrt(n))))`, about `sqrt(n)` programs, also with
-    the block capped at 32768 or more); a size the enclosing host conditions bound by a literal (`if N <= 128:`,
-    through a host flag such as `use_split = (N <= 128) and ...`, or after `if n > 4096: raise`), also a
+    Not reported: a factor under `min(..., cap)` or computed per chunk inside a host loop `for start in range(0, n,
+    step)`; grids sized from the core count, also indirectly (`cdiv(n, ceil(n / CORES))`, `cdiv(num_vectorcore, n_cols)
+    x n_cols`, a host name such as `num_vectorcore` unpacked from a device query); plain extents (`(B, H)`, `(B * H,)`),
+    including the number of segments of an offsets array (`cu_seqlens.numel() - 1`) and a head count taken from a
+    per-head tensor (`H = A_log.numel()`); a ratio of two sizes (`N // group_size`); tile counts of a model dimension
+    (`cdiv(V, BV)`, `cdiv(head_dim, BD)`, the last dimension of a `[B, T, H, D]` tensor), which the model fixes whatever
+    the batch or the sequence length; a square-root split (`cdiv(n, next_power_of_2(ceil(sqrt(n))))`, about `sqrt(n)`
+    programs, also with the block capped at 32768 or more); a size the enclosing host conditions bound by a literal (`if
+    N <= 128:`, through a host flag such as `use_split = (N <= 128) and ...`, or after `if n > 4096: raise`), also a
     tensor's shape the host asserts or checks before the launch (`assert x.shape == (4096, 1024)`, `x.size(0) > 8192`
-    raising, `assert x.numel() == 1024 * 1024`); a conditional expression whose test bounds the side it selects
-    (`g if g < 65536 else 2048`, `t if t <= cores else min(t, cores * 4)`), or whose `x is None` side the launch's own guard (`if x is not None:`) excludes. A conditional with
-    one uncapped side that can be taken stays reported. A module that sets `TRITON_ALL_BLOCKS_PARALLEL` itself has
-    chosen the launcher's clamping and is not flagged. Nor is a launch the host code never reaches on an NPU: in a
-    function the module rebinds under an NPU test (`if current_platform.is_npu(): launcher = native_impl`), in a
-    branch that is false on the NPU (`if not _is_npu:`, the `else` of `if is_npu():`, `if x.is_cuda and ...:`), or
-    after an exit taken there (`if _is_npu: return torch_npu.npu_op(...)`, `if not x.is_cuda: raise`, `assert
-    x.is_cuda`, also through a host name assigned once from such a test); a test the linter cannot decide keeps the
-    launch reported.
+    raising, `assert x.numel() == 1024 * 1024`); a conditional expression whose test bounds the side it selects (`g if g
+    < 65536 else 2048`, `t if t <= cores else min(t, cores * 4)`), or whose `x is None` side the launch's own guard (`if
+    x is not None:`) excludes. A conditional with one uncapped side that can be taken stays reported. A module that sets
+    `TRITON_ALL_BLOCKS_PARALLEL` itself has chosen the launcher's clamping and is not flagged. Nor is a launch the host
+    code never reaches on an NPU: in a function the module rebinds under an NPU test (`if current_platform.is_npu():
+    launcher = native_impl`), in a branch that is false on the NPU (`if not _is_npu:`, the `else` of `if is_npu():`, `if
+    x.is_cuda and ...:`), or after an exit taken there (`if _is_npu: return torch_npu.npu_op(...)`, `if not x.is_cuda:
+    raise`, `assert x.is_cuda`, also through a host name assigned once from such a test); a test the linter cannot
+    decide keeps the launch reported. Nor is a launch of a test module or a script (a `test_*.py` or `*_test.py` file, a
+    module importing pytest, or one with an `if __name__ == "__main__":` block) that no other linted module imports,
+    whose launchers are called only from its own tests or main block, and whose every tensor allocation spells its
+    dimensions with literals (directly, through `pytest.mark.parametrize`, through a function's parameters at every
+    call, through a literal list of shapes a loop iterates): each extent is bounded by the largest dimension those
+    tensors take (the rows of `x.reshape(-1, x.shape[-1])` by the product of their leading dimensions, `numel()` by
+    their elements), and a grid that stays at or under 65535 programs at those sizes is quiet. One size the module does
+    not spell (a fixture of another file, a loaded tensor) and nothing is known.
     """
 
     code = "ASC105"
@@ -300,6 +307,27 @@ class GridOver65535(Rule):
         ),
     ]
     VALID = [
+        Valid(
+            """
+            import torch
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def row_norm(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
+                pass
+
+            def norm(x):
+                M, N = x.reshape(-1, x.shape[-1]).shape
+                y = torch.empty_like(x)
+                row_norm[(M,)](x, y, N, BLOCK=triton.next_power_of_2(N))
+                return y
+
+            if __name__ == "__main__":
+                for shape in [(128, 128), (512, 512)]:
+                    norm(torch.randn(shape).npu())
+            """,
+        ),
         Valid(
             """
             import os
@@ -609,9 +637,14 @@ class GridOver65535(Rule):
         for launch in self.facts.launches:
             if not reached_on_npu(self.facts, launch.call):
                 continue
-            reason = unbounded_reason(launch_grid(self.facts, launch), self.context.module.code_for_node, self.sweep)
-            if reason is not None:
-                self.report(launch.call, self.message.format(reason=reason))
+            grid = launch_grid(self.facts, launch)
+            reason = unbounded_reason(grid, self.context.module.code_for_node, self.sweep)
+            if reason is None:
+                continue
+            bound = launch_bound(self.facts, launch, grid.expr)
+            if bound is not None and bound <= _LIMIT:
+                continue  # a test or script that runs it only at the sizes it spells out
+            self.report(launch.call, self.message.format(reason=reason))
 
 
 def _opts_into_block_clamping(index) -> bool:

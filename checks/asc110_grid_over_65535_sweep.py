@@ -17,9 +17,10 @@ class GridOver65535Sweep(GridOver65535):
     report the same launch.
 
     Not reported: what ASC105 leaves out (caps, chunking host loops, core-count grids, bounding host guards), and a
-    launch the host code never reaches on an NPU (a launcher the module rebinds under `if is_npu():`, a branch false
-    on the NPU such as `if not _is_npu:` or `if x.is_cuda:`, a launch after `if _is_npu: return ...` or `assert
-    x.is_cuda`).
+    launch the host code never reaches on an NPU (a launcher the module rebinds under `if is_npu():`, a branch false on
+    the NPU such as `if not _is_npu:` or `if x.is_cuda:`, a launch after `if _is_npu: return ...` or `assert
+    x.is_cuda`), and a launch of a test module or a script that runs it only at tensor sizes it spells with literals,
+    when its grid stays at or under 65535 programs at those sizes.
     """
 
     code = "ASC110"

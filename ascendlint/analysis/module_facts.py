@@ -175,6 +175,9 @@ class ModuleFacts:
         self.imported_symbols: dict[str, str] = {}  # local name -> absolute ``module.name`` (relative resolved)
         self.imported_helpers: dict = {}  # local name -> HelperSummary of a jit helper of another linted module
         self.platform = None  # analysis.platform.Platform: set by the engine before any rule runs
+        self.filename: str | None = None  # the path the module was read from, set by the engine
+        # whether another linted module imports from this one (None: the engine does not know the tree)
+        self.imported_in_project: bool | None = None
         self._qualnames: dict[int, str | None] = {}
         for node in index.of_type(cst.Import, cst.ImportFrom):
             self._record_import(node)
