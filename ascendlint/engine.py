@@ -55,13 +55,14 @@ def lint_text(
     if noqa.skips_file(text):
         return []
     with paused_for_one_file():
-        return _lint(text, filename, rules, options or {}, project,
-                     None if lint_cuda_only else (filename if tree_path is None else tree_path))
+        where = filename if tree_path is None else tree_path
+        return _lint(text, filename, rules, options or {}, project, None if lint_cuda_only else where, where)
 
 
 def _lint(text: str, filename: str, rules: Sequence[type[Rule]], options: dict[str, dict],
-          project: ModuleInProject | None, platform_path: str | None) -> list[Diagnostic]:
-    """``platform_path``: where the module sits, for the CUDA-only decision; None: lint it whatever it shows."""
+          project: ModuleInProject | None, platform_path: str | None, tree_path: str) -> list[Diagnostic]:
+    """``platform_path``: where the module sits, for the CUDA-only decision; None: lint it whatever it shows.
+    ``tree_path``: where it sits below the project root, for the rules that read the module's role."""
     enabled = {rule.code for rule in rules}
     try:
         module = parse_module(text)
@@ -88,6 +89,7 @@ def _lint(text: str, filename: str, rules: Sequence[type[Rule]], options: dict[s
     else:
         facts = ModuleFacts(module, index)
     facts.filename = filename
+    facts.tree_path = tree_path
     if platform_path is None:
         facts.platform = platform.NOT_CUDA_ONLY
     elif project is not None and project.cuda_only_importers:  # decided over the tree (tree_order)

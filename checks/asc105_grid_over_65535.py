@@ -2,6 +2,7 @@ import libcst as cst
 
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.analysis.grid import Kind, LaunchGrid, division_parts, launch_grid
+from ascendlint.analysis.module_role import is_test_or_benchmark
 from ascendlint.analysis.npu_reach import reached_on_npu
 from ascendlint.analysis.run_sizes import launch_bound
 from ascendlint.rule import Invalid, Rule, Valid
@@ -41,7 +42,10 @@ class GridOver65535(Rule):
     literal above 65535. A split `(progs, cdiv(total, progs))` over a bounded axis is read as `total` programs, and
     `min(blocks, 65535 // n)` on one axis caps the product with the axis `n`. Grids that grow without such backing
     (GEMM tile counts of matrices the host does not tie to tokens, generic row counts `M` of a general-purpose op,
-    whole-tensor grids over autotuned or large tiles) are ASC110's review sweep; the two never report the same
+    whole-tensor grids over autotuned or large tiles) are ASC110's review sweep, and so is every launch in a test or a
+    benchmark (a `tests/`, `unit_tests/` or `benchmarks/` folder below the linted tree, `test_*.py`, `*_test.py`,
+    `bench_*.py`, `conftest.py`): a suite runs its launches at sizes it picks, and a grid past the limit fails on its
+    first run, while a library launcher stays silent until a user sends a large input. The two never report the same
     launch.
 
     Not reported: a factor under `min(..., cap)` or computed per chunk inside a host loop `for start in range(0, n,
@@ -634,11 +638,16 @@ class GridOver65535(Rule):
     def finish(self) -> None:
         if _opts_into_block_clamping(self.context.index):
             return
+        suite = is_test_or_benchmark(self.facts)
         for launch in self.facts.launches:
             if not reached_on_npu(self.facts, launch.call):
                 continue
             grid = launch_grid(self.facts, launch)
-            reason = unbounded_reason(grid, self.context.module.code_for_node, self.sweep)
+            code = self.context.module.code_for_node
+            if suite:  # a test or benchmark runs its launches at sizes it picks: every such grid is the sweep's
+                reason = unbounded_reason(grid, code) or unbounded_reason(grid, code, True) if self.sweep else None
+            else:
+                reason = unbounded_reason(grid, code, self.sweep)
             if reason is None:
                 continue
             bound = launch_bound(self.facts, launch, grid.expr)

@@ -13,8 +13,9 @@ class GridOver65535Sweep(GridOver65535):
     counts of two extents the host does not name as tokens (`cdiv(M, BM) x cdiv(N, BN)` of a GEMM on whatever
     matrices it is given), three or more such sizes (`(A, part_num, C)` of a scan), and whole-tensor grids over an
     autotuned tile or one larger than 4096 elements (`cdiv(n, meta["BLOCK"])`). They pass the limit only on inputs
-    the module does not show, so the sweep is opt-in, for a review of a general-purpose op library. The two never
-    report the same launch.
+    the module does not show, so the sweep is opt-in, for a review of a general-purpose op library. It also takes
+    every grid ASC105 would report in a test or a benchmark (a `tests/` or `benchmarks/` folder, `test_*.py`,
+    `bench_*.py`), whose sizes the suite picks. The two never report the same launch.
 
     Not reported: what ASC105 leaves out (caps, chunking host loops, core-count grids, bounding host guards), and a
     launch the host code never reaches on an NPU (a launcher the module rebinds under `if is_npu():`, a branch false on

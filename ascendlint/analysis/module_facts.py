@@ -176,6 +176,7 @@ class ModuleFacts:
         self.imported_helpers: dict = {}  # local name -> HelperSummary of a jit helper of another linted module
         self.platform = None  # analysis.platform.Platform: set by the engine before any rule runs
         self.filename: str | None = None  # the path the module was read from, set by the engine
+        self.tree_path: str | None = None  # the same path below the linted tree's root, set by the engine
         # whether another linted module imports from this one (None: the engine does not know the tree)
         self.imported_in_project: bool | None = None
         self._qualnames: dict[int, str | None] = {}

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from ascendlint.registry import all_rules
-from tests.helpers import lint
+from ascendlint import engine
+from tests.helpers import lint, rules_named
 
 HEADER = "import triton\nimport triton.language as tl\n\n"
 
@@ -306,3 +307,19 @@ def test_the_pair_never_reports_one_launch_twice(code):
                  if d.code in ("ASC105", "ASC110")]
         locations = [location for location, _ in found]
         assert len(locations) == len(set(locations)), found
+
+
+@pytest.mark.parametrize("path", ["tests/ops/test_rope.py", "unit_tests/rope.py", "benchmarks/rope.py",
+                                  "kernels/bench_rope.py", "kernels/rope_test.py", "conftest.py"])
+def test_a_launch_in_a_test_or_benchmark_is_left_to_the_sweep(path):
+    # the suite runs it at sizes it picks, and a grid past the limit fails on the first run: a review matter
+    source = HEADER + REPORTED["context-length tiles times batch and heads"]
+    found = [d.code for d in engine.lint_text(source, path, rules_named("ASC105", "ASC110"), None)]
+    assert found == ["ASC110"]
+
+
+@pytest.mark.parametrize("path", ["kernels/rope.py", "latest/rope.py", "contest/rope.py", "rope.py"])
+def test_a_launch_in_library_code_stays_asc105(path):
+    source = "import pytest\n" + HEADER + REPORTED["context-length tiles times batch and heads"]
+    found = [d.code for d in engine.lint_text(source, path, rules_named("ASC105", "ASC110"), None)]
+    assert found == ["ASC105"]  # importing pytest for a test at the bottom of a library module changes nothing
