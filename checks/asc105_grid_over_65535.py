@@ -81,13 +81,6 @@ class GridOver65535(Rule):
     message = "launch grid can exceed 65535 programs: {reason}"
     severity = Severity.WARNING
     sweep = False  # the opt-in review sweep (ASC110) reports the grids this rule leaves to it
-    default = False
-    opt_in_reason = (
-        "below the 90% bar on repositories not used for tuning: on an untuned set of 8 Ascend repositories 4 of 33"
-        " findings were right (4 of 8 on code that runs on the NPU: grids sized in the same file for a test or an"
-        " example were reported); on the trees it was tuned on it is 90% or more and it catches 12 of 12 real"
-        " upstream fixes of this trap; see docs/precision.md"
-    )
     fix_safety = FixSafety.NONE
     why = """
         On Ascend the product of the grid axes (coreDim) must be at most 65535: triton-ascend's launcher refuses

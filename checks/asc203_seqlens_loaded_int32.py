@@ -28,6 +28,12 @@ class SeqlensLoadedInt32(Rule):
     name = "seqlens-loaded-int32"
     message = "`{call}` narrows a loaded offset to 32 bits and it is multiplied in pointer arithmetic; load it as int64"
     severity = Severity.WARNING
+    default = False
+    opt_in_reason = (
+        "below the 90% bar on repositories not used for tuning: 14 of 17 findings right over three untuned sets"
+        " (one a position inside a sequence read from a sparse index array, two token offsets that wrap only past a"
+        " million tokens); 40 of 40 read on the held-out tree and 14 of 14 on the fresh one; see docs/precision.md"
+    )
     fix_safety = FixSafety.SAFE
     why = """
         Sequence starts loaded from `cu_seqlens` or chunk-offset arrays are token positions over the whole
