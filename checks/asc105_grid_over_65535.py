@@ -93,6 +93,10 @@ class GridOver65535(Rule):
         Launch one program per physical core (`get_device_properties(dev)["num_vectorcore"]`, or `num_aicore` for
         kernels using `tl.dot`) and loop over the tiles inside the kernel
         (`for task in range(pid, n_tasks, num_programs)`), or cap the grid with `min(..., cap)`.
+
+        `x.is_cuda` is read as the catalog reads it, CUDA-only evidence: a launch reached only when it holds is not
+        reported. A project that patches `torch.Tensor.is_cuda` to answer for NPU tensors (as some Ascend ports do
+        with `torch_npu`'s transfer helpers) runs those launches on the NPU, and this rule does not see them there.
     """
     INVALID = [
         Invalid(
