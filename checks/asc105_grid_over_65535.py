@@ -81,6 +81,13 @@ class GridOver65535(Rule):
     message = "launch grid can exceed 65535 programs: {reason}"
     severity = Severity.WARNING
     sweep = False  # the opt-in review sweep (ASC110) reports the grids this rule leaves to it
+    default = False
+    opt_in_reason = (
+        "below the 90% bar: on an untuned set 7 of 18 findings were right before tests, benchmarks and launches the"
+        " NPU never reaches were left out (7 of 7 after), and a stricter reading of this version on the trees it was"
+        " tuned on found 60-89% (host helpers that size the grid to fit, decode-only kernels, tutorials at one small"
+        " size); it catches 12 of 12 real upstream fixes of this trap; see docs/precision.md"
+    )
     fix_safety = FixSafety.NONE
     why = """
         On Ascend the product of the grid axes (coreDim) must be at most 65535: triton-ascend's launcher refuses

@@ -292,10 +292,10 @@ def test_a_grid_the_host_does_not_back_is_left_to_the_sweep(name):
     assert _codes(SWEPT[name]) == ["ASC110"]
 
 
-def test_asc105_is_default_and_its_sweep_opt_in_with_its_reason():
-    # ASC105 holds 90% once tests, benchmarks and launches the NPU never reaches are left out (docs/precision.md)
+def test_asc105_and_its_sweep_are_opt_in_with_their_reasons():
+    # ASC105 is below 90% on code read with its host callers (docs/precision.md); ASC110 is a review sweep
     rules = {rule.code: rule for rule in all_rules()}
-    assert rules["ASC105"].default is True
+    assert rules["ASC105"].default is False and "untuned" in rules["ASC105"].opt_in_reason
     assert rules["ASC110"].default is False and "review sweep" in rules["ASC110"].opt_in_reason
 
 
