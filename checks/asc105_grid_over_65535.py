@@ -2,7 +2,7 @@ import libcst as cst
 
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.analysis.grid import Kind, LaunchGrid, division_parts, launch_grid
-from ascendlint.analysis.module_role import is_test_or_benchmark
+from ascendlint.analysis.module_role import is_test_or_benchmark, launches_for_decode
 from ascendlint.analysis.npu_reach import reached_on_npu
 from ascendlint.analysis.run_sizes import launch_bound
 from ascendlint.rule import Invalid, Rule, Valid
@@ -37,16 +37,17 @@ class GridOver65535(Rule):
     Reported here only when the host code backs the growth: a factor counts tokens or rows by the host tensors (the
     leading dimension of an activation, its flattened rows, `batch * seq_len`, the sequence axis of `B, T, H, K =
     k.shape` or of a `[batch, seq_len]` token-id tensor, a host name of a token count or sequence length such as `T`,
-    `seq_len`, `num_tokens` or `n_ctx`), a whole-tensor axis is divided by a literal tile of at most 4096 (`cdiv(n, 1024)`:
-    past the limit at 2**28 elements), a weight's channels are split into tiles of at most 16, or the grid is a
+    `seq_len`, `num_tokens` or `n_ctx`), a whole-tensor axis is divided by a literal tile of at most 4096 (`cdiv(n,
+    1024)`: past the limit at 2**28 elements), a weight's channels are split into tiles of at most 16, or the grid is a
     literal above 65535. A split `(progs, cdiv(total, progs))` over a bounded axis is read as `total` programs, and
-    `min(blocks, 65535 // n)` on one axis caps the product with the axis `n`. Grids that grow without such backing
-    (GEMM tile counts of matrices the host does not tie to tokens, generic row counts `M` of a general-purpose op,
+    `min(blocks, 65535 // n)` on one axis caps the product with the axis `n`. Grids that grow without such backing (GEMM
+    tile counts of matrices the host does not tie to tokens, generic row counts `M` of a general-purpose op,
     whole-tensor grids over autotuned or large tiles) are ASC110's review sweep, and so is every launch in a test or a
     benchmark (a `tests/`, `unit_tests/` or `benchmarks/` folder below the linted tree, `test_*.py`, `*_test.py`,
     `bench_*.py`, `conftest.py`): a suite runs its launches at sizes it picks, and a grid past the limit fails on its
-    first run, while a library launcher stays silent until a user sends a large input. The two never report the same
-    launch.
+    first run, while a library launcher stays silent until a user sends a large input. So is a launch for decoding (the
+    kernel or the host function that launches it is named for it, `paged_attention_decode`): its rows are the requests
+    of a decode step, a batch the catalog counts among the small axes. The two never report the same launch.
 
     Not reported: a factor under `min(..., cap)` or computed per chunk inside a host loop `for start in range(0, n,
     step)`; grids sized from the core count, also indirectly (`cdiv(n, ceil(n / CORES))`, `cdiv(num_vectorcore, n_cols)
@@ -648,7 +649,9 @@ class GridOver65535(Rule):
                 continue
             grid = launch_grid(self.facts, launch)
             code = self.context.module.code_for_node
-            if suite:  # a test or benchmark runs its launches at sizes it picks: every such grid is the sweep's
+            # a test or benchmark runs its launches at sizes it picks, and a decode step's rows are its requests: every
+            # such grid is the sweep's
+            if suite or launches_for_decode(self.facts, launch):
                 reason = unbounded_reason(grid, code) or unbounded_reason(grid, code, True) if self.sweep else None
             else:
                 reason = unbounded_reason(grid, code, self.sweep)

@@ -15,7 +15,8 @@ class GridOver65535Sweep(GridOver65535):
     autotuned tile or one larger than 4096 elements (`cdiv(n, meta["BLOCK"])`). They pass the limit only on inputs
     the module does not show, so the sweep is opt-in, for a review of a general-purpose op library. It also takes
     every grid ASC105 would report in a test or a benchmark (a `tests/` or `benchmarks/` folder, `test_*.py`,
-    `bench_*.py`), whose sizes the suite picks. The two never report the same launch.
+    `bench_*.py`), whose sizes the suite picks, and in a launch for decoding (named for it), whose rows are the
+    requests of a decode step. The two never report the same launch.
 
     Not reported: what ASC105 leaves out (caps, chunking host loops, core-count grids, bounding host guards), and a
     launch the host code never reaches on an NPU (a launcher the module rebinds under `if is_npu():`, a branch false on

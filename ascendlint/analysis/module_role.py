@@ -12,10 +12,13 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
+import libcst as cst
+
 from .module_facts import ModuleFacts
 
 _FOLDERS = {"test", "tests", "testing", "unittest", "unittests", "unit_tests", "benchmark", "benchmarks", "bench",
             "benches"}
+_DECODE = {"decode", "decoding"}
 _FILE = re.compile(r"^(test_\w*|\w*_test|tests?|conftest|bench_\w*|benchmark_\w*|\w*_bench|\w*_benchmark)\.py$",
                    re.IGNORECASE)
 
@@ -23,6 +26,15 @@ _FILE = re.compile(r"^(test_\w*|\w*_test|tests?|conftest|bench_\w*|benchmark_\w*
 def is_test_or_benchmark(facts: ModuleFacts) -> bool:
     """The module is a test or a benchmark by its path in the tree (cached on the facts)."""
     return facts.memo("test_or_benchmark", lambda: _decide(facts))
+
+
+def launches_for_decode(facts: ModuleFacts, launch) -> bool:
+    """The launch is written for decoding: the kernel or the host function that launches it is named for it
+    (`paged_attention_decode`, `_decode_grouped_kernel`). Its row axis counts the requests of a decode step, one
+    query row or a few per sequence, which stays small; the catalog counts that batch among the small axes."""
+    names = [launch.kernel.name] if launch.kernel is not None else []
+    names += [a.name.value for a in facts.index.ancestors(launch.call) if type(a) is cst.FunctionDef]
+    return any(_DECODE & set(name.lower().split("_")) for name in names)
 
 
 def _decide(facts: ModuleFacts) -> bool:

@@ -323,3 +323,25 @@ def test_a_launch_in_library_code_stays_asc105(path):
     source = "import pytest\n" + HEADER + REPORTED["context-length tiles times batch and heads"]
     found = [d.code for d in engine.lint_text(source, path, rules_named("ASC105", "ASC110"), None)]
     assert found == ["ASC105"]  # importing pytest for a test at the bottom of a library module changes nothing
+
+
+DECODE = """
+@triton.jit
+def attn_kernel(q_ptr, o_ptr, H: tl.constexpr):
+    pass
+
+def {host}(q, o):
+    total_q, heads, _ = q.shape
+    attn_kernel[(total_q, heads)](q, o, H=heads)
+"""
+
+
+@pytest.mark.parametrize("host", ["sparse_attention_decode", "decode_merge", "run_decoding_step"])
+def test_a_launch_for_decoding_is_left_to_the_sweep(host):
+    # a decode step's rows are its requests (one query row or a few per sequence): the catalog's small batch
+    assert _codes(DECODE.format(host=host)) == ["ASC110"]
+
+
+@pytest.mark.parametrize("host", ["sparse_attention_prefill", "decoder_layer", "encode"])
+def test_a_launch_not_named_for_decoding_stays_asc105(host):
+    assert _codes(DECODE.format(host=host)) == ["ASC105"]
