@@ -45,6 +45,7 @@ def pointer_params(facts: ModuleFacts, kernel: Kernel, depth: int = 0) -> set[st
     """Parameters the kernel (or a jit helper it passes them to) uses as addresses."""
     found = {p for p in kernel.params if p.lower().endswith(("ptr", "_ptrs")) or p.lower().startswith("ptr")}
     by_name = {k.name: k for k in facts.kernels.values()}
+    derived = _derived_from(kernel)
     for node in _walk(kernel.node.body):
         if type(node) is cst.Attribute and type(node.value) is cst.Name and node.attr.value == "dtype":
             if node.value.value in kernel.params:
@@ -57,10 +58,13 @@ def pointer_params(facts: ModuleFacts, kernel: Kernel, depth: int = 0) -> set[st
             for arg in node.args:
                 if arg.keyword is not None and arg.keyword.value in ("pointer", "base", "ptr"):
                     address = arg.value
-            while type(address) is cst.BinaryOperation:
-                address = address.left
-            if type(address) is cst.Name and address.value in kernel.params:
-                found.add(address.value)
+            root = _leftmost(address)
+            for _ in range(8):  # ``q_base = q + off``: the local's root, through its assignments
+                if root is None or root in kernel.params:
+                    break
+                root = derived.get(root)
+            if root in kernel.params:
+                found.add(root)
         helper = by_name.get(callee)
         if helper is not None and helper is not kernel and depth < 4:
             inner = pointer_params(facts, helper, depth + 1)
@@ -73,6 +77,23 @@ def pointer_params(facts: ModuleFacts, kernel: Kernel, depth: int = 0) -> set[st
                     found.add(arg.value.value)
     # a parameter rebound from a pointer (``x_ptr += off``) keeps its kind; one read as ``p + offs`` inside
     # another address was found above through its leftmost term
+    return found
+
+
+def _leftmost(expr: cst.BaseExpression) -> str | None:
+    while type(expr) is cst.BinaryOperation:
+        expr = expr.left
+    return expr.value if type(expr) is cst.Name else None
+
+
+def _derived_from(kernel: Kernel) -> dict[str, str]:
+    """Local name -> the name its value starts from (``q_base = q + off``; ``x += off`` keeps ``x``)."""
+    found: dict[str, str] = {}
+    for node in _walk(kernel.node.body):
+        if type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
+            root = _leftmost(node.value)
+            if root is not None and root != node.targets[0].target.value:
+                found.setdefault(node.targets[0].target.value, root)
     return found
 
 

@@ -29,6 +29,17 @@ LAUNCH_OPTIONS = {
 DEFAULT_OPTIONS = {"multibuffer": True, "enable_auto_bind_sub_block": True}
 
 
+def compiler_flags(target: str, options: dict) -> list[str]:
+    """The flags triton-ascend's backend passes to BiShengIR for this target and these launch options."""
+    flags = [f"--target={target}", "--enable-hfusion-compile=true", "--enable-hivm-compile=true",
+             "--enable-triton-kernel-compile=true"]
+    for name, value in {**DEFAULT_OPTIONS, **options}.items():
+        flag = LAUNCH_OPTIONS.get(name)
+        if flag is not None and value is not None:
+            flags.append(f"{flag}={value}")
+    return flags
+
+
 @dataclass
 class CompileJob:
     kernel: str  # the jit function's name in ``source``
@@ -43,14 +54,7 @@ class CompileJob:
         return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode("utf-8")).hexdigest()
 
     def compiler_flags(self) -> list[str]:
-        """The flags triton-ascend's backend passes for this target and these options."""
-        flags = [f"--target={self.target}", "--enable-hfusion-compile=true", "--enable-hivm-compile=true",
-                 "--enable-triton-kernel-compile=true"]
-        for name, value in {**DEFAULT_OPTIONS, **self.options}.items():
-            flag = LAUNCH_OPTIONS.get(name)
-            if flag is not None and value is not None:
-                flags.append(f"{flag}={value}")
-        return flags
+        return compiler_flags(self.target, self.options)
 
     def as_json(self) -> dict:
         return asdict(self)
