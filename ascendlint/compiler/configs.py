@@ -190,8 +190,9 @@ def _constexpr_guess(argument: cst.BaseExpression | None):
     return None
 
 
-def requests(facts: ModuleFacts, target: str, pointer_dtype: str) -> list[Request]:
-    """Every compile the module states, in source order."""
+def requests(facts: ModuleFacts, target: str, pointer_dtype: str, declared: dict | None = None) -> list[Request]:
+    """Every compile the module states, in source order, then those the configuration declares per kernel name
+    (``{kernel: [{constexpr or launch option or pointer parameter: value or dtype}, ...]}``)."""
     found: list[Request] = []
     helpers = getattr(facts, "helpers", set()) or set()
     for kernel in facts.kernels.values():
@@ -202,10 +203,29 @@ def requests(facts: ModuleFacts, target: str, pointer_dtype: str) -> list[Reques
         kernel_configs = ub.configs(facts, kernel)
         if not kernel_configs and not kernel.constexpr:
             kernel_configs = [ub.Config(f"defaults line {ub.line_of(facts, kernel.node)}", kernel.node.name, {})]
+        extents = ub.tile_extent_params(facts, kernel)
         for config in kernel_configs:
-            found.append(_request(facts, kernel, config, text, pointers, target, pointer_dtype,
-                                  ub.tile_extent_params(facts, kernel)))
+            found.append(_request(facts, kernel, config, text, pointers, target, pointer_dtype, extents))
+        for number, stated in enumerate((declared or {}).get(kernel.name, []), 1):
+            found.append(_declared(facts, kernel, number, dict(stated), text, pointers, target, pointer_dtype,
+                                   extents))
     return found
+
+
+def _declared(facts, kernel, number, stated, text, pointers, target, pointer_dtype, extents) -> Request:
+    """A configuration the linter's configuration file declares for ``kernel``."""
+    values = {k: v for k, v in stated.items() if k in kernel.constexpr}
+    label = f"declared config {number} line {ub.line_of(facts, kernel.node)}"
+    config = ub.Config(label, kernel.node.name, values)
+    request = _request(facts, kernel, config, text, pointers, target, pointer_dtype, extents)
+    if request.job is not None:
+        for param in request.job.params:
+            dtype = stated.get(param["name"])
+            if param["kind"] == "pointer" and isinstance(dtype, str):
+                param["dtype"] = dtype
+                request.assumed.pop(param["name"], None)
+        request.job.options.update({k: v for k, v in stated.items() if k in LAUNCH_OPTIONS})
+    return request
 
 
 def _cap(argument: cst.BaseExpression | None) -> int | None:

@@ -6,7 +6,7 @@ from . import toolchain
 from .jobs import DEFAULT_OPTIONS
 from .outcomes import Outcome, outcomes
 
-RULE_OPTIONS = {"targets": ["Ascend910B1"], "pointer-dtype": "fp16", "runtime-size-limit": 65536}
+RULE_OPTIONS = {"targets": ["Ascend910B1"], "pointer-dtype": "fp16", "runtime-size-limit": 65536, "configs": {}}
 OPTIONS_NOTES = """
     - `targets` (default `["Ascend910B1"]`): the chips to compile for. A2/A3 names (`Ascend910B1`-`B4`,
       `Ascend910_93xx`) use `bishengir-compile`; A5 names (`Ascend950...`, `Ascend910_95xx`) use
@@ -15,6 +15,9 @@ OPTIONS_NOTES = """
       does not show (pointers named like indices or offsets are assumed `i32`); the finding names what it assumed.
     - `runtime-size-limit` (default `65536`): a tile sized at run time (`triton.next_power_of_2(n)`) is compiled at
       powers of two from 16 up to this size, and the finding says from which size it overflows.
+    - `configs` (default `{}`): configurations to compile besides those the code states, per kernel name:
+      `configs = { rms_fwd = [{ BLOCK_N = 8192, x = "bf16", multibuffer = false }] }` (constexpr values, launch
+      options, and the dtype of pointer parameters), for kernels whose launcher computes its constexprs at run time.
 """
 
 
@@ -28,8 +31,13 @@ def module_outcomes(facts, settings: dict) -> list[Outcome]:
     targets = settings.get("targets") or RULE_OPTIONS["targets"]
     if isinstance(targets, str):
         targets = [targets]
+    declared = settings.get("configs") or {}
+    if not isinstance(declared, dict):
+        declared = {}
     return outcomes(facts, tuple(str(t) for t in targets), str(settings.get("pointer-dtype") or "fp16"),
-                    int(settings.get("runtime-size-limit") or 65536))
+                    int(settings.get("runtime-size-limit") or 65536),
+                    {str(k): [dict(c) for c in v if isinstance(c, dict)] for k, v in declared.items()
+                     if isinstance(v, list)})
 
 
 def kib(bits: int) -> str:

@@ -4,6 +4,7 @@ the smallest size that overflows. Computed once per module and set of options, s
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from . import configs, service, toolchain
@@ -20,18 +21,19 @@ class Outcome:
     overflow_from: int | None = None  # the runtime-sized constexpr overflows from this size up
 
 
-def outcomes(facts, targets: tuple[str, ...], pointer_dtype: str, runtime_limit: int) -> list[Outcome]:
-    key = f"compiler_outcomes:{targets}:{pointer_dtype}:{runtime_limit}"
-    return facts.memo(key, lambda: _compute(facts, targets, pointer_dtype, runtime_limit))
+def outcomes(facts, targets: tuple[str, ...], pointer_dtype: str, runtime_limit: int,
+             declared: dict | None = None) -> list[Outcome]:
+    key = f"compiler_outcomes:{targets}:{pointer_dtype}:{runtime_limit}:{json.dumps(declared, sort_keys=True)}"
+    return facts.memo(key, lambda: _compute(facts, targets, pointer_dtype, runtime_limit, declared))
 
 
-def _compute(facts, targets, pointer_dtype, runtime_limit) -> list[Outcome]:
+def _compute(facts, targets, pointer_dtype, runtime_limit, declared=None) -> list[Outcome]:
     if not toolchain.available() or not facts.kernels:
         return []
     found: list[Outcome] = []
     stated, swept = [], []
     for target in targets:
-        for request in configs.requests(facts, target, pointer_dtype):
+        for request in configs.requests(facts, target, pointer_dtype, declared):
             if request.job is None:
                 found.append(Outcome(request, target, v.Verdict(v.NOT_COMPILED, message=request.reason)))
             elif request.runtime is not None:

@@ -19,7 +19,7 @@ FRONTEND_TIMEOUT = 60.0  # seconds, per job
 COMPILER_TIMEOUT = 120.0  # seconds, per job
 MEMORY_MB = 4096  # address space of one worker (triton and BiShengIR run in it)
 CACHE_ENV = "ASCENDLINT_COMPILER_CACHE"
-_UNCACHED = ("ran past", "worker crash", "worker stopped")  # verdicts that may differ on another run
+_UNCACHED = ("ran past", "worker crash", "worker stopped", "compiler crashed")  # verdicts that may differ on another run
 _memory: dict[str, v.Verdict] = {}
 
 
@@ -77,6 +77,12 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
 
 
 def default_workers() -> int:
+    """One compile worker per core; one per lint worker when files are linted in parallel (their pool already
+    spreads over the cores)."""
+    import multiprocessing
+
+    if multiprocessing.parent_process() is not None:
+        return 1
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:
