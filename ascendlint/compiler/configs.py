@@ -39,6 +39,7 @@ class Request:
     runtime: str | None = None  # a constexpr sized at run time (swept by the rule), or None
     reason: str = ""
     anchors: dict[str, cst.CSTNode] = field(default_factory=dict)  # per constexpr: the argument that sets it
+    launch: Launch | None = None  # the launch the configuration comes from (its own, or the autotuned kernel's)
 
 
 def pointer_params(facts: ModuleFacts, kernel: Kernel, depth: int = 0) -> set[str]:
@@ -295,7 +296,7 @@ def _request(facts, kernel, config, text, pointers, target, pointer_dtype, exten
     anchors = dict(config.anchors)
     if runtime is not None:
         anchors[runtime] = runtime_anchor
-    return Request(kernel, config.label, config.anchor, job, values, assumed, runtime, anchors=anchors)
+    return Request(kernel, config.label, config.anchor, job, values, assumed, runtime, anchors=anchors, launch=launch)
 
 
 def with_value(request: Request, name: str, value: int) -> CompileJob:

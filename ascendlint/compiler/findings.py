@@ -70,3 +70,31 @@ def anchor_for(outcome: Outcome):
     if sized:
         return request.anchors[max(sized, key=lambda n: request.values[n])]
     return request.anchor
+
+
+CONFIRM_OPTION = {"confirm-with-compiler": True}
+# the static estimate counts a load of unknown dtype at 4 bytes: its findings are confirmed at the same assumption
+CONFIRM_SETTINGS = {"pointer-dtype": "fp32"}
+CONFIRM_NOTES = """
+    - `confirm-with-compiler` (default `true`): with the `compiler` extra installed, each finding is compiled at
+      its configuration first; one the compiler accepts is not reported, and one it rejects carries its numbers.
+"""
+
+
+def confirming(settings: dict) -> bool:
+    return bool(settings.get("confirm-with-compiler", True)) and toolchain.available()
+
+
+def overflow_note(outcome: Outcome | None) -> str:
+    """`` (the compiler: at least 256 KB of UB, 192 KB available)`` for a confirmed overflow."""
+    if outcome is None or outcome.verdict.status != "overflow" or outcome.verdict.overflow is None:
+        return ""
+    scope = outcome.verdict.overflow
+    start = f", from {outcome.request.runtime}={outcome.overflow_from}" if outcome.overflow_from else ""
+    return (f" (BiShengIR on {outcome.target}: at least {kib(scope.required_bits)} KB of {scope.label}, "
+            f"{kib(scope.available_bits)} KB available{start})")
+
+
+def accepted(outcome: Outcome | None) -> bool:
+    """The compiler reached its last step at this configuration (at the runtime-size limit, when swept)."""
+    return outcome is not None and outcome.verdict.status == "fits"
