@@ -468,14 +468,22 @@ def rule(code: str | None, show_all: bool) -> None:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="Output format.")
-def ub(paths: tuple[Path, ...], output_format: str) -> None:
+@click.option("--compile/--no-compile", "compile_kernels", default=None,
+              help="Show BiShengIR's verdict beside each estimate (default: when the `compiler` extra is installed).")
+def ub(paths: tuple[Path, ...], output_format: str, compile_kernels: bool | None) -> None:
     """Print the estimated Unified Buffer use of each kernel per launch or autotune config against the budget."""
     from . import ub_report
+    from .compiler import missing
 
-    rows, errors = ub_report.collect(list(paths))
+    reason = missing()
+    if compile_kernels and reason:
+        click.echo(f"warning: no compiler verdicts: {reason}", err=True)
+    compiled = bool(compile_kernels if compile_kernels is not None else True) and reason is None
+    rows, errors = ub_report.collect(list(paths), compile_kernels=compiled)
     for error in errors:
         click.echo(f"warning: {error}", err=True)
-    click.echo(ub_report.render_json(rows) if output_format == "json" else ub_report.render_table(rows), nl=False)
+    click.echo(ub_report.render_json(rows) if output_format == "json" else ub_report.render_table(rows, compiled),
+               nl=False)
 
 
 @main.command()

@@ -229,6 +229,24 @@ def _declared(facts, kernel, number, stated, text, pointers, target, pointer_dty
     return request
 
 
+def _host_default(facts: ModuleFacts, argument: cst.BaseExpression | None, site: cst.CSTNode):
+    """The literal default of the host function's parameter that the launch passes on unchanged
+    (``def scaled_add(x, scale: int = 2): kernel[grid](..., SCALE=scale)``)."""
+    if type(argument) is not cst.Name:
+        return None
+    status, _ = grid.host_resolver(facts).lookup(argument.value, site)
+    if status != "param":
+        return None
+    for ancestor in facts.index.ancestors(site):
+        if type(ancestor) is cst.FunctionDef:
+            for param in (*ancestor.params.params, *ancestor.params.kwonly_params):
+                if param.name.value == argument.value and param.default is not None:
+                    value = _option_value(param.default)
+                    return value if isinstance(value, (bool, int, float, str)) else None
+            return None
+    return None
+
+
 def _cap(argument: cst.BaseExpression | None) -> int | None:
     """The literal bound of ``min(next_power_of_2(n), 4096)``: the largest size the host can pass."""
     if type(argument) is cst.Call and (dotted_name(argument.func) or "") == "min":
@@ -258,6 +276,8 @@ def _request(facts, kernel, config, text, pointers, target, pointer_dtype, exten
                     runtime_anchor = launch.keywords.get(name) or argument
                 else:
                     guess = _constexpr_guess(argument)
+                    if guess is None and launch is not None:
+                        guess = _host_default(facts, argument, launch.call)
                     if guess is None and type(argument) is cst.SimpleString:
                         guess = argument.evaluated_value
                     if guess is None and name in kernel.defaults:
