@@ -23,7 +23,7 @@ _TORCH_DTYPES = {"float32": "fp32", "float": "fp32", "float16": "fp16", "half": 
                  "long": "i64", "bool": "i1", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}
 _DTYPE_METHODS = {"half": "fp16", "float": "fp32", "bfloat16": "bf16", "int": "i32", "long": "i64", "bool": "i1"}
 _INDEX_NAMES = re.compile(r"(idx|index|indices|offset|seqlen|cu_|ids$|_id$|count|lens?$|table|expert|pos$|"
-                          r"positions|mapping|slot)", re.IGNORECASE)
+                          r"positions|mapping|slot|signal|flag|barrier|lock|sem$)", re.IGNORECASE)
 
 
 @dataclass

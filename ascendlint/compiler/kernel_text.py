@@ -1,6 +1,7 @@
 """The kernel's source, rebuilt from the linted text: what the compiler worker imports instead of the user's module.
 
-Kept, and nothing else: the imports of ``triton`` (and ``math``) modules, module-level names bound to a literal
+Kept, and nothing else: the imports of ``triton``, ``triton_dist`` (stood in by ``device_api`` where it is not
+installed) and ``math`` modules, module-level names bound to a literal
 (``BLOCK = 128``, ``EPS: tl.constexpr = 1e-6``, ``tl.constexpr(4)``) that the kernel or its helpers read, the jit
 helpers the kernel calls (transitively, in source order), and the kernel itself under a plain ``@triton.jit`` (its
 ``do_not_specialize`` kept; autotune and heuristics decorators dropped: their configs become separate compiles).
@@ -13,7 +14,7 @@ import libcst as cst
 
 from ..analysis.module_facts import Kernel, ModuleFacts, dotted_name
 
-_ALLOWED_IMPORTS = ("triton", "math")
+_ALLOWED_IMPORTS = ("triton", "math", "triton_dist")
 _HEADER = "import triton\nimport triton.language as tl\n"
 
 
@@ -74,27 +75,95 @@ def _helpers(facts: ModuleFacts, kernel: Kernel) -> list[Kernel]:
 
 def rebuild(facts: ModuleFacts, kernel: Kernel) -> str:
     """Module text holding ``kernel`` and only what it needs (see the module docstring)."""
+    imports: list[str] = [_HEADER]
+    constants: list[str] = []
+    functions: dict[str, str] = {}
+    _gather(facts, kernel, imports, constants, functions, depth=0)
+    return "".join(imports) + "".join(constants) + "".join(functions.values())
+
+
+MAX_MODULES = 4  # how many imports deep a jit helper is followed into other linted modules
+
+
+def _gather(facts, kernel, imports, constants, functions, depth) -> None:
     module = facts.module
-    functions = [*_helpers(facts, kernel), kernel]
+    chain = [*_helpers(facts, kernel), kernel]
     used: set[str] = set()
-    for function in functions:
+    for function in chain:
         used |= _names_in(function.node)
-    parts = [_HEADER]
     for statement in module.body:
         if type(statement) is not cst.SimpleStatementLine:
             continue
         for small in statement.body:
             if _import_kept(small):
-                if module.code_for_node(small).strip() + "\n" in _HEADER:
-                    continue
-                parts.append("try:\n    " + module.code_for_node(small) + "\nexcept ImportError:\n    pass\n")
+                text = module.code_for_node(small).strip() + "\n"
+                block = "try:\n    " + text + "except ImportError:\n    pass\n"
+                if text not in _HEADER and block not in imports:
+                    imports.append(block)
             elif type(small) in (cst.Assign, cst.AnnAssign):
                 targets = ([t.target for t in small.targets] if type(small) is cst.Assign else [small.target])
+                text = module.code_for_node(small) + "\n"
                 if (small.value is not None and _literal(small.value) and len(targets) == 1
-                        and type(targets[0]) is cst.Name and targets[0].value in used):
-                    parts.append(module.code_for_node(small) + "\n")
-    for function in functions:
+                        and type(targets[0]) is cst.Name and targets[0].value in used and text not in constants):
+                    constants.append(text)
+    local = {k.name for k in facts.kernels.values()}
+    for name in sorted(used - local):
+        origin = facts.imported_symbols.get(name)
+        if origin and depth < MAX_MODULES and name not in functions:
+            _gather_imported(facts, name, origin, imports, constants, functions, depth)
+    for function in chain:
+        if function.name in functions:
+            continue
         node = function.node.with_changes(decorators=[], leading_lines=[])
-        body = module.code_for_node(node)
-        parts.append("\n\n" + _jit_decorator(function) + "\n" + body.lstrip("\n"))
-    return "".join(parts)
+        functions[function.name] = ("\n\n" + _jit_decorator(function) + "\n"
+                                    + module.code_for_node(node).lstrip("\n"))
+
+
+def _gather_imported(facts, local_name, origin, imports, constants, functions, depth) -> None:
+    """A jit helper imported from another module of the linted tree: its text, read (never imported)."""
+    module_name, _, attribute = origin.rpartition(".")
+    other = _module_facts(facts, module_name)
+    if other is None:
+        return
+    helper = next((k for k in other.kernels.values() if k.name == attribute), None)
+    if helper is None:
+        return
+    _gather(other, helper, imports, constants, functions, depth + 1)
+    if local_name != attribute:
+        functions[local_name] = f"\n\n{local_name} = {attribute}\n"
+
+
+def _module_file(facts: ModuleFacts, dotted: str):
+    from pathlib import Path
+
+    if not facts.filename or not facts.name:
+        return None
+    path = Path(facts.filename).resolve()
+    depth = len(facts.name.split(".")) - (0 if facts.is_package else 1)
+    root = path.parent
+    for _ in range(depth):
+        root = root.parent
+    base = root.joinpath(*dotted.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _module_facts(facts: ModuleFacts, dotted: str):
+    from ..analysis.walk import NodeIndex
+
+    cache = facts.memo("compiler_imported_modules", dict)
+    if dotted not in cache:
+        path = _module_file(facts, dotted)
+        found = None
+        if path is not None:
+            try:
+                if path.stat().st_size <= 1 << 20:
+                    tree = cst.parse_module(path.read_bytes())
+                    found = ModuleFacts(tree, NodeIndex(tree), name=dotted, is_package=path.name == "__init__.py")
+                    found.filename = str(path)
+            except (OSError, cst.ParserSyntaxError, RecursionError, ValueError):
+                found = None
+        cache[dotted] = found
+    return cache[dotted]

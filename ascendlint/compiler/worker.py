@@ -178,6 +178,9 @@ def main(jobs_path: str, out_dir: str, frontend_timeout: str = "60", compiler_ti
     _limit_memory()
     os.environ.pop("TRITON_INTERPRET", None)
     os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="ascendlint-triton-cache-"))
+    from .device_api import install
+
+    install()
     jobs = json.loads(Path(jobs_path).read_text(encoding="utf-8"))
     out = Path(out_dir)
     with tempfile.TemporaryDirectory(prefix="ascendlint-kernels-") as folder:
