@@ -17,6 +17,8 @@ ERROR = "error"  # the frontend or the compiler rejected the kernel
 NOT_COMPILED = "not-compiled"  # no verdict: the text could not be rebuilt or lowered here (reason says why)
 
 REACHED_LAST_STEP = "External hivmc run fails"
+# the A5 binary says nothing of the last step; it only looks for its external compiler and stops without an error
+A5_EXTERNAL_MISSING = "Cannot find hivmc-a5"
 RETRY_NOTE = "Ub overflow detected"
 SCOPE_NAMES = {"ub": "UB", "cc": "L0C", "cbuf": "L1"}
 _OVERFLOW = re.compile(r"(\w+) overflow, requires (\d+) bits while (\d+) bits available")
@@ -104,7 +106,7 @@ def from_compiler(stderr: str, first_attempt: list[Scope], final: list[Scope]) -
     if failed:
         rescued = retried and REACHED_LAST_STEP in stderr
         return Verdict(OVERFLOW, scopes, first_error(stderr) or "on-chip buffer overflow", fits_after_retry=rescued)
-    if REACHED_LAST_STEP in stderr:
+    if REACHED_LAST_STEP in stderr or (A5_EXTERNAL_MISSING in stderr and not _ERROR_LINE.search(stderr)):
         return Verdict(FITS, scopes)
     lines = stderr.strip().splitlines()
     return Verdict(ERROR, scopes, first_error(stderr) or (lines[-1] if lines else "the compiler stopped silently"))

@@ -177,3 +177,24 @@ def add(x, y, out, n, BLOCK: tl.constexpr):
     found = by_label(compile_outcomes(source))
     assert found["config 1"].verdict.status == v.FITS
     assert found["config 2"].verdict.status == v.OVERFLOW
+
+
+def test_a5_compiles_with_its_own_binary_and_a_larger_unified_buffer():
+    """A5 (``bishengir-compile-a5``): 248 KB of UB (2031616 bits), so 32768 fp16 elements per tile fit where the
+    A2/A3 compiler refuses them."""
+    source = '''
+import triton
+import triton.language as tl
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 32768}), triton.Config({"BLOCK": 65536})], key=["n"])
+@triton.jit
+def add(x, y, out, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out + offs, tl.load(x + offs, mask=offs < n) + tl.load(y + offs, mask=offs < n), mask=offs < n)
+'''
+    a5 = by_label(compile_outcomes(source, target="Ascend950PR_9589"))
+    assert a5["config 1"].verdict.status == v.FITS
+    assert a5["config 2"].verdict.status == v.OVERFLOW
+    assert a5["config 2"].verdict.overflow.available_bits == 2031616
+    a2 = by_label(compile_outcomes(source))
+    assert a2["config 1"].verdict.status == v.OVERFLOW

@@ -66,3 +66,10 @@ def test_a_compile_error_reports_its_first_meaningful_line():
 def test_verdicts_round_trip_through_json():
     found = v.from_compiler(OVERFLOW, [], [])
     assert v.Verdict.from_json(found.as_json()) == found
+
+
+def test_the_a5_compiler_reaching_its_external_step_without_an_error_is_a_fit():
+    stderr = "[ERROR] Cannot find hivmc-a5 under $PATH \n" * 3 + "[ERROR] Failed to run BiShengIR pipeline\n"
+    assert v.from_compiler(stderr, [], []).status == v.FITS
+    failed = stderr + 'loc("k":1:1): error: Failed to run buildFinalHIVMPipelines pipeline\n'
+    assert v.from_compiler(failed, [], []).status == v.ERROR
