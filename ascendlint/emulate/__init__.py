@@ -19,7 +19,7 @@ from .schedules import (
 
 __all__ = [
     "DEFAULT_EXPLORATION", "FIXED_ONLY", "REPLAY_VARIABLE", "DeviceModel", "EmulatorHang", "Exploration", "Schedule",
-    "World", "install_stand_ins", "launch",
+    "HOST_BARRIER", "Launch", "World", "install_stand_ins", "launch",
 ]
 
 
@@ -65,8 +65,8 @@ their kernel lines.
 
 
 def __getattr__(name: str):
-    if name == "World":
-        from .world import World
+    if name in ("World", "Launch", "HOST_BARRIER"):
+        from . import world
 
-        return World
+        return getattr(world, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

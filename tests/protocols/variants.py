@@ -1,0 +1,80 @@
+"""Each protocol kernel broken on purpose, one mistake at a time, and who must catch it.
+
+A variant is a set of exact text edits to a correct kernel module (each old text must occur exactly
+once). ``rule``: the rule that must report the variant under the default selection (and not the
+correct kernel), or None. ``emulator``: whether the emulator, with its defaults, must fail it at
+every world size in ``worlds``. Every variant needs at least one of the two.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Variant:
+    id: str
+    module: str
+    edits: tuple
+    rule: str | None = None
+    emulator: bool = True
+    worlds: tuple = (2, 4)
+    why: str = ""
+
+    def apply(self, source: str) -> str:
+        for old, new in self.edits:
+            count = source.count(old)
+            if count != 1:
+                raise AssertionError(f"{self.id}: expected the text to change exactly once, found {count}:\n{old}")
+            source = source.replace(old, new)
+        return source
+
+
+_PRODUCER_WAIT = '''    token = dl.wait(ack_ptr, 1, "gpu", "acquire", waitValue=step)
+    inbox = dl.consume_token(dl.symm_at(inbox_ptr, right), token)
+'''
+
+VARIANTS = [
+    Variant("stream_pair-producer-ignores-ack", "stream_pair",
+            ((_PRODUCER_WAIT, "    inbox = dl.symm_at(inbox_ptr, right)\n"),),
+            why="the next step's producer overwrites an inbox its consumer has not read"),
+    Variant("stream_pair-ack-to-wrong-neighbour", "stream_pair",
+            (("dl.notify(ack_ptr, left, signal=step + 1)", "dl.notify(ack_ptr, (rank + 1) % dl.num_ranks(), "
+              "signal=step + 1)"),), worlds=(4,),
+            why="at world 2 both neighbours are one rank"),
+    Variant("stream_pair-ready-never-reset", "stream_pair",
+            (("dl.notify(ready_ptr, right, signal=step + 1)", "dl.notify(ready_ptr, right, signal=1)"),
+             ('dl.wait(ready_ptr, 1, "gpu", "acquire", waitValue=step + 1)',
+              'dl.wait(ready_ptr, 1, "gpu", "acquire", waitValue=1)')),
+            why="a flag set to 1 and never reset: the next launch's consumer reads the old message"),
+    Variant("one_shot_all_reduce-no-closing-barrier", "one_shot_all_reduce",
+            (("    tl.store(out_ptr + offs, total)\n    libshmem_device.barrier_all()\n",
+              "    tl.store(out_ptr + offs, total)\n"),),
+            why="a fast rank's next launch overwrites a staging buffer a slow rank still reads"),
+    Variant("one_shot_all_reduce-constant-epoch", "one_shot_all_reduce",
+            (("signal=epoch)", "signal=1)"), ("waitValue=epoch)", "waitValue=1)")),
+            why="the second launch finds the first launch's flags set and reads before the peers wrote"),
+    Variant("barrier_all_gather-barrier-after-compute", "barrier_all_gather",
+            (("    libshmem_device.barrier_all()\n    for block in", "    for block in"),
+             ("        tl.store(out_ptr + offs, total)\n",
+              "        tl.store(out_ptr + offs, total)\n    libshmem_device.barrier_all()\n")),
+            why="the gathered rows are read before the barrier that publishes them"),
+    Variant("barrier_all_gather-barrier-in-task-loop", "barrier_all_gather",
+            (("            tl.store(dl.symm_at(gathered_ptr, peer) + rank * N + offs, x)\n"
+              "    libshmem_device.barrier_all()\n",
+              "            tl.store(dl.symm_at(gathered_ptr, peer) + rank * N + offs, x)\n"
+              "        libshmem_device.barrier_all()\n"),),
+            why="program 0 runs two blocks and program 1 one: they reach different barrier counts"),
+    Variant("barrier_all_gather-no-barrier", "barrier_all_gather",
+            (("    libshmem_device.barrier_all()\n", ""),),
+            why="nothing orders the peers' stores before the reads"),
+    Variant("nbi_ring_shift-no-quiet", "nbi_ring_shift",
+            (("        libshmem_device.quiet()\n", ""),),
+            why="the signal reaches the neighbour before the non-blocking put has landed"),
+    Variant("pull_all_gather_gemm-no-quiet", "pull_all_gather_gemm",
+            (("            libshmem_device.quiet()\n", ""),),
+            why="the block is read while its getmem_nbi is still in flight"),
+    Variant("pull_all_gather_gemm-refill-too-early", "pull_all_gather_gemm",
+            (("getmem_nbi(staging_ptr + ((step + 2) % 3) * M * K", "getmem_nbi(staging_ptr + ((step + 1) % 3) * M * K"),),
+             worlds=(4,), why="the fetch for two steps ahead lands in the buffer of the next step; needs three ranks"),
+]
