@@ -710,8 +710,20 @@ def iteration_names(dist: DistAnalysis, loops: list) -> set[str]:
     return names
 
 
+def loop_counters(dist: DistAnalysis, loop: cst.CSTNode) -> set[str]:
+    """Names a loop's body steps with an augmented assignment (``msg += 1``): counters that advance with it."""
+    return {node.target.value for node in dist.below(loop.body)
+            if type(node) is cst.AugAssign and type(node.target) is cst.Name}
+
+
+def advancing_names(dist: DistAnalysis, loop: cst.CSTNode) -> set[str]:
+    """What changes from one iteration of ``loop`` to the next: its iteration names and its counters."""
+    return iteration_names(dist, [loop]) | loop_counters(dist, loop)
+
+
 def ring_loop(dist: DistAnalysis, node: cst.CSTNode, slot: cst.BaseExpression) -> cst.CSTNode | None:
-    """The innermost loop around ``node`` that a ring index of ``slot`` advances with (``i % buffer_num``).
+    """The innermost loop around ``node`` that a ring index of ``slot`` advances with (``i % buffer_num``, or a
+    counter stepped in the loop, ``msg % buffer_num`` with ``msg += 1``).
 
     A modulo by the rank count picks a peer, not a buffer, and does not count. None: ``slot`` is no ring slot.
     """
@@ -719,7 +731,7 @@ def ring_loop(dist: DistAnalysis, node: cst.CSTNode, slot: cst.BaseExpression) -
     if not rings:
         return None
     for loop in dist.enclosing_loops(node):
-        advancing = iteration_names(dist, [loop])
+        advancing = advancing_names(dist, loop)
         if any(dist.depends_on(index, advancing) for index in rings):
             return loop
     return None

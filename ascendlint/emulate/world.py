@@ -174,7 +174,8 @@ class World:
             return f"non-symmetric address {address:#x}"
         if allocation is None:
             return f"unallocated offset {inner} of rank {owner}'s heap"
-        return f"{self._slot_name(allocation, inner // _itemsize(allocation))} of {self._label(allocation)} on rank {owner}"
+        slot = self._slot_name(allocation, inner // _itemsize(allocation))
+        return f"{slot} of {self._label(allocation)} on rank {owner}"
 
     def signal_report(self) -> list[str]:
         """Non-zero slots of every signal buffer, per rank."""

@@ -123,10 +123,64 @@ def pull_all_gather_gemm(emulate, mod, world_size, m=16, k=16, n=16, **options):
         (a[r], staging[r], b[r], c[r]), {"M": m, "K": k, "N": n}), check=check, **options)
 
 
+def ring_reduce_scatter(emulate, mod, world_size, c=16, **options):
+    world = emulate.World(world_size, heap_bytes=HEAP)
+    gen = torch.Generator().manual_seed(6)
+    x = [torch.randn(world_size * c, generator=gen) for _ in range(world_size)]
+    out = [torch.zeros(c) for _ in range(world_size)]
+    inbox = world.symmetric_empty((2 * c,), torch.float32)
+    ready, credit = world.signal_zeros(2), world.signal_zeros(2)
+
+    def check():
+        total = torch.stack(x).sum(0).view(world_size, c)
+        for rank in range(world_size):
+            _close(out[rank], total[(rank + 1) % world_size])
+
+    world.launch(mod.ring_reduce_scatter_kernel, (1,), lambda r: (
+        (x[r], inbox[r], ready[r], credit[r], out[r]), {"C": c}), check=check, **options)
+
+
+def expert_all_to_all(emulate, mod, world_size, experts=2, d=8, compare_schedules=None, **options):
+    """Per-expert counts drawn at random; the receive buffer's layout depends on the arrival order, so the
+    schedules are compared on the outputs alone unless ``compare_schedules`` says otherwise."""
+    world = emulate.World(world_size, heap_bytes=HEAP)
+    gen = torch.Generator().manual_seed(7)
+    counts = [torch.randint(0, 3, (world_size, experts), generator=gen, dtype=torch.int32)
+              for _ in range(world_size)]
+    tokens = [torch.randn(max(1, int(cnt.sum())), d, generator=gen) for cnt in counts]
+    incoming = [sum(int(counts[s][p].sum()) for s in range(world_size)) for p in range(world_size)]
+    capacity = max(1, max(incoming))
+    recv = world.symmetric_empty((capacity, d), torch.float32)
+    cursor = world.symmetric_zeros((1,), torch.int32)
+    meta = world.symmetric_zeros((world_size * (experts + 1),), torch.int32)
+    arrived = world.signal_zeros(1)
+    out = [torch.zeros(capacity, d) for _ in range(world_size)]
+
+    def expected(peer):
+        rows = []
+        for expert in range(experts):
+            for src in range(world_size):
+                start = int(counts[src][:peer].sum()) + int(counts[src][peer][:expert].sum())
+                rows.append(tokens[src][start:start + int(counts[src][peer][expert])])
+        return torch.cat(rows)
+
+    def check():
+        for peer in range(world_size):
+            _close(out[peer][:incoming[peer]], expected(peer))
+
+    if compare_schedules is None:
+        compare_schedules = lambda: list(out)  # noqa: E731 - the output alone is arrival-order free
+    world.launch(mod.expert_all_to_all_kernel, (1,), lambda r: (
+        (tokens[r], counts[r], recv[r], cursor[r], meta[r], arrived[r], out[r]), {"E": experts, "D": d}),
+        check=check, compare_schedules=compare_schedules, **options)
+
+
 CASES = {
     "stream_pair": stream_pair,
     "one_shot_all_reduce": one_shot_all_reduce,
     "barrier_all_gather": barrier_all_gather,
     "nbi_ring_shift": nbi_ring_shift,
     "pull_all_gather_gemm": pull_all_gather_gemm,
+    "ring_reduce_scatter": ring_reduce_scatter,
+    "expert_all_to_all": expert_all_to_all,
 }

@@ -1,7 +1,8 @@
 """Stand-in for ``triton_dist.language.extra.libshmem_device`` on Ascend.
 
 ``putmem``/``getmem`` are synchronous (done when the call returns); ``putmem_nbi``/``getmem_nbi``
-stay in flight until ``quiet()`` (``nbi_in_flight_until_quiet``, see ``transfers.py``). ``fence`` makes the program's pending MTE stores visible (``hold_stores_until_fence``).
+stay in flight until ``quiet()`` (``nbi_in_flight_until_quiet``, see ``transfers.py``). ``fence``
+makes the program's pending MTE stores visible (``hold_stores_until_fence``).
 ``putmem``/``getmem`` check their addresses the way UDMA needs them (``check_udma_addresses``). Signal
 operations accept "set"/"add" or SIGNAL_SET/SIGNAL_ADD, and comparisons "eq", "ne", "gt", "ge", "lt",
 "le" or the CMP_* constants.
