@@ -20,6 +20,8 @@ class Variant:
     emulator: bool = True
     worlds: tuple = (2, 4)
     why: str = ""
+    # what hides it: "run-ahead" (ranks kept in lockstep by host barriers) or a DeviceModel layer's name
+    hidden_without: str | None = None
 
     def apply(self, source: str) -> str:
         for old, new in self.edits:
@@ -37,19 +39,23 @@ _PRODUCER_WAIT = '''    token = dl.wait(ack_ptr, 1, "gpu", "acquire", waitValue=
 VARIANTS = [
     Variant("stream_pair-producer-ignores-ack", "stream_pair",
             ((_PRODUCER_WAIT, "    inbox = dl.symm_at(inbox_ptr, right)\n"),),
+            hidden_without="run-ahead",
             why="the next step's producer overwrites an inbox its consumer has not read"),
     Variant("stream_pair-ack-to-wrong-neighbour", "stream_pair",
             (("dl.notify(ack_ptr, left, signal=step + 1)", "dl.notify(ack_ptr, (rank + 1) % dl.num_ranks(), "
               "signal=step + 1)"),), worlds=(4,),
+            hidden_without="run-ahead",
             why="at world 2 both neighbours are one rank"),
     Variant("stream_pair-ready-never-reset", "stream_pair",
             (("dl.notify(ready_ptr, right, signal=step + 1)", "dl.notify(ready_ptr, right, signal=1)"),
              ('dl.wait(ready_ptr, 1, "gpu", "acquire", waitValue=step + 1)',
               'dl.wait(ready_ptr, 1, "gpu", "acquire", waitValue=1)')),
+            hidden_without="run-ahead",
             why="a flag set to 1 and never reset: the next launch's consumer reads the old message"),
     Variant("one_shot_all_reduce-no-closing-barrier", "one_shot_all_reduce",
             (("    tl.store(out_ptr + offs, total)\n    libshmem_device.barrier_all()\n",
               "    tl.store(out_ptr + offs, total)\n"),),
+            hidden_without="run-ahead",
             why="a fast rank's next launch overwrites a staging buffer a slow rank still reads"),
     Variant("one_shot_all_reduce-constant-epoch", "one_shot_all_reduce",
             (("signal=epoch)", "signal=1)"), ("waitValue=epoch)", "waitValue=1)")),
@@ -70,9 +76,11 @@ VARIANTS = [
             why="nothing orders the peers' stores before the reads"),
     Variant("nbi_ring_shift-no-quiet", "nbi_ring_shift",
             (("        libshmem_device.quiet()\n", ""),),
+            hidden_without="nbi_in_flight_until_quiet",
             why="the signal reaches the neighbour before the non-blocking put has landed"),
     Variant("pull_all_gather_gemm-no-quiet", "pull_all_gather_gemm",
             (("            libshmem_device.quiet()\n", ""),),
+            hidden_without="nbi_in_flight_until_quiet",
             why="the block is read while its getmem_nbi is still in flight"),
     Variant("pull_all_gather_gemm-refill-too-early", "pull_all_gather_gemm",
             (("getmem_nbi(staging_ptr + ((step + 2) % 3) * M * K",
@@ -87,7 +95,8 @@ VARIANTS = [
             (("        libshmem_device.fence()\n        dl.notify(credit_ptr + slot, left, signal=laps + 1)\n", ""),
              ("        received = tl.load(",
               "        dl.notify(credit_ptr + slot, left, signal=laps + 1)\n        received = tl.load(")),
-            rule="ASC410", worlds=(4,)),
+            worlds=(4,), why="ASC410 knows credit returns as slots set back to 0; this credit counts up in another "
+            "buffer, so only the emulator sees the slot overwritten before it is read"),
     Variant("ring_reduce_scatter-counter-index-no-credit", "ring_reduce_scatter",
             (("    for step in range(world - 1):\n        slot = step % 2\n        laps = step // 2\n",
               "    msg = 0\n    for step in range(world - 1):\n        slot = msg % 2\n        laps = msg // 2\n"),
