@@ -139,3 +139,15 @@ def test_arrival_order_all_to_all_differs_between_schedules_unless_compared_cano
     with pytest.raises(ScheduleDependentResult):
         cases.expert_all_to_all(emulate, module, 4, compare_schedules=True, schedules=caught.value.replay)
     cases.expert_all_to_all(emulate, module, 4, schedules=later.token, compare_schedules=True)  # alone: nothing to compare
+
+
+def test_barrier_hang_counts_each_programs_barriers_and_names_the_programs_that_ended(emulate, cases, load):
+    variant = next(v for v in VARIANTS if v.id == "barrier_all_gather-barrier-in-task-loop")
+    with pytest.raises(emulate.EmulatorHang) as caught:
+        cases.barrier_all_gather(emulate, load(variant), 2, schedules=emulate.FIXED_ONLY, timeout=10)
+    report = caught.value.report
+    assert "libshmem_device.barrier_all #2: waiting for all 4 programs of the launch" in report
+    assert "  1: rank 0 program (1, 0, 0), rank 1 program (1, 0, 0)\n" in report
+    assert "  2: rank 0 program (0, 0, 0), rank 1 program (0, 0, 0)\n" in report
+    assert "ended without reaching the barrier the others wait in: rank 0 program (1, 0, 0), rank 1 program (1, 0, 0)" \
+        in report
