@@ -151,7 +151,8 @@ class NotifyBeforePublish(Rule):
                 written = 0
                 for src in range(n_ranks):
                     n = tl.load(counts + src)
-                    tl.store(out_ptr + written + tl.arange(0, D), tl.full((D,), src, tl.int32), mask=tl.arange(0, D) < n)
+                    offs = tl.arange(0, D)
+                    tl.store(out_ptr + written + offs, tl.full((D,), src, tl.int32), mask=offs < n)
                     written += n
             """
         ),

@@ -311,20 +311,24 @@ class DistAnalysis:
                 values.append(cst.BinaryOperation(left=statement.target, operator=cst.Add(), right=statement.value))
         return values
 
-    def partitioned_by_program(self, node: cst.CSTNode, key: cst.BaseExpression) -> bool:
+    def partitioned_by_program(self, node: cst.CSTNode, key: cst.BaseExpression, loop_feeds_key: bool = False) -> bool:
         """Different programs run ``node`` for different ``key`` values (a pe, a slot).
 
         True when ``key`` depends on the program id, when an enclosing loop's iterable does
         (``for pe in range(pid, n, n_programs)``), or when an enclosing ``if`` on the program id selects single
         programs (``pid == 0``) or tests a variable of ``key`` (``if pe < pid``). ``if pid < n_producers`` alone only
-        splits roles: every program of the role still runs ``node``.
+        splits roles: every program of the role still runs ``node``. With ``loop_feeds_key``, a loop split by
+        program id counts only when ``key`` comes from its variable: a tile loop split by program id around a
+        loop over every pe still has every program drive every pe.
         """
         if self.single_program or self.depends_on_program_id(key):
             return True
+        key_names = self.names_feeding(key) - set(self.kernel.params)  # the key's own variables
         for loop in self.enclosing_loops(node):
             if type(loop) is cst.For and self.depends_on_program_id(loop.iter):
-                return True
-        key_names = self.names_feeding(key) - set(self.kernel.params)  # the key's own variables
+                targets = {n.value for n in (loop.target, *self.below(loop.target)) if type(n) is cst.Name}
+                if not loop_feeds_key or targets & key_names:
+                    return True
         for guard in self.guards(node):
             if self.selects_single_programs(guard.test):
                 return True
@@ -566,6 +570,11 @@ def _link_single_program_helpers(context: FileContext, analyses: list, by_name: 
                     caller.selects_single_programs(g.test) for g in caller.guards(call))) for caller, call in calls):
                 helper.single_program = True
                 changed = True
+
+
+def bound_arguments(kernel: Kernel, call: cst.Call) -> Iterator[tuple[str, cst.BaseExpression]]:
+    """(parameter, argument) pairs of a call of the jit function ``kernel``, positional and keyword."""
+    return _bound_arguments(kernel, call)
 
 
 def _bound_arguments(kernel: Kernel, call: cst.Call) -> Iterator[tuple[str, cst.BaseExpression]]:
