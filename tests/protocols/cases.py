@@ -55,7 +55,7 @@ def one_shot_all_reduce(emulate, mod, world_size, launches=3, n=32, block=16, lo
     x = [[torch.randn(n, generator=gen) for _ in range(world_size)] for _ in range(launches)]
     out = [[torch.zeros(n) for _ in range(world_size)] for _ in range(launches)]
     staging = world.symmetric_empty((world_size * n,), torch.float32)
-    flags = world.signal_zeros((n // block) * world_size)
+    flags = world.signal_zeros((n // block) * world_size * 8)
     sequence = [
         emulate.Launch(mod.one_shot_all_reduce_kernel, (n // block,), lambda r, e=epoch: (
             (x[e][r], staging[r], flags[r], out[e][r], e + 1), {"N": n, "BLOCK": block}))
@@ -129,7 +129,7 @@ def ring_reduce_scatter(emulate, mod, world_size, c=16, **options):
     x = [torch.randn(world_size * c, generator=gen) for _ in range(world_size)]
     out = [torch.zeros(c) for _ in range(world_size)]
     inbox = world.symmetric_empty((2 * c,), torch.float32)
-    ready, credit = world.signal_zeros(2), world.signal_zeros(2)
+    ready, credit = world.signal_zeros(16), world.signal_zeros(16)
 
     def check():
         total = torch.stack(x).sum(0).view(world_size, c)

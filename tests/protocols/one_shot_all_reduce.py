@@ -1,7 +1,7 @@
 """A one-shot all-reduce launched again and again on the same symmetric staging buffer.
 
 Every program pushes its block of ``x`` into slot ``rank`` of every rank's staging buffer, flags it
-with the launch's epoch, waits for all ranks' flags of its block and sums the slots. The closing
+with the launch's epoch (each flag on its own 64-byte line, eight int64 slots apart), waits for all ranks' flags of its block and sums the slots. The closing
 barrier keeps a fast rank's next launch from overwriting a slow rank's staging buffer before it has
 been read; the epoch keeps a launch from taking the previous launch's flags for its own.
 """
@@ -24,8 +24,12 @@ def one_shot_all_reduce_kernel(x_ptr, staging_ptr, flags_ptr, out_ptr, epoch, N:
         tl.store(dl.symm_at(staging_ptr, peer) + rank * N + offs, x)
     libshmem_device.fence()
     for peer in range(world):
-        dl.notify(flags_ptr + pid * world + rank, peer, signal=epoch)
-    token = dl.wait(flags_ptr + pid * world, world, "gpu", "acquire", waitValue=epoch)
+        dl.notify(flags_ptr + (pid * world + rank) * 8, peer, signal=epoch)
+    slots = flags_ptr + pid * world * 8
+    tokens = dl.wait(slots, 1, "gpu", "acquire", waitValue=epoch)
+    for src in range(1, world):
+        tokens += dl.wait(slots + src * 8, 1, "gpu", "acquire", waitValue=epoch)
+    token = tokens
     staging = dl.consume_token(staging_ptr, token)
     total = tl.zeros((BLOCK,), tl.float32)
     for src in range(world):

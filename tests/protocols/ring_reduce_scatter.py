@@ -5,7 +5,7 @@ inbox slot ``s % 2``, receives the left neighbour's partial of chunk ``rank - s 
 slot of its own inbox, and adds its own piece of that chunk. ``ready[slot]`` counts the messages a
 slot has held; ``credit[slot]``, on the sender, counts the messages the receiver has read out of it.
 A sender reuses a slot only once the message it put there last has been read. Neither signal is ever
-reset: both only grow.
+reset: both only grow. Each signal slot sits on its own 64-byte line (eight int64 slots apart).
 """
 
 import triton
@@ -25,15 +25,15 @@ def ring_reduce_scatter_kernel(x_ptr, inbox_ptr, ready_ptr, credit_ptr, out_ptr,
     for step in range(world - 1):
         slot = step % 2
         laps = step // 2
-        freed = dl.wait(credit_ptr + slot, 1, "gpu", "acquire", waitValue=laps)
+        freed = dl.wait(credit_ptr + slot * 8, 1, "gpu", "acquire", waitValue=laps)
         send = dl.consume_token(dl.symm_at(inbox_ptr, right), freed)
         tl.store(send + slot * C + offs, partial)
         libshmem_device.fence()
-        dl.notify(ready_ptr + slot, right, signal=laps + 1)
-        arrived = dl.wait(ready_ptr + slot, 1, "gpu", "acquire", waitValue=laps + 1)
+        dl.notify(ready_ptr + slot * 8, right, signal=laps + 1)
+        arrived = dl.wait(ready_ptr + slot * 8, 1, "gpu", "acquire", waitValue=laps + 1)
         received = tl.load(dl.consume_token(inbox_ptr, arrived) + slot * C + offs)
         libshmem_device.fence()
-        dl.notify(credit_ptr + slot, left, signal=laps + 1)
+        dl.notify(credit_ptr + slot * 8, left, signal=laps + 1)
         chunk = (rank + world - step - 1) % world
         partial = received + tl.load(x_ptr + chunk * C + offs)
     tl.store(out_ptr + offs, partial)

@@ -47,6 +47,17 @@ def test_rule_reports_the_variant(variant):
     assert variant.rule in found
 
 
+@pytest.mark.parametrize("variant", [v for v in VARIANTS if v.opt_in_rule], ids=lambda v: v.id)
+def test_opt_in_rule_reports_the_variant_and_not_the_correct_kernel(variant):
+    from ascendlint.engine import lint_text
+    from ascendlint.registry import all_rules
+
+    rule = [r for r in all_rules() if r.code == variant.opt_in_rule]
+    correct = lint_text(_source(variant.module), f"{variant.module}.py", rule)
+    broken = lint_text(variant.apply(_source(variant.module)), f"{variant.module}.py", rule)
+    assert correct == [] and len(broken) == 1
+
+
 def test_every_variant_is_caught_by_lint_or_emulator():
     assert all(v.rule or v.emulator for v in VARIANTS)
     assert {v.module for v in VARIANTS} == set(MODULES)

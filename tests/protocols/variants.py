@@ -2,7 +2,7 @@
 
 A variant is a set of exact text edits to a correct kernel module (each old text must occur exactly
 once). ``rule``: the rule that must report the variant under the default selection (and not the
-correct kernel), or None. ``emulator``: whether the emulator, with its defaults, must fail it at
+correct kernel), or None; ``opt_in_rule``: an opt-in rule that reports it when selected. ``emulator``: whether the emulator, with its defaults, must fail it at
 every world size in ``worlds``. Every variant needs at least one of the two.
 """
 
@@ -17,6 +17,7 @@ class Variant:
     module: str
     edits: tuple
     rule: str | None = None
+    opt_in_rule: str | None = None  # an opt-in rule that reports it under `--select ALL`
     emulator: bool = True
     worlds: tuple = (2, 4)
     why: str = ""
@@ -56,21 +57,23 @@ VARIANTS = [
             (("    tl.store(out_ptr + offs, total)\n    libshmem_device.barrier_all()\n",
               "    tl.store(out_ptr + offs, total)\n"),),
             hidden_without="run-ahead",
-            why="a fast rank's next launch overwrites a staging buffer a slow rank still reads"),
+            opt_in_rule="ASC419", why="a fast rank's next launch overwrites a staging buffer a slow rank still reads"),
     Variant("one_shot_all_reduce-constant-epoch", "one_shot_all_reduce",
-            (("signal=epoch)", "signal=1)"), ("waitValue=epoch)", "waitValue=1)")),
+            (("signal=epoch)", "signal=1)"), ('"acquire", waitValue=epoch)\n    for', '"acquire", waitValue=1)\n    for'),
+             ('        tokens += dl.wait(slots + src * 8, 1, "gpu", "acquire", waitValue=epoch)',
+              '        tokens += dl.wait(slots + src * 8, 1, "gpu", "acquire", waitValue=1)')),
             why="the second launch finds the first launch's flags set and reads before the peers wrote"),
     Variant("barrier_all_gather-barrier-after-compute", "barrier_all_gather",
             (("    libshmem_device.barrier_all()\n    for block in", "    for block in"),
              ("        tl.store(out_ptr + offs, total)\n",
               "        tl.store(out_ptr + offs, total)\n    libshmem_device.barrier_all()\n")),
-            why="the gathered rows are read before the barrier that publishes them"),
+            opt_in_rule="ASC418", why="the gathered rows are read before the barrier that publishes them"),
     Variant("barrier_all_gather-barrier-in-task-loop", "barrier_all_gather",
             (("            tl.store(dl.symm_at(gathered_ptr, peer) + rank * N + offs, x)\n"
               "    libshmem_device.barrier_all()\n",
               "            tl.store(dl.symm_at(gathered_ptr, peer) + rank * N + offs, x)\n"
               "        libshmem_device.barrier_all()\n"),),
-            why="program 0 runs two blocks and program 1 one: they reach different barrier counts"),
+            opt_in_rule="ASC417", why="program 0 runs two blocks and program 1 one: they reach different barrier counts"),
     Variant("barrier_all_gather-no-barrier", "barrier_all_gather",
             (("    libshmem_device.barrier_all()\n", ""),),
             why="nothing orders the peers' stores before the reads"),
@@ -87,20 +90,20 @@ VARIANTS = [
               "getmem_nbi(staging_ptr + ((step + 1) % 3) * M * K"),),
              worlds=(4,), why="the fetch for two steps ahead lands in the buffer of the next step; needs three ranks"),
     Variant("ring_reduce_scatter-sender-ignores-credit", "ring_reduce_scatter",
-            (('        freed = dl.wait(credit_ptr + slot, 1, "gpu", "acquire", waitValue=laps)\n'
+            (('        freed = dl.wait(credit_ptr + slot * 8, 1, "gpu", "acquire", waitValue=laps)\n'
               '        send = dl.consume_token(dl.symm_at(inbox_ptr, right), freed)\n',
               "        send = dl.symm_at(inbox_ptr, right)\n"),),
             worlds=(4,), why="a slot is reused only from the third step on, so world 2 never reuses one"),
     Variant("ring_reduce_scatter-credit-before-read", "ring_reduce_scatter",
-            (("        libshmem_device.fence()\n        dl.notify(credit_ptr + slot, left, signal=laps + 1)\n", ""),
+            (("        libshmem_device.fence()\n        dl.notify(credit_ptr + slot * 8, left, signal=laps + 1)\n", ""),
              ("        received = tl.load(",
-              "        dl.notify(credit_ptr + slot, left, signal=laps + 1)\n        received = tl.load(")),
+              "        dl.notify(credit_ptr + slot * 8, left, signal=laps + 1)\n        received = tl.load(")),
             worlds=(4,), why="ASC410 knows credit returns as slots set back to 0; this credit counts up in another "
             "buffer, so only the emulator sees the slot overwritten before it is read"),
     Variant("ring_reduce_scatter-counter-index-no-credit", "ring_reduce_scatter",
             (("    for step in range(world - 1):\n        slot = step % 2\n        laps = step // 2\n",
               "    msg = 0\n    for step in range(world - 1):\n        slot = msg % 2\n        laps = msg // 2\n"),
-             ("        libshmem_device.fence()\n        dl.notify(credit_ptr + slot, left, signal=laps + 1)\n",
+             ("        libshmem_device.fence()\n        dl.notify(credit_ptr + slot * 8, left, signal=laps + 1)\n",
               "        msg += 1\n")),
             rule="ASC404", worlds=(4,), why="the ring index is a counter; without credits the third step waits forever"),
     Variant("expert_all_to_all-no-fence", "expert_all_to_all",
