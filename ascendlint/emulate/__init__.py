@@ -58,7 +58,10 @@ default has all of them. ``schedules`` picks the interleavings explored (default
 ``DEFAULT_EXPLORATION``; ``FIXED_ONLY``, an ``Exploration``, a ``Schedule`` or a token such as
 ``"pct:3:d3:k420"`` to replay one); memory is restored before each. ``check()`` runs after each
 schedule and should raise on wrong results; with ``compare_schedules`` every schedule must leave the
-memory the first one left. A failure names its schedule (``error.schedule`` and a note). Raises
+memory the first one left (a callable instead returns a canonical form of the results to compare, for
+kernels whose memory legitimately depends on the order; False compares nothing). A failure names its
+schedule (``error.schedule`` and a note); a ``ScheduleDependentResult`` names both schedules and
+replays as that pair. Raises
 EmulatorHang on a deadlock or after ``timeout`` seconds, naming the programs still running and
 their kernel lines.
 """

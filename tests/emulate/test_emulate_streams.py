@@ -7,8 +7,10 @@ torch = pytest.importorskip("torch")
 
 def _wait_then_set(emulate, dist_kernels, world, flag, out, waiter, setter):
     return [
-        emulate.Launch(dist_kernels.wait_for_peer_launch_kernel, (1,), lambda r: ((flag[r], out[r]), {"WAITER": waiter})),
-        emulate.Launch(dist_kernels.set_flag_kernel, (1,), lambda r: ((flag[r],), {"SETTER": setter, "TARGET": waiter})),
+        emulate.Launch(dist_kernels.wait_for_peer_launch_kernel, (1,),
+                       lambda r: ((flag[r], out[r]), {"WAITER": waiter})),
+        emulate.Launch(dist_kernels.set_flag_kernel, (1,),
+                       lambda r: ((flag[r],), {"SETTER": setter, "TARGET": waiter})),
     ]
 
 
@@ -72,7 +74,8 @@ def test_putmem_nbi_lands_only_at_quiet(emulate, dist_kernels, quiet):
     def run(model=None):
         world.launch(dist_kernels.put_nbi_kernel, (1,), lambda r: ((dest[r], src[r], arrived[r], out[r]),
                                                                    {"N": 8, "QUIET": quiet}),
-                     check=lambda: torch.testing.assert_close(out[1], src[0]), schedules=emulate.FIXED_ONLY, model=model)
+                     check=lambda: torch.testing.assert_close(out[1], src[0]), schedules=emulate.FIXED_ONLY,
+                     model=model)
 
     if quiet:
         run()

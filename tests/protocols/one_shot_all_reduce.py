@@ -1,7 +1,8 @@
 """A one-shot all-reduce launched again and again on the same symmetric staging buffer.
 
 Every program pushes its block of ``x`` into slot ``rank`` of every rank's staging buffer, flags it
-with the launch's epoch (each flag on its own 64-byte line, eight int64 slots apart), waits for all ranks' flags of its block and sums the slots. The closing
+with the launch's epoch (each flag on its own 64-byte line, eight int64 slots apart), waits for all
+ranks' flags of its block and sums the slots. The closing
 barrier keeps a fast rank's next launch from overwriting a slow rank's staging buffer before it has
 been read; the epoch keeps a launch from taking the previous launch's flags for its own.
 """

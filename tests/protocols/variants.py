@@ -2,8 +2,9 @@
 
 A variant is a set of exact text edits to a correct kernel module (each old text must occur exactly
 once). ``rule``: the rule that must report the variant under the default selection (and not the
-correct kernel), or None; ``opt_in_rule``: an opt-in rule that reports it when selected. ``emulator``: whether the emulator, with its defaults, must fail it at
-every world size in ``worlds``. Every variant needs at least one of the two.
+correct kernel), or None; ``opt_in_rule``: an opt-in rule that reports it when selected.
+``emulator``: whether the emulator, with its defaults, must fail it at
+every world size in ``worlds``, with ``outcome``. Every variant needs at least one of the two.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ class Variant:
     rule: str | None = None
     opt_in_rule: str | None = None  # an opt-in rule that reports it under `--select ALL`
     emulator: bool = True
+    outcome: str = "wrong"  # what the emulator shows: "wrong" (a check against torch fails) or "hang"
     worlds: tuple = (2, 4)
     why: str = ""
     # what hides it: "run-ahead" (ranks kept in lockstep by host barriers) or a DeviceModel layer's name
@@ -41,7 +43,7 @@ VARIANTS = [
     Variant("stream_pair-producer-ignores-ack", "stream_pair",
             ((_PRODUCER_WAIT, "    inbox = dl.symm_at(inbox_ptr, right)\n"),),
             hidden_without="run-ahead",
-            why="the next step's producer overwrites an inbox its consumer has not read"),
+            outcome="hang", why="the next step's producer overwrites an inbox its consumer has not read"),
     Variant("stream_pair-ack-to-wrong-neighbour", "stream_pair",
             (("dl.notify(ack_ptr, left, signal=step + 1)", "dl.notify(ack_ptr, (rank + 1) % dl.num_ranks(), "
               "signal=step + 1)"),), worlds=(4,),
@@ -52,14 +54,15 @@ VARIANTS = [
              ('dl.wait(ready_ptr, 1, "gpu", "acquire", waitValue=step + 1)',
               'dl.wait(ready_ptr, 1, "gpu", "acquire", waitValue=1)')),
             hidden_without="run-ahead",
-            why="a flag set to 1 and never reset: the next launch's consumer reads the old message"),
+            outcome="hang", why="a flag set to 1 and never reset: the next launch's consumer reads the old message"),
     Variant("one_shot_all_reduce-no-closing-barrier", "one_shot_all_reduce",
             (("    tl.store(out_ptr + offs, total)\n    libshmem_device.barrier_all()\n",
               "    tl.store(out_ptr + offs, total)\n"),),
             hidden_without="run-ahead",
             opt_in_rule="ASC419", why="a fast rank's next launch overwrites a staging buffer a slow rank still reads"),
     Variant("one_shot_all_reduce-constant-epoch", "one_shot_all_reduce",
-            (("signal=epoch)", "signal=1)"), ('"acquire", waitValue=epoch)\n    for', '"acquire", waitValue=1)\n    for'),
+            (("signal=epoch)", "signal=1)"),
+             ('"acquire", waitValue=epoch)\n    for', '"acquire", waitValue=1)\n    for'),
              ('        tokens += dl.wait(slots + src * 8, 1, "gpu", "acquire", waitValue=epoch)',
               '        tokens += dl.wait(slots + src * 8, 1, "gpu", "acquire", waitValue=1)')),
             why="the second launch finds the first launch's flags set and reads before the peers wrote"),
@@ -73,14 +76,15 @@ VARIANTS = [
               "    libshmem_device.barrier_all()\n",
               "            tl.store(dl.symm_at(gathered_ptr, peer) + rank * N + offs, x)\n"
               "        libshmem_device.barrier_all()\n"),),
-            opt_in_rule="ASC417", why="program 0 runs two blocks and program 1 one: they reach different barrier counts"),
+            opt_in_rule="ASC417", outcome="hang",
+            why="program 0 runs two blocks and program 1 one: they reach different barrier counts"),
     Variant("barrier_all_gather-no-barrier", "barrier_all_gather",
             (("    libshmem_device.barrier_all()\n", ""),),
             why="nothing orders the peers' stores before the reads"),
     Variant("nbi_ring_shift-no-quiet", "nbi_ring_shift",
             (("        libshmem_device.quiet()\n", ""),),
             hidden_without="nbi_in_flight_until_quiet",
-            why="the signal reaches the neighbour before the non-blocking put has landed"),
+            rule="ASC403", why="the signal reaches the neighbour before the non-blocking put has landed"),
     Variant("pull_all_gather_gemm-no-quiet", "pull_all_gather_gemm",
             (("            libshmem_device.quiet()\n", ""),),
             hidden_without="nbi_in_flight_until_quiet",
@@ -93,7 +97,8 @@ VARIANTS = [
             (('        freed = dl.wait(credit_ptr + slot * 8, 1, "gpu", "acquire", waitValue=laps)\n'
               '        send = dl.consume_token(dl.symm_at(inbox_ptr, right), freed)\n',
               "        send = dl.symm_at(inbox_ptr, right)\n"),),
-            worlds=(4,), why="a slot is reused only from the third step on, so world 2 never reuses one"),
+            worlds=(4,), outcome="hang",
+            why="a slot is reused only from the third step on, so world 2 never reuses one"),
     Variant("ring_reduce_scatter-credit-before-read", "ring_reduce_scatter",
             (("        libshmem_device.fence()\n        dl.notify(credit_ptr + slot * 8, left, signal=laps + 1)\n", ""),
              ("        received = tl.load(",
@@ -105,11 +110,12 @@ VARIANTS = [
               "    msg = 0\n    for step in range(world - 1):\n        slot = msg % 2\n        laps = msg // 2\n"),
              ("        libshmem_device.fence()\n        dl.notify(credit_ptr + slot * 8, left, signal=laps + 1)\n",
               "        msg += 1\n")),
-            rule="ASC404", worlds=(4,), why="the ring index is a counter; without credits the third step waits forever"),
+            rule="ASC404", worlds=(4,), outcome="hang",
+            why="the ring index is a counter; without credits the third step waits forever"),
     Variant("expert_all_to_all-no-fence", "expert_all_to_all",
             (("        sent += total\n    libshmem_device.fence()\n", "        sent += total\n"),),
             rule="ASC403"),
     Variant("expert_all_to_all-one-sender-short", "expert_all_to_all",
             (('waitValue=world)', 'waitValue=world - 1)'),),
-            why="the receiver reads before the last sender has counted itself in"),
+            outcome="hang", why="the receiver reads before the last sender has counted itself in"),
 ]
