@@ -131,7 +131,7 @@ _EMULATED = [(v, w) for v in VARIANTS if v.emulator for w in v.worlds]
 
 @pytest.mark.parametrize(("variant", "world_size"), _EMULATED, ids=[f"{v.id}-w{w}" for v, w in _EMULATED])
 def test_emulator_fails_the_variant(emulate, cases, load, variant, world_size):
-    expected = emulate.EmulatorHang if variant.outcome == "hang" else AssertionError
+    expected = {"hang": emulate.EmulatorHang, "wrong": AssertionError, "error": Exception}[variant.outcome]
     with pytest.raises(expected):
         cases.CASES[variant.module](emulate, load(variant), world_size, timeout=20)
 

@@ -20,7 +20,7 @@ class Variant:
     rule: str | None = None
     opt_in_rule: str | None = None  # an opt-in rule that reports it under `--select ALL`
     emulator: bool = True
-    outcome: str = "wrong"  # what the emulator shows: "wrong" (a check against torch fails) or "hang"
+    outcome: str = "wrong"  # what the emulator shows: "wrong" (a check against torch fails), "hang" or "error"
     worlds: tuple = (2, 4)
     why: str = ""
     # what hides it: "run-ahead" (ranks kept in lockstep by host barriers) or a DeviceModel layer's name
@@ -118,4 +118,16 @@ VARIANTS = [
     Variant("expert_all_to_all-one-sender-short", "expert_all_to_all",
             (('waitValue=world)', 'waitValue=world - 1)'),),
             outcome="hang", why="the receiver reads before the last sender has counted itself in"),
+    Variant("stream_pair-ack-before-loads-complete", "stream_pair",
+            (("    tl.store(out_ptr + step * N + offs, row)\n    libshmem_device.fence()\n",
+              "    tl.store(out_ptr + step * N + offs, row)\n"),),
+            rule="ASC403", outcome="error", hidden_without="loads_complete_at_fence",
+            why="the acknowledgement overtakes the consumer's loads of the inbox"),
+    Variant("one_shot_all_reduce-no-fence", "one_shot_all_reduce",
+            (("    libshmem_device.fence()\n", ""),),
+            rule="ASC403", why="the flags can arrive before the staged blocks"),
+    Variant("nbi_ring_shift-fence-instead-of-quiet", "nbi_ring_shift",
+            (("        libshmem_device.quiet()\n", "        libshmem_device.fence()\n"),),
+            rule="ASC403", hidden_without="nbi_in_flight_until_quiet",
+            why="fence() orders stores; it does not wait for a non-blocking put"),
 ]
