@@ -18,6 +18,7 @@ from . import (
     bf16,
     bounds,
     context,
+    hang_report,
     hazards,
     images,
     interpreter_patch,
@@ -27,7 +28,6 @@ from . import (
     visibility,
     watchdog,
 )
-from . import hang_report
 from . import schedules as schedules_module
 from .binding import BoundKernel
 from .environment import import_triton

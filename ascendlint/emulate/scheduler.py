@@ -67,6 +67,7 @@ class Scheduler:
             self._waiting_to_start[rank] = deque(of_rank)
             self._cores_running[rank] = 0
         self._initial = _interleave_ranks(self._admit_locked())[::-1]
+
     # -- driven by the launching thread ---------------------------------------------------------------
     def begin(self) -> None:
         """Start the resident programs and hand the first turn over."""
