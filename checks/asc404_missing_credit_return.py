@@ -13,7 +13,12 @@ class MissingCreditReturn(Rule):
     products only (`% num_ranks()` picks a peer, not a buffer; a remainder divided again, as in a tile swizzle, is
     a coordinate, not a ring index); its ring loop is the innermost loop `i` advances with. The credit return is a
     `dl.notify(slot, rank, 0)` (or a `tl.store` of 0) into the same signal buffer in the body of that loop,
-    inner loops included. Slots reset more than once are ASC413's.
+    inner loops included. Slots reset more than once are ASC413's. A ring index may be a loop variable or a
+    counter the loop steps (`msg += 1`).
+
+    A slot that only grows needs no reset: quiet when the wait's value advances with the ring loop (`laps + 1`),
+    the loop hands credits back through another signal buffer (a non-zero signal to a different buffer), and no
+    wait in the module waits for this buffer to read 0.
     """
 
     code = "ASC404"
@@ -90,8 +95,42 @@ class MissingCreditReturn(Rule):
             count=2,
             doc=True,
         ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+
+            @triton.jit
+            def consumer(buf_ptr, signal_ptr, out_ptr, n_rounds, BLOCK: tl.constexpr, RING: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                msg = 0
+                for rnd in range(n_rounds):
+                    token = dl.wait(signal_ptr + msg % RING, 1, "gpu", "acquire")
+                    tile = tl.load(dl.consume_token(buf_ptr + (msg % RING) * BLOCK, token) + offs)
+                    tl.store(out_ptr + rnd * BLOCK + offs, tile)
+                    msg += 1
+            """
+        ),
     ]
     VALID = [
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+
+            @triton.jit
+            def ring_step(inbox_ptr, ready_ptr, credit_ptr, out_ptr, n_steps, left, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                for step in range(n_steps):
+                    slot = step % 2
+                    token = dl.wait(ready_ptr + slot, 1, "gpu", "acquire", waitValue=step // 2 + 1)
+                    tile = tl.load(dl.consume_token(inbox_ptr + slot * BLOCK, token) + offs)
+                    tl.store(out_ptr + step * BLOCK + offs, tile)
+                    dl.notify(credit_ptr + slot, left, signal=step // 2 + 1)
+            """
+        ),
         Valid(
             """
             import triton
@@ -285,5 +324,28 @@ class MissingCreditReturn(Rule):
         if loop is None:
             return  # not a ring index that advances with a loop
         root = dist.pointer_root(slot)
-        if not any(dist.pointer_root(reset) == root for _, reset in dist_analysis.credit_returns_in(dist, loop)):
-            self.report(wait)
+        if any(dist.pointer_root(reset) == root for _, reset in dist_analysis.credit_returns_in(dist, loop)):
+            return
+        if self._only_grows(dist, wait, name, loop, root):
+            return
+        self.report(wait)
+
+    def _only_grows(self, dist: DistAnalysis, wait: cst.Call, name: str, loop, root: str | None) -> bool:
+        """The slot counts laps (its wait value advances with the loop) and credits go back elsewhere."""
+        value = dist_analysis.signal_argument(wait, name, "value")
+        if root is None or value is None or not dist.depends_on(value, dist_analysis.advancing_names(dist, loop)):
+            return False
+        credits_elsewhere = any(
+            dist.pointer_root(dist_analysis.signal_argument(write, dist.qualname_of(write), "slot")) not in (None, root)
+            and not dist_analysis.signal_is_zero_set(write, dist.qualname_of(write))
+            for write in dist_analysis.signal_writes_in(dist, loop))
+        return credits_elsewhere and not self._someone_waits_for_zero(root)
+
+    def _someone_waits_for_zero(self, root: str) -> bool:
+        for dist in dist_analysis.distributed_kernels(self.context):
+            for wait in dist.calls_to(*sorted(SIGNAL_WAITS)):
+                name = dist.qualname_of(wait)
+                slot = dist_analysis.wait_slot(wait, name)
+                if slot is not None and dist_analysis.waits_for_zero(wait, name) and dist.pointer_root(slot) == root:
+                    return True
+        return False

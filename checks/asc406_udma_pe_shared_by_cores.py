@@ -7,8 +7,10 @@ from ascendlint.rule import Invalid, Rule, Valid
 class UdmaPeSharedByCores(Rule):
     """Flags `putmem`/`getmem` that every program runs for the same pe.
 
-    Quiet when the pe, an enclosing loop or an enclosing `if` that selects one program (`pid == ...`, or a test
-    on the pe itself) depends on `tl.program_id`, e.g. `for pe in range(pid, n_pes, n_programs)`; also quiet for
+    Quiet when the pe, the loop it comes from or an enclosing `if` that selects one program (`pid == ...`, or a
+    test on the pe itself) depends on `tl.program_id`, e.g. `for pe in range(pid, n_pes, n_programs)`; a tile
+    loop split by program id around a loop over every pe does not make it quiet (every program still drives every
+    pe). Also quiet for
     a kernel that this module launches only on a one-program grid (a literal `(1, 1, 1)`, or a name the launching
     function raises on unless it is 1), and for the helpers only such kernels call. A `triton.jit` helper's
     parameter counts as a program id when a caller passes one in (or, for a helper this module never calls, when
@@ -26,6 +28,19 @@ class UdmaPeSharedByCores(Rule):
         driving core.
     """
     INVALID = [
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def push_tiles(buf_ptr, x_ptr, n_tiles, n_pes, nbytes):
+                for tile in range(tl.program_id(0), n_tiles, tl.num_programs(0)):
+                    for pe in range(n_pes):
+                        libshmem_device.putmem(buf_ptr + tile * nbytes, x_ptr + tile * nbytes, nbytes, pe)
+            """
+        ),
         Invalid(
             """
             import triton
@@ -283,7 +298,7 @@ class UdmaPeSharedByCores(Rule):
             for call in dist.calls_to(*sorted(UDMA_CALLS)):
                 name = dist.qualname_of(call)
                 pe = udma_argument(call, name, "pe")
-                if pe is None or dist.partitioned_by_program(call, pe):
+                if pe is None or dist.partitioned_by_program(call, pe, loop_feeds_key=True):
                     continue
                 shown = " ".join(self.context.module.code_for_node(pe).split())
                 self.report(call, self.message.format(call=name.split(".")[-1], pe=shown))

@@ -17,7 +17,8 @@ class NotifyBeforePublish(Rule):
     The data is a store into symmetric memory (a pointer mapped by `dl.symm_at` / `remote_ptr`, a `putmem`, or a
     buffer the kernel also hands to one of those), or a `triton.jit` helper called on such a pointer, placed after
     the notify in the same loop body, or in the loop that follows a loop of notifies. A credit return
-    (`notify(slot, rank, 0)`) announces no data and is not checked.
+    (`notify(slot, rank, 0)`) announces no data and is not checked. A store into a plain output whose offsets come
+    from values read after a wait writes no guarded buffer and announces nothing.
     """
 
     code = "ASC409"
@@ -131,6 +132,30 @@ class NotifyBeforePublish(Rule):
         ),
     ]
     VALID = [
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def exchange_counts(count_ptr, arrived_ptr, out_ptr, n_ranks, rank, D: tl.constexpr):
+                for peer in range(n_ranks):
+                    tl.store(dl.symm_at(count_ptr, peer) + rank, peer + 1)
+                libshmem_device.fence()
+                for peer in range(n_ranks):
+                    dl.notify(arrived_ptr, peer, signal=1, sig_op="add")
+                token = dl.wait(arrived_ptr, 1, "gpu", "acquire", waitValue=n_ranks)
+                counts = dl.consume_token(count_ptr, token)
+                written = 0
+                for src in range(n_ranks):
+                    n = tl.load(counts + src)
+                    offs = tl.arange(0, D)
+                    tl.store(out_ptr + written + offs, tl.full((D,), src, tl.int32), mask=offs < n)
+                    written += n
+            """
+        ),
         Valid(
             """
             import triton
@@ -351,9 +376,17 @@ def _writes_symmetric(dist: DistAnalysis, call: cst.Call, symmetric: set[str], h
 
 
 def _consumed(dist: DistAnalysis, pointer: cst.BaseExpression) -> bool:
-    """The pointer is ordered after a wait (``dl.consume_token(ptr, token)``, directly or through names): it
-    addresses a buffer that a signal guards, so writing it publishes data."""
-    return dist.derives_from_call(pointer, {CONSUME_TOKEN})
+    """The pointer's buffer is ordered after a wait (``dl.consume_token(ptr, token)``, directly or through
+    names): it addresses a buffer that a signal guards, so writing it publishes data. A consumed value that only
+    feeds the offsets (counts read after the wait, placing rows in a plain local output) guards nothing."""
+    root = dist.pointer_root(pointer)
+    for source in dist._expressions_reaching(pointer):
+        for node in (source, *dist.below(source)):
+            if type(node) is cst.Call and dist.qualname_of(node) == CONSUME_TOKEN:
+                value = call_argument(node, 0, "value")
+                if value is not None and dist.pointer_root(value) == root:
+                    return True
+    return False
 
 
 def _describe(dist: DistAnalysis, call: cst.Call) -> str:

@@ -12,7 +12,9 @@ class UdmaLocalTransfer(Rule):
     That is a pe that is the rank itself (`dl.rank()`, `libshmem_device.my_pe()`, a kernel parameter named
     `rank`), or the variable of a loop over every rank (a `range` up to the rank count) with no `pe != rank` guard
     around the transfer (an `if pe != rank:`, the `else` of `if pe == rank:`, or an earlier `if pe == rank:
-    continue`). A pe computed as `(rank + i) % n` with `i` from 1, or loaded from data, is not flagged.
+    continue`). A pe computed as `(rank + off) % n` whose offset is 0 on the first pass of its loops (`i`,
+    `i // chunks_per_rank` with `i` from 0) can be the rank too. A pe computed as `(rank + i) % n` with `i` from
+    1, or loaded from data, is not flagged.
     """
 
     code = "ASC411"
@@ -26,6 +28,21 @@ class UdmaLocalTransfer(Rule):
         symmetric buffer.
     """
     INVALID = [
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
+
+            @triton.jit
+            def scatter_chunks(buf_ptr, x_ptr, n_chunks, chunks_per_rank, nbytes):
+                rank = dl.rank()
+                for i in range(n_chunks):
+                    pe = (rank + i // chunks_per_rank) % dl.num_ranks()
+                    libshmem_device.putmem(buf_ptr + i * nbytes, x_ptr + i * nbytes, nbytes, pe)
+            """
+        ),
         Invalid(
             """
             import triton
@@ -191,6 +208,10 @@ class UdmaLocalTransfer(Rule):
 def _can_be_own_rank(dist: DistAnalysis, call: cst.Call, pe: cst.BaseExpression) -> bool:
     if dist_analysis.is_rank_identity(dist, pe):
         return True
+    if _rank_plus_offset_from_zero(dist, pe):
+        scope = dist.enclosing_loops(call)
+        name = pe.value if type(pe) is cst.Name else ""
+        return not name or not _guarded(dist, call, scope[-1] if scope else dist.kernel.node, name)
     if type(pe) is not cst.Name:
         return False
     loop = next((l for l in dist.enclosing_loops(call) if type(l) is cst.For and type(l.target) is cst.Name
@@ -201,6 +222,65 @@ def _can_be_own_rank(dist: DistAnalysis, call: cst.Call, pe: cst.BaseExpression)
         scope = dist.enclosing_loops(call)
         return not _guarded(dist, call, scope[-1] if scope else dist.kernel.node, pe.value)
     return False
+
+
+def _rank_plus_offset_from_zero(dist: DistAnalysis, pe: cst.BaseExpression) -> bool:
+    """``pe`` is ``(rank + off) % n`` (directly or through names) where ``off`` is 0 on a loop's first pass:
+    ``(rank + i // chunks_per_rank) % n`` with ``i`` from 0 is the own rank for the first chunks."""
+    values = dist.assigned_values(pe) if type(pe) is cst.Name else [pe]
+    if not values:
+        return False
+    for value in values:
+        while type(value) is cst.Call and dist.qualname_of(value) == "tl.cast" and value.args:
+            value = value.args[0].value
+        if type(value) is not cst.BinaryOperation or type(value.operator) is not cst.Modulo:
+            return False
+        total = value.left
+        if type(total) is not cst.BinaryOperation or type(total.operator) is not cst.Add:
+            return False
+        sides = (total.left, total.right)
+        ranks = [side for side in sides if dist_analysis.is_rank_identity(dist, side)]
+        if len(ranks) != 1:
+            return False
+        offset = sides[1] if ranks[0] is sides[0] else sides[0]
+        if not _zero_on_first_pass(dist, offset, frozenset()):
+            return False
+    return True
+
+
+def _zero_on_first_pass(dist: DistAnalysis, expr: cst.BaseExpression, seen: frozenset) -> bool:
+    """``expr`` is 0 when the loops it comes from are on their first pass: a loop variable from 0, scaled or
+    divided (``i // k``, ``i * k``, ``i % k``), or a sum of such terms; a constant other than 0 is not."""
+    if type(expr) is cst.Integer:
+        return expr.evaluated_value == 0
+    if type(expr) is cst.BinaryOperation:
+        if type(expr.operator) in (cst.FloorDivide, cst.Multiply, cst.Modulo, cst.RightShift):
+            return _zero_on_first_pass(dist, expr.left, seen)
+        if type(expr.operator) in (cst.Add, cst.Subtract):
+            return _zero_on_first_pass(dist, expr.left, seen) and _zero_on_first_pass(dist, expr.right, seen)
+        return False
+    if type(expr) is not cst.Name or id(expr) in seen:
+        return False
+    definitions = dist.values.definitions(expr)
+    if not definitions:
+        return False
+    for definition in definitions:
+        if definition.kind == "loop":
+            if not _range_from_zero(dist, definition.value):
+                return False
+        elif definition.kind == "assign" and definition.value is not None:
+            if not _zero_on_first_pass(dist, definition.value, seen | {id(expr)}):
+                return False
+        else:
+            return False
+    return True
+
+
+def _range_from_zero(dist: DistAnalysis, iterable: cst.BaseExpression | None) -> bool:
+    if iterable is None or not dist.is_range(iterable):
+        return False
+    positional = [a.value for a in iterable.args if a.keyword is None]
+    return len(positional) == 1 or (len(positional) > 1 and dist_analysis.is_integer(positional[0], 0))
 
 
 def _computed_over_every_rank(dist: DistAnalysis, pe: cst.Name) -> bool:

@@ -47,6 +47,29 @@ class SignalsNotZeroedBetweenLaunches(Rule):
     INVALID = [
         Invalid(
             """
+            import torch
+            import triton
+            import triton.language as tl
+            import triton_dist.language as dl
+
+            @triton.jit
+            def wait_rows(signal_ptr, buf_ptr, out_ptr, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                token = dl.wait(signal_ptr, 1, "gpu", "acquire")
+                tl.store(out_ptr + offs, tl.load(dl.consume_token(buf_ptr, token) + offs))
+
+            @triton.jit
+            def gather_kernel(buf_ptr, signal_ptr, out_ptr, peer, BLOCK: tl.constexpr):
+                dl.notify(signal_ptr, peer, signal=1)
+                wait_rows(signal_ptr, buf_ptr, out_ptr, BLOCK)
+
+            def run_steps(buf, signal, outs, peer):
+                for out in outs:
+                    gather_kernel[(1,)](buf, signal, out, peer, BLOCK=64)
+            """
+        ),
+        Invalid(
+            """
             import torch.distributed as dist
             import triton
             import triton.language as tl
@@ -270,7 +293,7 @@ class SignalsNotZeroedBetweenLaunches(Rule):
             if kernel is None:
                 continue
             if kernel.name not in leaving:
-                leaving[kernel.name] = _buffers_left_set(dist_analysis.for_kernel(self.context, kernel))
+                leaving[kernel.name] = _buffers_left_set(self.context, dist_analysis.for_kernel(self.context, kernel))
             for param in leaving[kernel.name]:
                 argument = _argument_for(kernel, launch.call, param)
                 if self._host_sets(launch.call, argument):
@@ -352,9 +375,10 @@ class SignalsNotZeroedBetweenLaunches(Rule):
         return False
 
 
-def _buffers_left_set(dist: DistAnalysis) -> list[str]:
+def _buffers_left_set(context, dist: DistAnalysis, _inside: frozenset = frozenset()) -> list[str]:
     """Kernel parameters whose slots the kernel waits on and never resets to 0: set by its own programs, or by
-    other ranks (a kernel that only waits).
+    other ranks (a kernel that only waits). Waits and resets in the `triton.jit` helpers it calls count as its
+    own, on the arguments it passes them.
 
     A wait for a value the launch passes in (an epoch, a call count) is not fooled by the previous launch's
     signals; a buffer the host itself raises is the host's business (see `_host_sets`): neither counts.
@@ -370,7 +394,34 @@ def _buffers_left_set(dist: DistAnalysis) -> list[str]:
         if root is not None and root not in waited:
             waited.append(root)
     reset = {dist.pointer_root(slot) for _, slot in dist_analysis.credit_returns_in(dist, dist.kernel.node)}
+    for call, helper in _helper_calls(context, dist):
+        if helper.name in _inside:
+            continue
+        helper_dist = dist_analysis.for_kernel(context, helper)
+        helper_left = _buffers_left_set(context, helper_dist, _inside | {dist.kernel.name, helper.name})
+        helper_reset = {helper_dist.pointer_root(slot)
+                        for _, slot in dist_analysis.credit_returns_in(helper_dist, helper_dist.kernel.node)}
+        for param, argument in dist_analysis.bound_arguments(helper, call):
+            root = dist.pointer_root(argument)
+            if root is None:
+                continue
+            if param in helper_left and root not in waited:
+                waited.append(root)
+            if param in helper_reset:
+                reset.add(root)
     return [root for root in waited if root not in reset]
+
+
+def _helper_calls(context, dist: DistAnalysis):
+    """(call, helper) for every call of a `triton.jit` function of this module in ``dist``'s kernel."""
+    for node in dist.nodes:
+        if type(node) is not cst.Call:
+            continue
+        name = dist.qualname_of(node) or ""
+        if name.startswith("local."):
+            helper = context.facts.kernels.get(name[len("local."):])
+            if helper is not None:
+                yield node, helper
 
 
 def _expected_value(dist: DistAnalysis, wait: cst.Call) -> cst.BaseExpression | None:

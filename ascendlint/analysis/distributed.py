@@ -311,20 +311,24 @@ class DistAnalysis:
                 values.append(cst.BinaryOperation(left=statement.target, operator=cst.Add(), right=statement.value))
         return values
 
-    def partitioned_by_program(self, node: cst.CSTNode, key: cst.BaseExpression) -> bool:
+    def partitioned_by_program(self, node: cst.CSTNode, key: cst.BaseExpression, loop_feeds_key: bool = False) -> bool:
         """Different programs run ``node`` for different ``key`` values (a pe, a slot).
 
         True when ``key`` depends on the program id, when an enclosing loop's iterable does
         (``for pe in range(pid, n, n_programs)``), or when an enclosing ``if`` on the program id selects single
         programs (``pid == 0``) or tests a variable of ``key`` (``if pe < pid``). ``if pid < n_producers`` alone only
-        splits roles: every program of the role still runs ``node``.
+        splits roles: every program of the role still runs ``node``. With ``loop_feeds_key``, a loop split by
+        program id counts only when ``key`` comes from its variable: a tile loop split by program id around a
+        loop over every pe still has every program drive every pe.
         """
         if self.single_program or self.depends_on_program_id(key):
             return True
+        key_names = self.names_feeding(key) - set(self.kernel.params)  # the key's own variables
         for loop in self.enclosing_loops(node):
             if type(loop) is cst.For and self.depends_on_program_id(loop.iter):
-                return True
-        key_names = self.names_feeding(key) - set(self.kernel.params)  # the key's own variables
+                targets = {n.value for n in (loop.target, *self.below(loop.target)) if type(n) is cst.Name}
+                if not loop_feeds_key or targets & key_names:
+                    return True
         for guard in self.guards(node):
             if self.selects_single_programs(guard.test):
                 return True
@@ -568,6 +572,11 @@ def _link_single_program_helpers(context: FileContext, analyses: list, by_name: 
                 changed = True
 
 
+def bound_arguments(kernel: Kernel, call: cst.Call) -> Iterator[tuple[str, cst.BaseExpression]]:
+    """(parameter, argument) pairs of a call of the jit function ``kernel``, positional and keyword."""
+    return _bound_arguments(kernel, call)
+
+
 def _bound_arguments(kernel: Kernel, call: cst.Call) -> Iterator[tuple[str, cst.BaseExpression]]:
     """(parameter, argument) pairs of a call of `kernel`, positional and keyword."""
     position = 0
@@ -710,8 +719,20 @@ def iteration_names(dist: DistAnalysis, loops: list) -> set[str]:
     return names
 
 
+def loop_counters(dist: DistAnalysis, loop: cst.CSTNode) -> set[str]:
+    """Names a loop's body steps with an augmented assignment (``msg += 1``): counters that advance with it."""
+    return {node.target.value for node in dist.below(loop.body)
+            if type(node) is cst.AugAssign and type(node.target) is cst.Name}
+
+
+def advancing_names(dist: DistAnalysis, loop: cst.CSTNode) -> set[str]:
+    """What changes from one iteration of ``loop`` to the next: its iteration names and its counters."""
+    return iteration_names(dist, [loop]) | loop_counters(dist, loop)
+
+
 def ring_loop(dist: DistAnalysis, node: cst.CSTNode, slot: cst.BaseExpression) -> cst.CSTNode | None:
-    """The innermost loop around ``node`` that a ring index of ``slot`` advances with (``i % buffer_num``).
+    """The innermost loop around ``node`` that a ring index of ``slot`` advances with (``i % buffer_num``, or a
+    counter stepped in the loop, ``msg % buffer_num`` with ``msg += 1``).
 
     A modulo by the rank count picks a peer, not a buffer, and does not count. None: ``slot`` is no ring slot.
     """
@@ -719,7 +740,7 @@ def ring_loop(dist: DistAnalysis, node: cst.CSTNode, slot: cst.BaseExpression) -
     if not rings:
         return None
     for loop in dist.enclosing_loops(node):
-        advancing = iteration_names(dist, [loop])
+        advancing = advancing_names(dist, loop)
         if any(dist.depends_on(index, advancing) for index in rings):
             return loop
     return None

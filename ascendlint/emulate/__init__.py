@@ -19,7 +19,7 @@ from .schedules import (
 
 __all__ = [
     "DEFAULT_EXPLORATION", "FIXED_ONLY", "REPLAY_VARIABLE", "DeviceModel", "EmulatorHang", "Exploration", "Schedule",
-    "World", "install_stand_ins", "launch",
+    "HOST_BARRIER", "Launch", "World", "install_stand_ins", "launch",
 ]
 
 
@@ -58,15 +58,18 @@ default has all of them. ``schedules`` picks the interleavings explored (default
 ``DEFAULT_EXPLORATION``; ``FIXED_ONLY``, an ``Exploration``, a ``Schedule`` or a token such as
 ``"pct:3:d3:k420"`` to replay one); memory is restored before each. ``check()`` runs after each
 schedule and should raise on wrong results; with ``compare_schedules`` every schedule must leave the
-memory the first one left. A failure names its schedule (``error.schedule`` and a note). Raises
+memory the first one left (a callable instead returns a canonical form of the results to compare, for
+kernels whose memory legitimately depends on the order; False compares nothing). A failure names its
+schedule (``error.schedule`` and a note); a ``ScheduleDependentResult`` names both schedules and
+replays as that pair. Raises
 EmulatorHang on a deadlock or after ``timeout`` seconds, naming the programs still running and
 their kernel lines.
 """
 
 
 def __getattr__(name: str):
-    if name == "World":
-        from .world import World
+    if name in ("World", "Launch", "HOST_BARRIER"):
+        from . import world
 
-        return World
+        return getattr(world, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

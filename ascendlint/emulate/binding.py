@@ -35,8 +35,14 @@ class BoundKernel:
     grid: tuple
     tensors: tuple = ()  # the torch tensors among the launch arguments (restored between schedules, bounds)
 
+    parameters: tuple = ()  # the parameter name of each entry of ``tensors``
+
     def run_program(self) -> None:
         self.fn(**self.call_args)
+
+    def argument_names(self) -> dict:
+        """data_ptr -> parameter name of every tensor argument (names buffers in reports)."""
+        return {tensor.data_ptr(): name for name, tensor in zip(self.parameters, self.tensors)}
 
 
 def bind(kernel, grid, args: tuple, kwargs: dict) -> BoundKernel:
@@ -52,8 +58,9 @@ def bind(kernel, grid, args: tuple, kwargs: dict) -> BoundKernel:
     call_args = {
         name: value if name in constexprs else interpreter._implicit_cvt(value) for name, value in raw.items()
     }
-    tensors = tuple(v for v in raw.values() if hasattr(v, "data_ptr") and hasattr(v, "untyped_storage"))
-    return BoundKernel(interpreted.fn.__name__, fn, call_args, normalize_grid(grid, raw), tensors)
+    named = [(k, v) for k, v in raw.items() if hasattr(v, "data_ptr") and hasattr(v, "untyped_storage")]
+    return BoundKernel(interpreted.fn.__name__, fn, call_args, normalize_grid(grid, raw),
+                       tuple(v for _, v in named), tuple(k for k, _ in named))
 
 
 def normalize_grid(grid, meta: dict) -> tuple:

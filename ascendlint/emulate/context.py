@@ -16,6 +16,28 @@ _local = threading.local()
 
 
 @dataclass
+class Stage:
+    """One kernel launch of a launch sequence, over every rank: what its barriers and UDMA limits count.
+
+    A plain launch is a sequence of one stage. In a longer sequence each rank runs its stages in order,
+    independently of the other ranks (see ``streams.py``), so a barrier or a core-per-pe limit only ever
+    concerns the programs of one stage.
+    """
+
+    index: int = 0
+    kernel_name: str = ""
+    program_count: int = 0  # threads of this stage: programs x sub-blocks, over every rank
+    sub_blocks: int = 1
+    barrier_arrived: int = 0
+    barrier_generation: int = 0
+    barrier_counts: dict = field(default_factory=dict)  # id(ProgramContext) -> barriers passed or reached
+    udma_issuers: dict = field(default_factory=dict)  # (rank, pe) -> the core that drives it
+
+    def describe(self) -> str:
+        return f"launch {self.index} ({self.kernel_name})"
+
+
+@dataclass
 class LaunchState:
     """Shared by every program of one combined launch."""
 
@@ -37,6 +59,7 @@ class LaunchState:
     unacquired: int = 0  # programs currently reading without acquire
     udma_issuers: dict = field(default_factory=dict)  # (rank, pe) -> the core that drives it
     programs: list = field(default_factory=list)  # every ProgramContext of the launch
+    stage_count: int = 1  # launches in the sequence each rank runs
 
 
 @dataclass
@@ -49,18 +72,26 @@ class ProgramContext:
     grid_idx: tuple
     grid_dim: tuple
     sub_block: int = 0
+    stage: Stage = None  # the launch of the sequence this program belongs to
     blocked_on: str | None = None
     turn: threading.Event = field(default_factory=threading.Event)
     pending: Any = None  # the program's StoreBuffer when stores are held back
     horizon: int | None = None  # write_seq at a wait without acquire; later writes by others may be unseen
     line_copies: dict = field(default_factory=dict)  # 64-byte line address -> this core's cached copy
     inflight_loads: list = field(default_factory=list)  # addresses loaded since the last fence
+    transfers: list = field(default_factory=list)  # non-blocking UDMA copies issued, not yet quiet()-ed
     overtaken_loads: list = field(default_factory=list)  # loads a signal was set after, before any fence
+
+    def __post_init__(self) -> None:
+        if self.stage is None:
+            self.stage = Stage(0, self.launch.kernel_name, self.launch.program_count, self.launch.sub_blocks)
 
     def describe(self) -> str:
         where = f"program {self.grid_idx}"
-        if self.launch.sub_blocks > 1:
+        if self.stage.sub_blocks > 1:
             where += f" sub-block {self.sub_block}"
+        if self.launch.stage_count > 1:
+            where = f"{self.stage.describe()} {where}"
         return where if self.launch.world is None else f"rank {self.rank} {where}"
 
 

@@ -18,7 +18,79 @@ TOLERANCE = {
 
 
 class ScheduleDependentResult(AssertionError):
-    """Two schedules of one launch left different values in memory: the kernel races."""
+    """Two schedules of one launch left different values in memory: the kernel races.
+
+    ``schedules`` holds both schedules; ``replay`` is the token that runs that pair again (one
+    schedule alone has nothing to compare with).
+    """
+
+    schedules: tuple = ()
+    replay: str = ""
+
+
+class ScheduleComparison:
+    """After every schedule, compare what it left with what the first schedule left.
+
+    ``compare`` is True (every byte of the launch's memory, floats within their dtype's tolerance),
+    False (nothing) or a callable returning a canonical form of the results (for kernels whose
+    correct result legitimately depends on the interleaving, such as pieces placed in arrival
+    order): its values must be equal under every schedule.
+    """
+
+    def __init__(self, image: "MemoryImage", compare, kernel_name: str) -> None:
+        self.image = image
+        self.compare = compare
+        self.kernel_name = kernel_name
+        self.first = None
+
+    def after(self, schedule) -> None:
+        if self.compare is False or self.compare is None:
+            return
+        seen = _snapshot(self.compare()) if callable(self.compare) else self.image.capture()
+        if self.first is None:
+            self.first = (schedule, seen)
+            return
+        first_schedule, first_seen = self.first
+        differ = self.image.differences(first_seen, seen) if not callable(self.compare) else canonical_differences(
+            first_seen, seen)
+        if not differ:
+            return
+        what = "results" if not callable(self.compare) else "canonical results (compare_schedules)"
+        error = ScheduleDependentResult(
+            f"emulated kernel {self.kernel_name} leaves different {what} under schedule {schedule.token} than under "
+            f"{first_schedule.token}: the result depends on the interleaving (a race):\n  " + "\n  ".join(differ))
+        error.schedules = (first_schedule, schedule)
+        error.replay = f"{first_schedule.token},{schedule.token}"
+        raise error
+
+
+def _snapshot(value):
+    """A copy of a canonical form that the next schedule's memory restore cannot change."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_snapshot(v) for v in value) if not hasattr(value, "_fields") else value
+    if isinstance(value, dict):
+        return {k: _snapshot(v) for k, v in value.items()}
+    return value
+
+
+def canonical_differences(first, later, label: str = "compare_schedules()") -> list[str]:
+    """Where two canonical forms differ: tensors (with the dtype's tolerance), sequences, mappings, values."""
+    if isinstance(first, torch.Tensor) and isinstance(later, torch.Tensor):
+        if first.shape != later.shape or first.dtype != later.dtype:
+            return [f"{label}: {first.dtype}{list(first.shape)} against {later.dtype}{list(later.shape)}"]
+        if first.dtype in TOLERANCE:
+            rtol, atol = TOLERANCE[first.dtype]
+            same = torch.isclose(first.float(), later.float(), rtol=rtol, atol=atol, equal_nan=True)
+        else:
+            same = first == later
+        return [] if bool(same.all()) else [f"{label}: {int((~same).sum())} of {same.numel()} elements differ"]
+    if isinstance(first, (list, tuple)) and isinstance(later, (list, tuple)) and len(first) == len(later):
+        return [d for i, (a, b) in enumerate(zip(first, later)) for d in canonical_differences(a, b, f"{label}[{i}]")]
+    if isinstance(first, dict) and isinstance(later, dict) and first.keys() == later.keys():
+        return [d for key in first for d in canonical_differences(first[key], later[key], f"{label}[{key!r}]")]
+    return [] if first == later else [f"{label}: {first!r} against {later!r}"]
 
 
 class MemoryImage:

@@ -123,6 +123,12 @@ def language_patched_for(fn, extra_patches=None):
             _restore_namespace(ns, before)
 
 
+def patch_language_for(fn) -> None:
+    """Inside ``language_patched_for``: patch the ``tl`` modules another kernel of the same run uses."""
+    _, _, interpreter = import_triton()
+    interpreter._patch_lang(fn)
+
+
 def _scalar_index(tensor) -> int:
     """``range(t)`` on a one-element tensor, without numpy's deprecated array-to-int conversion."""
     return int(tensor.handle.data.reshape(-1)[0]) if tensor.handle.data.size == 1 else int(tensor.handle.data)

@@ -73,6 +73,10 @@ class DeviceModel:
     ``udma_one_core_per_pe``: every UDMA transfer of a launch to one pe must come from one core (one
     program's one sub-block), since ``quiet()`` keeps a single completion slot per pe; a second core
     driving the same pe raises ``UdmaAddressError``.
+
+    ``nbi_in_flight_until_quiet``: ``putmem_nbi``/``getmem_nbi`` only start a transfer; it reads its
+    source and writes its destination when the program calls ``quiet()`` (or ``barrier_all()``, or
+    ends), so a signal set before ``quiet()`` reaches the peer before the data does.
     """
 
     drop_unconsumed_waits: bool = True
@@ -87,6 +91,7 @@ class DeviceModel:
     loads_complete_at_fence: bool = True
     check_bounds: bool = True
     udma_one_core_per_pe: bool = True
+    nbi_in_flight_until_quiet: bool = True
 
     def __post_init__(self) -> None:
         if self.vector_sub_blocks not in (1, 2):

@@ -10,6 +10,12 @@ woken, the launch is deadlocked and reports at once instead of waiting for a tim
 
 Residency: only ``resident_programs`` programs (cores) of a rank run at once; the next one starts
 when a running one ends, as the device runs a grid larger than its core count in batches.
+
+Launch streams: a rank may run a sequence of launches (stages). Its programs of stage k+1 start only
+once all its programs of stage k have ended, as a device stream runs one kernel after the other, but
+ranks advance independently: rank 0 may be in stage k+1 while rank 1 is still in stage k. A stage
+listed in ``host_barriers`` starts on any rank only once the previous stage has ended on every rank
+(a host barrier or stream synchronisation between the launches).
 """
 
 from __future__ import annotations
@@ -25,15 +31,16 @@ from .schedules import FixedOrder, Strategy
 class Core:
     """The threads of one program (one per vector sub-block) and how many of them are still running."""
 
-    def __init__(self, rank: int, programs: list) -> None:
+    def __init__(self, rank: int, programs: list, stage: int = 0) -> None:
         self.rank = rank
         self.programs = programs
+        self.stage = stage
         self.running = len(programs)
 
 
 class Scheduler:
     def __init__(self, launch, cores: list[Core], resident: int | None, yield_on_signal: bool,
-                 strategy: Strategy | None = None) -> None:
+                 strategy: Strategy | None = None, host_barriers=frozenset()) -> None:
         self.launch = launch
         self.yield_on_signal = yield_on_signal
         self.strategy = strategy or FixedOrder()
@@ -44,16 +51,22 @@ class Scheduler:
         self._runnable: list = []  # ready to run, in the order they became ready
         self._blocked: list[tuple[object, Callable[[], bool]]] = []
         self._alive = 0
+        self._resident = resident
+        self._host_barriers = frozenset(host_barriers)
         self._waiting_to_start: dict[int, deque] = {}
+        self._cores_running: dict[int, int] = {}
+        self._unfinished: dict[tuple[int, int], int] = {}  # (rank, stage) -> cores not ended yet
         self._core_of: dict[int, Core] = {}
         ranks = sorted({core.rank for core in cores})
-        admitted = []
+        for core in cores:
+            key = (core.rank, core.stage)
+            self._unfinished[key] = self._unfinished.get(key, 0) + 1
+        self._stages = sorted({core.stage for core in cores})
         for rank in ranks:
-            of_rank = [core for core in cores if core.rank == rank]
-            limit = len(of_rank) if resident is None else resident
-            admitted.extend(of_rank[:limit])
-            self._waiting_to_start[rank] = deque(of_rank[limit:])
-        self._initial = _interleave_ranks(admitted)[::-1]
+            of_rank = sorted((core for core in cores if core.rank == rank), key=lambda core: core.stage)
+            self._waiting_to_start[rank] = deque(of_rank)
+            self._cores_running[rank] = 0
+        self._initial = _interleave_ranks(self._admit_locked())[::-1]
 
     # -- driven by the launching thread ---------------------------------------------------------------
     def begin(self) -> None:
@@ -63,9 +76,14 @@ class Scheduler:
                 self._start_locked(core)
             self._dispatch_locked()
 
-    def not_started(self) -> dict[int, int]:
-        """rank -> number of programs that never got a core."""
-        return {rank: len(waiting) for rank, waiting in self._waiting_to_start.items() if waiting}
+    def not_started(self) -> dict[tuple, int]:
+        """(rank, stage) -> number of programs that never got a core; stage None when only residency held them."""
+        counts: dict[tuple, int] = {}
+        for rank, waiting in self._waiting_to_start.items():
+            for core in waiting:
+                key = (rank, None if self._stage_open(rank, core.stage) else core.stage)
+                counts[key] = counts.get(key, 0) + 1
+        return counts
 
     def abort(self, programs) -> None:
         for program in programs:
@@ -123,11 +141,31 @@ class Scheduler:
             if failed:
                 self.finished.set()
                 return
-            if core.running == 0 and self._waiting_to_start[core.rank]:
-                self._start_locked(self._waiting_to_start[core.rank].popleft())
+            if core.running == 0:
+                self._cores_running[core.rank] -= 1
+                self._unfinished[(core.rank, core.stage)] -= 1
+                for admitted in self._admit_locked():
+                    self._start_locked(admitted)
             self._dispatch_locked()
 
     # -- internals (hold the lock) ---------------------------------------------------------------------
+    def _stage_open(self, rank: int, stage: int) -> bool:
+        """Whether ``rank`` may start programs of ``stage``: its earlier launches (everyone's, after a host
+        barrier) have ended."""
+        earlier = [s for s in self._stages if s < stage]
+        ranks = self._cores_running if stage in self._host_barriers else (rank,)
+        return all(self._unfinished.get((r, s), 0) == 0 for r in ranks for s in earlier)
+
+    def _admit_locked(self) -> list[Core]:
+        """Take the cores that may start now off the waiting queues (residency and launch order allowing)."""
+        admitted = []
+        for rank, waiting in self._waiting_to_start.items():
+            while waiting and (self._resident is None or self._cores_running[rank] < self._resident) \
+                    and self._stage_open(rank, waiting[0].stage):
+                admitted.append(waiting.popleft())
+                self._cores_running[rank] += 1
+        return admitted
+
     def _start_locked(self, core: Core) -> None:
         for program in core.programs:
             self._core_of[id(program.ctx)] = core

@@ -133,21 +133,29 @@ FIXED_ONLY = Exploration(random=0, pct=0)
 def resolve(schedules) -> list[Schedule]:
     """The schedules to run for a launch's ``schedules=`` argument (None: the default exploration).
 
-    ``ASCENDLINT_EMULATE_SCHEDULE``, when set, replaces them with the one schedule it names.
+    ``ASCENDLINT_EMULATE_SCHEDULE``, when set, replaces them with the schedules it names. A token may
+    name several schedules separated by commas (``"fixed,pct:0:d3:k696"``): that is how a
+    ``ScheduleDependentResult``, which needs both schedules it compared, is replayed.
     """
     forced = os.environ.get(REPLAY_VARIABLE, "").strip()
     if forced:
-        return [Schedule.parse(forced)]
+        return _parse_list(forced)
     if schedules is None:
         return DEFAULT_EXPLORATION.schedules()
     if isinstance(schedules, Exploration):
         return schedules.schedules()
-    if isinstance(schedules, (Schedule, str)):
+    if isinstance(schedules, str):
+        return _parse_list(schedules)
+    if isinstance(schedules, Schedule):
         schedules = [schedules]
     found = [Schedule.parse(s) if isinstance(s, str) else s for s in schedules]
     if not found or not all(isinstance(s, Schedule) for s in found):
         raise TypeError("schedules= takes an Exploration, a Schedule, a schedule token or a list of them")
     return found
+
+
+def _parse_list(tokens: str) -> list[Schedule]:
+    return [Schedule.parse(token) for token in tokens.split(",") if token.strip()]
 
 
 def with_steps(schedule: Schedule, steps: int) -> Schedule:

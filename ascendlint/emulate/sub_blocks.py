@@ -68,7 +68,7 @@ def share_of_iterations(start: int, end: int, step: int) -> range:
     """
     whole = range(start, end, step)
     ctx = context.current()
-    if ctx is None or ctx.launch.sub_blocks == 1:
+    if ctx is None or ctx.stage.sub_blocks == 1:
         return whole
     half = (len(whole) + 1) // 2
     return whole[:half] if ctx.sub_block == 0 else whole[half:]

@@ -34,7 +34,7 @@ def _check(op_name: str, *, remote_role: str, remote: int, local_role: str, loca
     ctx = context.require_current(op_name)
     pe = memory.as_int(pe)
     if ctx.launch.model.udma_one_core_per_pe:
-        driver = ctx.launch.udma_issuers.setdefault((ctx.rank, pe), ctx)
+        driver = ctx.stage.udma_issuers.setdefault((ctx.rank, pe), ctx)
         if driver is not ctx:
             raise UdmaAddressError(
                 f"{op_name} to pe {pe} from {ctx.describe()}, but {driver.describe()} already drives pe {pe} in this "

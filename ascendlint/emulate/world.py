@@ -5,6 +5,7 @@ Imported lazily by ``ascendlint.emulate`` (it needs torch).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 
 import numpy as np
@@ -24,6 +25,8 @@ class World:
         executor.prepare()
         self.num_ranks = num_ranks
         self._heap = SymmetricHeap(num_ranks, heap_bytes)
+        self._names: dict[int, list[str]] = {}  # allocation index -> launch parameter names it was passed as
+        self._touched: dict[int, set[int]] = {}  # signal allocation index -> element indices signalled or waited on
 
     def symmetric_zeros(self, shape, dtype) -> list:
         views = self._heap.allocate(shape, dtype)
@@ -48,20 +51,84 @@ class World:
 
     def launch(self, kernel, grid, args_for_rank: Callable[[int], tuple], *, hazards: bool = True,
                timeout: float = 60.0, model: DeviceModel | None = None, schedules=None, check=None,
-               compare_schedules: bool = True) -> None:
+               compare_schedules=True) -> None:
         """Run every rank's programs in one combined launch, under each schedule explored.
 
         ``args_for_rank(rank)`` returns ``(args, kwargs)`` for that rank's launch. ``model`` picks the
         emulated device behaviours (default: all of them, see ``DeviceModel``); ``hazards``,
         ``schedules``, ``check`` and ``compare_schedules`` are as for ``ascendlint.emulate.launch``.
         """
+        self.launch_sequence([Launch(kernel, grid, args_for_rank)], hazards=hazards, timeout=timeout, model=model,
+                             schedules=schedules, check=check, compare_schedules=compare_schedules)
+
+    def launch_sequence(self, launches, *, hazards: bool = True, timeout: float = 60.0,
+                        model: DeviceModel | None = None, schedules=None, check=None,
+                        compare_schedules=True) -> None:
+        """Run a sequence of launches on every rank, as a stream would, under each schedule explored.
+
+        ``launches`` lists ``Launch(kernel, grid, args_for_rank)`` entries, optionally separated by
+        ``HOST_BARRIER``. Each rank runs its launches in order (launch k+1 starts on a rank once launch
+        k has ended there), but ranks advance independently: rank 0 may run launch k+1 while rank 1 is
+        still in launch k. ``HOST_BARRIER`` between two launches makes every rank finish the earlier
+        one before any rank starts the later one (a host barrier or stream synchronisation). Memory is
+        restored before every schedule; ``check`` runs after the whole sequence.
+        """
         executor.prepare()
-        ranks = []
-        for rank in range(self.num_ranks):
-            args, kwargs = _split_args(args_for_rank(rank), rank)
-            ranks.append(executor.RankLaunch(rank, binding.bind(kernel, grid, args, kwargs)))
+        ranks, host_barriers, stage = [], set(), 0
+        pending_barrier = False
+        for entry in launches:
+            if entry is HOST_BARRIER:
+                pending_barrier = True
+                continue
+            if not isinstance(entry, Launch):
+                raise TypeError(f"launch_sequence takes Launch(...) entries and HOST_BARRIER, got {entry!r}")
+            if pending_barrier and stage:
+                host_barriers.add(stage)
+            pending_barrier = False
+            for rank in range(self.num_ranks):
+                args, kwargs = _split_args(entry.args_for_rank(rank), rank)
+                ranks.append(executor.RankLaunch(rank, binding.bind(entry.kernel, entry.grid, args, kwargs), stage))
+            stage += 1
         executor.run(ranks, hazards=hazards, timeout=timeout, world=self, model=model, schedules=schedules,
-                     check=check, compare_schedules=compare_schedules)
+                     check=check, compare_schedules=compare_schedules, host_barriers=frozenset(host_barriers))
+
+    def name_buffers(self, ranks) -> None:
+        """Remember which launch parameter each symmetric buffer was passed as (named in reports)."""
+        for rank_launch in ranks:
+            for address, name in rank_launch.bound.argument_names().items():
+                owner, allocation, inner = self._heap.locate(address)
+                if allocation is not None and inner == 0:
+                    names = self._names.setdefault(allocation.index, [])
+                    if name not in names:
+                        names.append(name)
+
+    def note_signal_slot(self, address: int) -> None:
+        """A signal or wait touched this slot: the slots a kernel uses tell the stride it indexes with."""
+        owner, allocation, inner = self._heap.locate(address)
+        if allocation is not None and allocation.is_signal:
+            self._touched.setdefault(allocation.index, set()).add(inner // _itemsize(allocation))
+
+    def _label(self, allocation) -> str:
+        names = self._names.get(allocation.index)
+        if not names:
+            return allocation.label()
+        kind = "signal buffer" if allocation.is_signal else "symmetric buffer"
+        return f"{kind} {'/'.join(names)} ({allocation.label().split(' ', 2)[2]})"
+
+    def _stride(self, allocation) -> int:
+        """The step between the slots the kernels used, when they used at least two (else 1)."""
+        touched = self._touched.get(allocation.index, set())
+        if len(touched) < 2:
+            return 1
+        return max(1, math.gcd(*touched))
+
+    def _slot_name(self, allocation, element: int) -> str:
+        stride = self._stride(allocation)
+        if stride == 1:
+            return f"slot {element}"
+        if element % stride:
+            return f"element {element} (between slots of stride {stride})"
+        return f"slot {element // stride} (element {element}, stride {stride})"
 
     # --- used by the stand-ins while a launch runs -------------------------------------------------
 
@@ -88,7 +155,7 @@ class World:
         if owner < 0:
             raise ValueError(f"{op_name}: pointer {address:#x} {NOT_SYMMETRIC}")
         if allocation is None or inner + nbytes > allocation.nbytes:
-            where = allocation.label() if allocation else "unallocated heap space"
+            where = self._label(allocation) if allocation else "unallocated heap space"
             raise ValueError(f"{op_name}: {nbytes} bytes at offset {inner} overrun {where}")
         return address - int(self._heap.bases[owner]) + int(self._heap.bases[rank])
 
@@ -107,8 +174,8 @@ class World:
             return f"non-symmetric address {address:#x}"
         if allocation is None:
             return f"unallocated offset {inner} of rank {owner}'s heap"
-        itemsize = max(1, allocation.nbytes // max(1, int(np.prod(allocation.shape))))
-        return f"slot {inner // itemsize} of {allocation.label()} on rank {owner}"
+        slot = self._slot_name(allocation, inner // _itemsize(allocation))
+        return f"{slot} of {self._label(allocation)} on rank {owner}"
 
     def signal_report(self) -> list[str]:
         """Non-zero slots of every signal buffer, per rank."""
@@ -117,13 +184,41 @@ class World:
             return ["no signal buffers registered (allocate them with World.signal_zeros)"]
         lines = ["signal buffers (non-zero slots as {slot: value}):"]
         for allocation in signals:
-            lines.append(f"  {allocation.label()}:")
+            stride = self._stride(allocation)
+            strided = f", slots of stride {stride} (slot = element // {stride})" if stride > 1 else ""
+            lines.append(f"  {self._label(allocation)}{strided}:")
             for rank, heap in enumerate(self._heap.heaps):
                 values = heap[allocation.offset:allocation.offset + allocation.nbytes].view(allocation.dtype)
                 values = values.reshape(-1).tolist()
-                nonzero = {slot: value for slot, value in enumerate(values) if value}
+                nonzero = {(i // stride if i % stride == 0 else f"element {i}"): value
+                           for i, value in enumerate(values) if value}
                 lines.append(f"    rank {rank}: {nonzero if nonzero else 'all zero'}")
         return lines
+
+
+class Launch:
+    """One launch of a sequence: ``kernel[grid](*args, **kwargs)`` on every rank, with
+    ``args_for_rank(rank)`` returning ``(args, kwargs)``."""
+
+    def __init__(self, kernel, grid, args_for_rank: Callable[[int], tuple]) -> None:
+        self.kernel = kernel
+        self.grid = grid
+        self.args_for_rank = args_for_rank
+
+    def __repr__(self) -> str:
+        return f"Launch({getattr(self.kernel, '__name__', self.kernel)!r})"
+
+
+class _HostBarrier:
+    def __repr__(self) -> str:
+        return "HOST_BARRIER"
+
+
+HOST_BARRIER = _HostBarrier()
+
+
+def _itemsize(allocation) -> int:
+    return max(1, allocation.nbytes // max(1, int(np.prod(allocation.shape))))
 
 
 def _split_args(value, rank: int) -> tuple[tuple, dict]:

@@ -178,3 +178,40 @@ def swizzle_kernel(gemm_ptr, dist_ptr, ROWS: tl.constexpr, COLS: tl.constexpr, T
         tl.store(dist_ptr + 5 * i + 2, rank)
         tl.store(dist_ptr + 5 * i + 3, rows)
         tl.store(dist_ptr + 5 * i + 4, cols)
+
+
+@triton.jit
+def wait_for_peer_launch_kernel(flag_ptr, out_ptr, WAITER: tl.constexpr):
+    """Rank WAITER waits for a flag that a later launch sets; the other ranks do nothing."""
+    if dl.rank() == WAITER:
+        token = dl.wait(flag_ptr, 1, "gpu", "acquire")
+        tl.store(dl.consume_token(out_ptr, token), 1)
+
+
+@triton.jit
+def set_flag_kernel(flag_ptr, SETTER: tl.constexpr, TARGET: tl.constexpr):
+    """Rank SETTER sets the flag on rank TARGET."""
+    if dl.rank() == SETTER:
+        dl.notify(flag_ptr, TARGET, signal=1)
+
+
+@triton.jit
+def strided_wait_kernel(flags_ptr, out_ptr, STRIDE: tl.constexpr):
+    """Slots sit STRIDE elements apart: each rank sets logical slot 0 on its neighbour and waits on slot 1."""
+    peer = (dl.rank() + 1) % dl.num_ranks()
+    dl.notify(flags_ptr, peer, signal=1)
+    token = dl.wait(flags_ptr + STRIDE, 1, "gpu", "acquire")
+    tl.store(dl.consume_token(out_ptr, token), 1)
+
+
+@triton.jit
+def put_nbi_kernel(dest_ptr, src_ptr, arrived_ptr, out_ptr, N: tl.constexpr, QUIET: tl.constexpr):
+    """Rank 0 puts a row into rank 1 without blocking, then signals; rank 1 copies what arrived."""
+    if libshmem_device.my_pe() == 0:
+        libshmem_device.putmem_nbi(dest_ptr, src_ptr, N * 4, 1)
+        if QUIET:
+            libshmem_device.quiet()
+        libshmem_device.signal_op(arrived_ptr, 1, libshmem_device.SIGNAL_SET, 1)
+    else:
+        libshmem_device.signal_wait_until(arrived_ptr, libshmem_device.CMP_EQ, 1)
+        tl.store(out_ptr + tl.arange(0, N), tl.load(dest_ptr + tl.arange(0, N)))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import cache_lines, context, memory, ordering, visibility
+from .. import cache_lines, context, memory, ordering, transfers, visibility
 
 SIGNAL_OPS = ("set", "add")
 
@@ -63,6 +63,8 @@ def write_signal(address: int, dtype, value: int, op: str) -> None:
     ctx = context.require_current("signal")
     ctx.launch.scheduler.point(ctx)
     ordering.note_signal(ctx)
+    if ctx.launch.world is not None:
+        ctx.launch.world.note_signal_slot(address)
     slot = memory.view(address, 1, dtype)
     with ctx.launch.memory_lock:
         if op == "set" and ctx.launch.model.incoherent_cache_lines:
@@ -75,6 +77,8 @@ def wait_until(address: int, count: int, dtype, satisfied, description: str) -> 
     """Block until ``satisfied(values)`` holds for the ``count`` slots at ``address``; others run meanwhile."""
     ctx = context.require_current("wait")
     ctx.launch.scheduler.point(ctx)
+    if ctx.launch.world is not None:
+        ctx.launch.world.note_signal_slot(address)
     slots = memory.view(address, count, dtype)
     ctx.launch.scheduler.block_until(ctx, lambda: satisfied(slots), description)
     cache_lines.remember(ctx, address, count * np.dtype(dtype).itemsize)
@@ -93,11 +97,31 @@ def after_signal() -> None:
     ctx.launch.scheduler.after_signal(ctx)
 
 
+class _Described:
+    """A description whose slot numbers are worked out when it is read (the stride may be known only later)."""
+
+    def __init__(self, render) -> None:
+        self._render = render
+
+    def __str__(self) -> str:
+        return self._render()
+
+    def __format__(self, spec) -> str:
+        return format(self._render(), spec)
+
+    def __contains__(self, part) -> bool:
+        return part in self._render()
+
+    def __add__(self, other) -> "_Described":
+        return _Described(lambda: self._render() + str(other))
+
+
 def describe_slots(address: int, count: int, op_name: str) -> str:
     ctx = context.current()
     world = ctx.launch.world if ctx is not None else None
-    where = world.describe_address(address) if world is not None else f"address {address:#x}"
-    return f"{op_name} on {count} slot(s) at {where}"
+    if world is None:
+        return f"{op_name} on {count} slot(s) at address {address:#x}"
+    return _Described(lambda: f"{op_name} on {count} slot(s) at {world.describe_address(address)}")
 
 
 def barrier_all(op_name: str = "barrier_all") -> None:
@@ -108,17 +132,20 @@ def barrier_all(op_name: str = "barrier_all") -> None:
     """
     ctx = context.require_current(op_name)
     fence(ctx)
+    transfers.complete(ctx)
     cache_lines.forget_all(ctx)
-    launch = ctx.launch
-    generation = launch.barrier_generation
-    launch.barrier_arrived += 1
-    if launch.barrier_arrived == launch.program_count:
-        launch.barrier_arrived = 0
-        launch.barrier_generation += 1
-        launch.scheduler.yield_turn(ctx)
+    stage = ctx.stage
+    stage.barrier_counts[id(ctx)] = stage.barrier_counts.get(id(ctx), 0) + 1
+    generation = stage.barrier_generation
+    stage.barrier_arrived += 1
+    if stage.barrier_arrived == stage.program_count:
+        stage.barrier_arrived = 0
+        stage.barrier_generation += 1
+        ctx.launch.scheduler.yield_turn(ctx)
         return
-    description = f"{op_name}: waiting for all {launch.program_count} programs of the launch"
-    launch.scheduler.block_until(ctx, lambda: launch.barrier_generation > generation, description)
+    who = "programs of the launch" if ctx.launch.stage_count == 1 else f"programs of {stage.describe()}"
+    description = f"{op_name} #{stage.barrier_counts[id(ctx)]}: waiting for all {stage.program_count} {who}"
+    ctx.launch.scheduler.block_until(ctx, lambda: stage.barrier_generation > generation, description)
 
 
 def values_equal(expected: int):

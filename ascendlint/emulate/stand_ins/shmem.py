@@ -1,7 +1,8 @@
 """Stand-in for ``triton_dist.language.extra.libshmem_device`` on Ascend.
 
-UDMA copies are synchronous (a ``_nbi`` call has completed when it returns), so ``quiet`` has nothing
-left to wait for. ``fence`` makes the program's pending MTE stores visible (``hold_stores_until_fence``).
+``putmem``/``getmem`` are synchronous (done when the call returns); ``putmem_nbi``/``getmem_nbi``
+stay in flight until ``quiet()`` (``nbi_in_flight_until_quiet``, see ``transfers.py``). ``fence``
+makes the program's pending MTE stores visible (``hold_stores_until_fence``).
 ``putmem``/``getmem`` check their addresses the way UDMA needs them (``check_udma_addresses``). Signal
 operations accept "set"/"add" or SIGNAL_SET/SIGNAL_ADD, and comparisons "eq", "ne", "gt", "ge", "lt",
 "le" or the CMP_* constants.
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import operator
 
-from .. import context, memory, ordering, udma
+from .. import context, memory, ordering, transfers, udma
 from . import peers
 
 SIGNAL_SET = 0
@@ -46,6 +47,10 @@ def barrier_all_vec(*_args, **_kwargs):
 
 
 def quiet(*_args, **_kwargs):
+    """Wait for the program's non-blocking transfers: they land now."""
+    ctx = context.current()
+    if ctx is not None:
+        transfers.complete(ctx)
     return 0
 
 
@@ -57,39 +62,42 @@ def fence(*_args, **_kwargs):
     return 0
 
 
-def putmem(dest, source, nbytes, pe, *_rest, **_kwargs):
-    """Copy ``nbytes`` from local ``source`` to symmetric ``dest`` on ``pe``."""
+def _put(op_name: str, dest, source, nbytes, pe) -> tuple[int, int, int]:
     nbytes = memory.as_int(nbytes)
-    dest_address, source_address = memory.scalar_address(dest, "putmem"), memory.scalar_address(source, "putmem")
-    udma.check_put("putmem", dest_address, source_address, pe)
-    remote = peers.address_on_rank(dest_address, nbytes, pe, "putmem")
-    _transfer(remote, source_address, nbytes)
+    dest_address, source_address = memory.scalar_address(dest, op_name), memory.scalar_address(source, op_name)
+    udma.check_put(op_name, dest_address, source_address, pe)
+    return peers.address_on_rank(dest_address, nbytes, pe, op_name), source_address, nbytes
+
+
+def _get(op_name: str, dest, source, nbytes, pe) -> tuple[int, int, int]:
+    nbytes = memory.as_int(nbytes)
+    dest_address, source_address = memory.scalar_address(dest, op_name), memory.scalar_address(source, op_name)
+    udma.check_get(op_name, dest_address, source_address, pe)
+    return dest_address, peers.address_on_rank(source_address, nbytes, pe, op_name), nbytes
+
+
+def putmem(dest, source, nbytes, pe, *_rest, **_kwargs):
+    """Copy ``nbytes`` from local ``source`` to symmetric ``dest`` on ``pe``; done when it returns."""
+    transfers.copy_now(context.require_current("putmem"), *_put("putmem", dest, source, nbytes, pe))
     return 0
 
 
 def getmem(dest, source, nbytes, pe, *_rest, **_kwargs):
-    """Copy ``nbytes`` from symmetric ``source`` on ``pe`` to local ``dest``."""
-    nbytes = memory.as_int(nbytes)
-    dest_address, source_address = memory.scalar_address(dest, "getmem"), memory.scalar_address(source, "getmem")
-    udma.check_get("getmem", dest_address, source_address, pe)
-    remote = peers.address_on_rank(source_address, nbytes, pe, "getmem")
-    _transfer(dest_address, remote, nbytes)
+    """Copy ``nbytes`` from symmetric ``source`` on ``pe`` to local ``dest``; done when it returns."""
+    transfers.copy_now(context.require_current("getmem"), *_get("getmem", dest, source, nbytes, pe))
     return 0
 
 
-def _transfer(destination: int, source: int, nbytes: int) -> None:
-    """A synchronous UDMA copy (a scheduling point first), logged as a visible write."""
-    ctx = context.require_current("UDMA transfer")
-    ctx.launch.scheduler.point(ctx)
-    if nbytes > 0:
-        world = ctx.launch.world
-        ordering.note_write(ctx, destination, destination + nbytes - 1,
-                            describe=world.describe_address if world is not None else None)
-    memory.copy_bytes(destination, source, nbytes)
+def putmem_nbi(dest, source, nbytes, pe, *_rest, **_kwargs):
+    """Start a copy of ``nbytes`` from local ``source`` to symmetric ``dest`` on ``pe``; it lands at ``quiet()``."""
+    transfers.issue(context.require_current("putmem_nbi"), *_put("putmem_nbi", dest, source, nbytes, pe))
+    return 0
 
 
-putmem_nbi = putmem
-getmem_nbi = getmem
+def getmem_nbi(dest, source, nbytes, pe, *_rest, **_kwargs):
+    """Start a copy of ``nbytes`` from symmetric ``source`` on ``pe`` to local ``dest``; it lands at ``quiet()``."""
+    transfers.issue(context.require_current("getmem_nbi"), *_get("getmem_nbi", dest, source, nbytes, pe))
+    return 0
 
 
 def int_p(dest, value, pe):
