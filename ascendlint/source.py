@@ -9,6 +9,7 @@ import hashlib
 import io
 import os
 import re
+import sys
 import threading
 import tokenize
 import warnings
@@ -187,14 +188,30 @@ _UNARY_RUN = lazy(rf"[-+~][-+~\s]{{{SHALLOW_CHAINS},}}")
 _WORD_RUNS = {word: re.compile(rf"(?:{word}\s+){{{SHALLOW_CHAINS},}}") for word in ("not", "await")}
 # Calls, subscripts and attribute accesses chained on one expression (``a[0][0]...``, ``b.f().f()...``) nest the tree
 # one level per part without any bracket nesting; libcst's parse time grows with the square of the chain's length
-# (1,500 subscripts take seconds, 3,000 a quarter of a minute). Chains longer than MAX_CHAIN_PARTS are refused.
+# (1,000 subscripts take 0.8 s, 1,500 two seconds, 3,000 a quarter of a minute), whatever the line layout. Chains
+# longer than MAX_CHAIN_PARTS are refused, and so are files whose long chains together would cost more than
+# CHAIN_BUDGET (the sum of the squares of the lengths of chains of LONG_CHAIN parts or more: two chains of 1,000).
 MAX_CHAIN_PARTS = 1000
-# The cheap test for a chain: keep only the bytes a chain is made of (dots, brackets) and those that end a run
-# (newlines, braces, ``#``, ``;``), then look for a long run. A line starting with a dot continues the line above
-# (a chain written one part per line).
-_CHAIN_BYTES = b".[](){}\n#;"
-_NOT_CHAIN_BYTES = bytes(byte for byte in range(256) if byte not in _CHAIN_BYTES)
-_CHAIN_RUN = lazy(rb"[.\[\]()]{%d,}" % SHALLOW_CHAINS)
+LONG_CHAIN = 100
+CHAIN_BUDGET = 2 * MAX_CHAIN_PARTS**2
+# The cheap measure of chains, independent of the layout (chain_runs): an upper bound on every chain's length,
+# from the text without strings and comments (as a tokenizer ends them, see _code_only). Only a file whose bound
+# goes past the limits is counted exactly on CPython's tree.
+_TRIPLE = r"{q}{q}{q}(?:\\.|[^\\])*?{q}{q}{q}"  # backslash escapes skipped, in raw strings too
+_SINGLE = r"{q}(?:\\.|[^{q}\\\r\n])*{q}"
+_STRINGS_AND_COMMENTS = lazy(
+    "|".join([_TRIPLE.format(q="'"), _TRIPLE.format(q='"'), _SINGLE.format(q="'"), _SINGLE.format(q='"'), r"#[^\r\n]*"]),
+    re.S,
+)
+_GROUP = lazy(r"[(\[][^()\[\]{}]*[)\]]")  # a call's or subscript's brackets, nothing nested left inside
+_BRACES = lazy(r"\{[^()\[\]{}]*\}")  # a display in braces is never a chain's part
+_ATTRIBUTE = lazy(r"\.\w+")
+_BLANKS = str.maketrans("", "", " \t\f\r\n\\")
+_PART = "\x00"  # a call, a subscript or an attribute access (or a parenthesized head, conservatively)
+_CHAIN_RUN = lazy(_PART + "{%d,}" % LONG_CHAIN)
+# Python 3.12 lets an f-string's replacement fields reuse its quote (PEP 701), which the string pattern above
+# cannot follow: there, a text with an f-string is always counted on the tree.
+_NESTING_FSTRING = lazy(r"[fF][rRbB]?['\"]") if sys.version_info >= (3, 12) else None
 
 
 _LINE_START_FEEDS = lazy(r"(?:^|(?<=\r))\f+", re.MULTILINE)  # before any blank of a line's indentation
@@ -218,10 +235,13 @@ class ParserLimit(ValueError):
 
 def parse_module(text: str) -> cst.Module:
     """``libcst.parse_module`` guarded against native stack overflow and parser panics (both become errors)."""
-    chains = _could_chain(text)
-    deep = chains or _could_be_deep(text)
-    if deep:
-        _refuse_too_deep(text, chains)
+    code = _code_only(text)
+    runs = chain_runs(code)
+    deep = code is None or _could_be_deep(text, code)
+    if deep or not _chains_within_limits(runs):
+        deep = _refuse_too_deep(text) or deep  # counted exactly on CPython's tree
+    elif max(runs, default=0) >= SHALLOW_CHAINS:
+        deep = True
     import libcst as cst
 
     outcome: dict[str, object] = {}
@@ -301,32 +321,81 @@ def bracket_depth(text: str) -> int:
     return max(accumulate(map(_BRACKET_STEP.__getitem__, brackets)), default=0)
 
 
+def _code_depth(code: str) -> int:
+    """A bound on the bracket nesting of ``code`` (strings and comments removed), unmatched closers included."""
+    brackets = _BRACKETS.sub("", code).encode()
+    depths = list(accumulate(map(_BRACKET_STEP.__getitem__, brackets)))
+    return max(depths, default=0) - min(0, min(depths, default=0))
+
+
 def _operator_count(text: str) -> int:
     return sum(text.count(mark) for mark in _OPERATOR_MARKS)
 
 
-def _could_chain(text: str) -> bool:
-    """Cheap and conservative: could the text hold a chain of SHALLOW_CHAINS calls, subscripts or attributes?"""
-    data = text.encode("utf-8", "surrogatepass").translate(None, b" \t")
-    if b"\n." in data:  # a line that starts with a dot continues a chain: join it to the line above
-        data = data.replace(b"\n.", b".")
-    return _CHAIN_RUN.search(data.translate(None, _NOT_CHAIN_BYTES)) is not None
+def _code_only(text: str) -> str | None:
+    """The text without its strings and comments (as a tokenizer ends them); None where that cannot be told
+    cheaply (Python 3.12 f-strings may reuse their quote inside). Brackets in strings neither nest nor close, so
+    a bound on nesting or chains must not count them: ``f(')', f(')', ...`` nests 3,000 deep with a bracket count
+    of one."""
+    if _NESTING_FSTRING is not None and _NESTING_FSTRING.search(text):
+        return None
+    return _STRINGS_AND_COMMENTS.sub("", text)
 
 
-def _could_be_deep(text: str) -> bool:
+def chain_runs(code: str | None) -> list[int] | None:
+    """Upper bounds on the lengths of the chains of LONG_CHAIN or more calls, subscripts or attribute accesses in
+    ``code`` (``_code_only``), however they are laid out; None when the text must be counted on the tree.
+
+    Conservative by construction: dropping text can only join runs, never split one, so a blank, a line break, a
+    backslash, a comment or a string between two parts cannot hide a chain; each part becomes one mark, bracket
+    groups are collapsed innermost first (one regular expression pass per bracket level, at most
+    SHALLOW_BRACKETS), and a run is measured when the group holding it collapses. Two chains may be seen as one
+    run, never one chain as two."""
+    if code is None:
+        return None
+    marks = _ATTRIBUTE.sub(_PART, code.translate(_BLANKS))
+    runs: list[int] = []
+
+    def measured(group: re.Match) -> str:
+        runs.extend(len(run.group()) for run in _CHAIN_RUN.finditer(group.group()))
+        return _PART
+
+    for _ in range(SHALLOW_BRACKETS + 1):
+        marks, braces = _BRACES.subn("\x01", marks)  # a display in braces is never a chain's part
+        long_run = marks.count(_PART) >= LONG_CHAIN and _CHAIN_RUN.search(marks) is not None
+        marks, groups = _GROUP.subn(measured if long_run else _PART, marks)
+        if not braces and not groups:
+            runs.extend(len(run.group()) for run in _CHAIN_RUN.finditer(marks))
+            return runs
+    return None
+
+
+def _chains_within_limits(runs: list[int] | None) -> bool:
+    return runs is not None and max(runs, default=0) <= MAX_CHAIN_PARTS and _chain_cost(runs) <= CHAIN_BUDGET
+
+
+def _chain_cost(lengths) -> int:
+    return sum(length * length for length in lengths)
+
+
+def _could_be_deep(text: str, code: str) -> bool:
     """Cheap and conservative (C-speed scans only): False means libcst cannot come near its stack limit."""
     return (
         text.count("elif") >= SHALLOW_CHAINS  # a long elif chain nests too (10,000 overflow libcst's stack)
         or _operator_count(text) >= SHALLOW_OPERATORS
-        or bracket_depth(text) > SHALLOW_BRACKETS
+        or _code_depth(code) > SHALLOW_BRACKETS
         or text.count("lambda") >= SHALLOW_CHAINS
         or _UNARY_RUN.search(text) is not None
         or any(text.count(word) >= SHALLOW_CHAINS and run.search(text) for word, run in _WORD_RUNS.items())
     )
 
 
-def _refuse_too_deep(text: str, chains: bool) -> None:
-    """Raise NestingTooDeep where CPython refuses the nesting, ParserLimit for a chain longer than libcst takes."""
+def _refuse_too_deep(text: str) -> bool:
+    """Raise NestingTooDeep where CPython refuses the nesting, ParserLimit for chains longer than libcst takes.
+
+    The chains are counted on CPython's tree, and a text CPython refuses is refused at once: the finding is
+    CPython's error either way, and libcst would spend seconds on the chain, or overflow its stack, first.
+    Returns whether the text holds a chain long enough to need the big-stack parse."""
     try:
         with warnings.catch_warnings():  # e.g. "invalid escape sequence": not ours to print
             warnings.simplefilter("ignore")
@@ -337,20 +406,40 @@ def _refuse_too_deep(text: str, chains: bool) -> None:
         # CPython stopped at another error first: decide on the (conservative) bracket depth alone.
         if bracket_depth(text) > 4 * SHALLOW_BRACKETS:
             raise NestingTooDeep("brackets nest too deeply to parse safely") from None
-        return
+        raise _as_parser_error(text, exc) from None
     except (MemoryError, RecursionError):
         raise NestingTooDeep("the code nests too deeply (CPython's parser refuses it too)") from None
     except ValueError:  # e.g. NUL characters: libcst reports those itself
-        return
-    if chains:
-        length, line = longest_chain(tree)
-        if length > MAX_CHAIN_PARTS:
-            raise ParserLimit(
-                f"a chain of {length:,} calls, subscripts and attribute accesses is longer than the "
-                f"{MAX_CHAIN_PARTS:,} parts ascendlint parses (libcst's time grows with the square of the length); "
-                "the file was not linted",
-                line,
-            )
+        return False
+    lengths = chain_lengths(tree)
+    if not lengths:
+        return False
+    longest, line = max(lengths)
+    if longest > MAX_CHAIN_PARTS:
+        raise ParserLimit(
+            f"a chain of {longest:,} calls, subscripts and attribute accesses is longer than the "
+            f"{MAX_CHAIN_PARTS:,} parts ascendlint parses (libcst's time grows with the square of the length); "
+            "the file was not linted",
+            line,
+        )
+    if _chain_cost(length for length, _ in lengths) > CHAIN_BUDGET:
+        raise ParserLimit(
+            f"{len(lengths):,} chains of {LONG_CHAIN:,} or more calls, subscripts and attribute accesses (the longest "
+            f"{longest:,}) are more than ascendlint parses in one file (libcst's time grows with the square of each "
+            "chain's length); the file was not linted",
+            line,
+        )
+    return longest >= SHALLOW_CHAINS
+
+
+def _as_parser_error(text: str, error: SyntaxError) -> Exception:
+    """CPython's syntax error in the form libcst reports one (the engine words it as CPython does)."""
+    import libcst as cst
+
+    return cst.ParserSyntaxError(
+        str(error.msg), lines=text.splitlines(True) or [""], raw_line=max(error.lineno or 1, 1),
+        raw_column=max((error.offset or 1) - 1, 0),
+    )
 
 
 _CHAINED = (ast.Attribute, ast.Call, ast.Subscript)
@@ -358,16 +447,40 @@ _CHAINED = (ast.Attribute, ast.Call, ast.Subscript)
 
 def longest_chain(tree: ast.AST) -> tuple[int, int]:
     """The most calls, subscripts and attribute accesses applied one after another, and the line where it starts."""
-    longest, line = 0, 0
-    inside: set[int] = set()  # chain members already counted from the chain's outermost part
-    for node in ast.walk(tree):  # breadth first: a chain's outermost part comes before its inner ones
-        if not isinstance(node, _CHAINED) or id(node) in inside:
+    return max(chain_lengths(tree, 1), default=(0, 0))
+
+
+def chain_lengths(tree: ast.AST, shortest: int = LONG_CHAIN) -> list[tuple[int, int]]:
+    """(length, line) of every chain of at least ``shortest`` calls, subscripts and attribute accesses.
+
+    One pass over the tree without ``ast.walk``'s generators: a file of chains has a million nodes."""
+    found = []
+    stack: list = [tree]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    while stack:
+        node = pop()
+        if isinstance(node, _CHAINED):
+            length, part = 0, node
+            while isinstance(part, _CHAINED):
+                length += 1
+                if isinstance(part, ast.Call):
+                    extend(part.args)
+                    extend(part.keywords)
+                    part = part.func
+                else:
+                    if isinstance(part, ast.Subscript):
+                        push(part.slice)
+                    part = part.value
+            if length >= shortest:
+                found.append((length, getattr(part, "lineno", 1)))
+            push(part)
             continue
-        length, part = 0, node
-        while isinstance(part, _CHAINED):
-            inside.add(id(part))
-            length += 1
-            part = part.func if isinstance(part, ast.Call) else part.value
-        if length > longest:
-            longest, line = length, getattr(part, "lineno", 1)
-    return longest, line
+        if not isinstance(node, ast.AST):  # None in a dict's keys, names in global statements
+            continue
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, ast.AST):
+                push(value)
+            elif isinstance(value, list):
+                extend(value)
+    return found

@@ -65,3 +65,15 @@ def test_names_the_tokenizer_accepts_but_python_does_not_become_a_syntax_finding
     found = lint(text)
     assert [d.code for d in found] == ["ASC001"]
     assert "is not a valid identifier" in found[0].message
+
+
+@pytest.mark.parametrize("shape", [
+    "x = " + "f(')', " * 3000 + "1" + ")" * 3000,  # every opening bracket followed by a closing one in a string
+    "s = '" + ")" * 3000 + "'\nx = " + "(" * 3000 + "1" + ")" * 3000,  # closers in a string lower the count first
+    "x = " + "f(1, # )\n" * 3000 + "1" + ")" * 3000,  # closers in comments
+])
+def test_brackets_in_strings_cannot_hide_nesting_from_the_guard(shape):
+    """Counting every bracket, strings' included, saw depth 1 for ``f(')', f(')', ...``: libcst got 3,000 nested
+    calls on the main thread's stack and the process died (SIGSEGV)."""
+    with pytest.raises(source.NestingTooDeep):
+        source.parse_module("import triton\n" + shape + "\n")
