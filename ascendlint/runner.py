@@ -49,11 +49,9 @@ class Linter:
         self._rules_of: dict[Path, list[RuleLike]] = {}  # each file's rules after per-file-ignores
         self._per_file = []
         if settings.per_file_ignores:
-            import pathspec  # only for per-file-ignores: a run without them never matches a pattern
+            from .ignore_patterns import compile_spec  # only for per-file-ignores
 
-            self._per_file = [
-                (pathspec.GitIgnoreSpec.from_lines([glob]), codes) for glob, codes in settings.per_file_ignores.items()
-            ]
+            self._per_file = [(compile_spec([glob]), codes) for glob, codes in settings.per_file_ignores.items()]
 
     def bind(self, path: Path, relative: str) -> None:
         """What discovery found for a file: its path relative to the root of these settings."""
