@@ -81,17 +81,25 @@ class SourceTooLarge(OSError):
     """A file that mentions triton but is too large to parse in reasonable time and memory."""
 
 
-def read_source_bytes(path: str | os.PathLike) -> bytes:
-    """The file's bytes; an oversized file is read only to learn whether it mentions triton at all.
+# An oversized file is looked at only this far for "triton" (a generated kernel imports it at the top): the size is
+# known before reading, and a 20 GiB file must cost what its first few MiB cost, not minutes.
+MAX_SCAN_BYTES = 4 * MAX_SOURCE_BYTES
 
-    Oversized files that never mention triton come back empty (they are skipped like any such file); those that
-    do raise SourceTooLarge, so the user hears about them instead of waiting minutes.
+
+def read_source_bytes(path: str | os.PathLike) -> bytes:
+    """The file's bytes; an oversized file is read only to learn whether it mentions triton near its start.
+
+    Oversized files that do not mention triton in their first MAX_SCAN_BYTES come back empty (they are skipped like
+    any such file); those that do raise SourceTooLarge, so the user hears about them instead of waiting minutes.
     """
     with open_regular(path) as handle:  # a FIFO or device swapped in after discovery must not block the run
-        size = os.fstat(handle.fileno()).st_size
+        size = os.fstat(handle.fileno()).st_size  # before any read
         if size <= MAX_SOURCE_BYTES:
-            return handle.read()
-        if not _stream_mentions(handle, b"triton"):
+            data = handle.read(MAX_SOURCE_BYTES + 1)
+            if len(data) <= MAX_SOURCE_BYTES:
+                return data
+            size = max(size, len(data))  # the file grew since it was measured
+        elif not _stream_mentions(handle, b"triton", MAX_SCAN_BYTES):
             return b""
     raise SourceTooLarge(
         f"file is {size / 2**20:.1f} MiB, over the {MAX_SOURCE_BYTES // 2**20} MiB limit for linting; "
@@ -99,9 +107,11 @@ def read_source_bytes(path: str | os.PathLike) -> bytes:
     )
 
 
-def _stream_mentions(handle, needle: bytes, chunk_size: int = 1 << 20) -> bool:
-    tail = b""
-    while chunk := handle.read(chunk_size):
+def _stream_mentions(handle, needle: bytes, limit: int, chunk_size: int = 1 << 20) -> bool:
+    """Whether ``needle`` is in the first ``limit`` bytes of the stream."""
+    tail, seen = b"", 0
+    while seen < limit and (chunk := handle.read(min(chunk_size, limit - seen))):
+        seen += len(chunk)
         if needle in tail + chunk[: len(needle)] or needle in chunk:
             return True
         tail = chunk[-(len(needle) - 1) :]
