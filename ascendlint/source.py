@@ -224,6 +224,10 @@ _CHAIN_RUN = lazy(_PART + "{%d,}" % LONG_CHAIN)
 _NESTING_FSTRING = lazy(r"[fF][rRbB]?['\"]") if sys.version_info >= (3, 12) else None
 
 
+# CPython refuses a decimal literal of more digits than int() converts (4,300 by default): such a text is shown to
+# CPython before libcst, which takes it, and the rules, which could not read its value.
+_LONG_DIGITS = lazy(r"[0-9][0-9_]{4000,}")
+
 _LINE_START_FEEDS = lazy(r"(?:^|(?<=\r))\f+", re.MULTILINE)  # before any blank of a line's indentation
 
 
@@ -248,8 +252,8 @@ def parse_module(text: str) -> cst.Module:
     code = _code_only(text)
     runs = chain_runs(code)
     deep = code is None or _could_be_deep(text, code)
-    if deep or not _chains_within_limits(runs):
-        deep = _refuse_too_deep(text) or deep  # counted exactly on CPython's tree
+    if deep or not _chains_within_limits(runs) or _LONG_DIGITS.search(code):
+        deep = _refuse_too_deep(text) or deep  # counted exactly on CPython's tree; CPython judges long literals
     elif max(runs, default=0) >= SHALLOW_CHAINS:
         deep = True
     import libcst as cst
