@@ -91,9 +91,10 @@ def _code_stamp(rule_files: tuple[str, ...]) -> list:
 
 
 class _Shard:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, fingerprint: str) -> None:
         self.path = path
-        self.entries: dict[str, list] = _load(path)  # key -> [last_used, [records]] or [..., summaries]
+        self.fingerprint = fingerprint
+        self.entries: dict[str, list] = _load(path, fingerprint)  # key -> [last_used, [records]] or [.., summaries]
         self.new: dict[str, list] = {}
 
 
@@ -109,7 +110,7 @@ class ResultCache:
     def _shard(self, fingerprint: str) -> _Shard:
         shard = self._shards.get(fingerprint)
         if shard is None:
-            shard = _Shard(self.folder / f"{fingerprint}.json")
+            shard = _Shard(self.folder / f"{fingerprint}.json", fingerprint)
             self._shards[fingerprint] = shard
         return shard
 
@@ -151,9 +152,9 @@ class ResultCache:
                 continue
             try:
                 now = time.time()
-                merged = {k: v for k, v in _load(shard.path).items() if now - v[0] < _EXPIRY_SECONDS}
+                merged = {k: v for k, v in _load(shard.path, shard.fingerprint).items() if now - v[0] < _EXPIRY_SECONDS}
                 merged.update(shard.new)
-                _atomic_dump(shard.path, merged)
+                _atomic_dump(shard.path, merged, shard.fingerprint)
                 shard.new = {}
             except (OSError, ValueError, TypeError):
                 continue
@@ -210,8 +211,16 @@ def _secret() -> bytes:
     return _KEY[0]
 
 
-def _checksum(body: bytes) -> str:
-    return hashlib.blake2b(body, key=_secret(), digest_size=32).hexdigest()
+def _checksum(body: bytes, fingerprint: str) -> str:
+    """Over the body and what the shard was made for (format, tool version, and the rules fingerprint, which covers
+    the rule set, their options and the tool's code): a shard moved to another rule set's name is a miss."""
+    made_for = f"{_FORMAT}\0{__version__}\0{fingerprint}\0".encode("utf-8", "surrogateescape")
+    return hashlib.blake2b(made_for + body, key=_secret(), digest_size=32).hexdigest()
+
+
+def shard_bytes(fingerprint: str, body: bytes) -> bytes:
+    """A shard's bytes as written: the checksummed header line, then the JSON body."""
+    return _MAGIC + _checksum(body, fingerprint).encode() + b"\n" + body
 
 
 def _valid_record(record) -> bool:
@@ -241,14 +250,15 @@ def _valid_entry(value) -> bool:
             and (len(value) == 2 or isinstance(value[2], dict)))
 
 
-def _load(path: Path) -> dict:
+def _load(path: Path, fingerprint: str) -> dict:
     try:
         data = read_regular(path, limit=MAX_SHARD_BYTES)  # a FIFO or device planted here must not block the run
     except OSError:
         return {}  # missing, unreadable, not a regular file, too large: just a cold cache
     header, _, body = data.partition(b"\n")
-    if not header.startswith(_MAGIC) or not hmac.compare_digest(header[len(_MAGIC):], _checksum(body).encode()):
-        return {}  # written by an older version, damaged, or not written by this user's ascendlint
+    expected = _checksum(body, fingerprint).encode()
+    if not header.startswith(_MAGIC) or not hmac.compare_digest(header[len(_MAGIC):], expected):
+        return {}  # an older version's, damaged, made for other rules or options, or not this user's ascendlint
     try:
         entries = json.loads(body)
     except (ValueError, RecursionError):
@@ -258,7 +268,7 @@ def _load(path: Path) -> dict:
     return {k: v for k, v in entries.items() if isinstance(k, str) and _valid_entry(v)}
 
 
-def _atomic_dump(path: Path, data: dict) -> None:
+def _atomic_dump(path: Path, data: dict, fingerprint: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     gitignore = path.parent.parent / ".gitignore"
     if not os.path.lexists(gitignore):
@@ -272,7 +282,7 @@ def _atomic_dump(path: Path, data: dict) -> None:
     try:
         body = json.dumps(data, separators=(",", ":")).encode("utf-8", "surrogateescape")
         with os.fdopen(fd, "wb") as handle:
-            handle.write(_MAGIC + _checksum(body).encode() + b"\n" + body)
+            handle.write(shard_bytes(fingerprint, body))
         os.replace(tmp, path)
     except BaseException:
         try:
