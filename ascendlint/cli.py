@@ -289,7 +289,7 @@ def _warn(message: str) -> None:
 def _add_noqa(results: list[FileResult]) -> int:
     from .add_noqa import add_noqa_to_file
 
-    added = removed = 0
+    added = removed = unwritten = 0
     for result in results:
         if not result.diagnostics:
             continue
@@ -297,17 +297,19 @@ def _add_noqa(results: list[FileResult]) -> int:
             click.echo(f"warning: {result.path}: --add-noqa does not edit notebooks; add the comments in the cells",
                        err=True)
             continue
-        path = Path(result.path)
-        text = result.text if result.text is not None else path.read_text(encoding="utf-8")
-        outcome = add_noqa_to_file(path, text, result.diagnostics)
+        outcome = add_noqa_to_file(Path(result.path), result.text, result.diagnostics)
         added += outcome.added
         removed += outcome.removed
+        unwritten += outcome.unwritten
         for row, reason in outcome.skipped:
-            click.echo(f"warning: {result.path}:{row}: no `# noqa` added: {reason}", err=True)
+            if outcome.unwritten:
+                click.echo(f"error: {output.shown(result.path)}: no `# noqa` added: {reason}", err=True)
+            else:
+                click.echo(f"warning: {result.path}:{row}: no `# noqa` added: {reason}", err=True)
     click.echo(f"Added {added} noqa code{'s' if added != 1 else ''}.", err=True)
     if removed:
         click.echo(f"Removed unused codes from {removed} noqa comment{'s' if removed != 1 else ''}.", err=True)
-    return EXIT_CLEAN
+    return EXIT_ERROR if unwritten else EXIT_CLEAN
 
 
 def _enabled_rules(rules, settings: Settings, select, extend_select, ignore):
@@ -327,9 +329,23 @@ def _origin(settings: Settings, key: str) -> str:
 
 
 def _lint_stdin(linter: Linter, options: Options, stdin_filename: str | None, skip: bool = False) -> FileResult:
-    data = sys.stdin.buffer.read()
+    from .prefilter import could_hold_kernel
+    from .user_input import MAX_SOURCE_BYTES, bounded_stream
+
+    data, more = bounded_stream(sys.stdin.buffer)  # never more than the size limit in memory
     filename = stdin_filename or "-"
     path = Path(stdin_filename) if stdin_filename else None
+    if more:  # passed through untouched (with --fix) and, if it may hold a kernel, refused as a file would be
+        if options.fix:
+            sys.stdout.buffer.write(data)
+            import shutil
+
+            shutil.copyfileobj(sys.stdin.buffer, sys.stdout.buffer)
+            sys.stdout.flush()
+        if skip or not could_hold_kernel(data):
+            return FileResult(path=filename)
+        return FileResult(path=filename, error=f"standard input is over the {MAX_SOURCE_BYTES // 2**20} MiB limit "
+                                               "for linting")
     if skip:  # --force-exclude and the name is excluded: pass the text through untouched, as ruff does
         if options.fix:
             sys.stdout.buffer.write(data)

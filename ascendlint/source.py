@@ -67,6 +67,8 @@ def decode_source(data: bytes) -> SourceText:
         ) from exc
     except LookupError as exc:
         raise SourceDecodeError(f"unknown encoding {codec!r}") from exc
+    except (UnicodeError, ValueError, TypeError) as exc:  # codecs such as idna raise their own errors
+        raise SourceDecodeError(f"cannot be read as {codec} ({type(exc).__name__}: {exc})") from exc
     return SourceText(text=text, encoding=codec, bom=bom)
 
 
