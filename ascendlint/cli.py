@@ -35,21 +35,51 @@ class _FormatChoice(click.Choice):
 class _Group(click.Group):
     """Any unexpected failure exits 2 with a one-line error, never 1 (which means "findings")."""
 
+    def main(self, *args, **kwargs):
+        try:
+            return super().main(*args, **kwargs)
+        except OSError as exc:  # click could not print a usage error: stderr is full or closed
+            _last_words(f"error: {exc}")
+            sys.exit(EXIT_ERROR)
+
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.Abort):  # click reports these itself
             raise
         except KeyboardInterrupt:  # Ctrl-C: 130 (128 + SIGINT), the shell's convention, never 1 ("findings")
-            click.echo("error: interrupted", err=True)
+            _last_words("error: interrupted")
             sys.exit(EXIT_INTERRUPTED)
-        except OSError as exc:  # e.g. --output-file in a folder that does not exist
-            click.echo(f"error: {exc}", err=True)
+        except OSError as exc:  # e.g. --output-file in a folder that does not exist, or an unwritable stderr
+            _last_words(f"error: {exc}")
             sys.exit(EXIT_ERROR)
         except Exception as exc:  # noqa: BLE001 - last resort: report, do not trace back
-            click.echo(f"error: ascendlint failed unexpectedly ({type(exc).__name__}: {exc}); "
-                       "please report this with the file that caused it", err=True)
+            _last_words(f"error: ascendlint failed unexpectedly ({type(exc).__name__}: {exc}); "
+                        "please report this with the file that caused it")
             sys.exit(EXIT_ERROR)
+
+
+def _last_words(message: str) -> None:
+    """An error said on stderr if stderr takes it: a full or closed stderr must not turn exit 2 into 1 (a
+    traceback's exit status, which means "findings")."""
+    try:
+        click.echo(message, err=True)
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        _silence(sys.stderr)
+
+
+def _silence(stream) -> None:
+    """Point a stream that cannot be written at /dev/null, so that flushing it at exit cannot fail either."""
+    import os
+
+    try:
+        descriptor = stream.fileno()
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, descriptor)
+        os.close(null)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
