@@ -229,6 +229,10 @@ _NESTING_FSTRING = lazy(r"[fF][rRbB]?['\"]") if sys.version_info >= (3, 12) else
 # CPython refuses a decimal literal of more digits than int() converts (4,300 by default): such a text is shown to
 # CPython before libcst, which takes it, and the rules, which could not read its value.
 _LONG_DIGITS = lazy(r"[0-9][0-9_]{4000,}")
+# Text libcst takes that CPython refuses, so a file that Python cannot run would pass: a byte-order mark inside the
+# text (a doubled one), a ``\N{...}`` escape (its name may not exist), a bytes literal (``"a" b"b"`` mixes kinds).
+# Where one may occur, CPython judges the text first (rare in kernels: a compile costs a seventh of a parse).
+_LIBCST_TAKES = lazy(r"\ufeff|\\N\{|(?<![\w'\"])(?:[bB][rR]?|[rR][bB])['\"]")
 
 _LINE_START_FEEDS = lazy(r"(?:^|(?<=\r))\f+", re.MULTILINE)  # before any blank of a line's indentation
 
@@ -254,8 +258,8 @@ def parse_module(text: str) -> cst.Module:
     code = _code_only(text)
     runs = chain_runs(code)
     deep = code is None or _could_be_deep(text, code)
-    if deep or not _chains_within_limits(runs) or _LONG_DIGITS.search(code):
-        deep = _refuse_too_deep(text) or deep  # counted exactly on CPython's tree; CPython judges long literals
+    if deep or not _chains_within_limits(runs) or _LONG_DIGITS.search(code) or _LIBCST_TAKES.search(text):
+        deep = _judged_by_cpython(text) or deep  # counted exactly on CPython's tree; CPython judges long literals
     elif max(runs, default=0) >= SHALLOW_CHAINS:
         deep = True
     import libcst as cst
@@ -406,7 +410,7 @@ def _could_be_deep(text: str, code: str) -> bool:
     )
 
 
-def _refuse_too_deep(text: str) -> bool:
+def _judged_by_cpython(text: str) -> bool:
     """Raise NestingTooDeep where CPython refuses the nesting, ParserLimit for chains longer than libcst takes.
 
     The chains are counted on CPython's tree, and a text CPython refuses is refused at once: the finding is

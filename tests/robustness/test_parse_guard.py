@@ -77,3 +77,29 @@ def test_brackets_in_strings_cannot_hide_nesting_from_the_guard(shape):
     calls on the main thread's stack and the process died (SIGSEGV)."""
     with pytest.raises(source.NestingTooDeep):
         source.parse_module("import triton\n" + shape + "\n")
+
+
+@pytest.mark.parametrize("data, words", [
+    (b"\xef\xbb\xbf\xef\xbb\xbfimport triton\nx = 1\n", "U+FEFF"),  # a doubled byte-order mark
+    (b"import triton\nx = '\\N{NOT A NAME}'\n", "unicode error"),
+    (b"import triton\nx = 'a' b'b'\n", "cannot mix bytes and nonbytes literals"),
+    (b"# coding: punycode\nimport triton\nx = 1\n", "punycode"),
+], ids=["doubled-bom", "unknown-character-name", "bytes-and-str", "punycode"])
+def test_files_cpython_refuses_are_asc001_although_libcst_takes_them(data, words):
+    from tests.helpers import lint
+
+    try:
+        text = source.decode_source(data).text
+    except source.SourceDecodeError as exc:  # refused while decoding: ASC001 "cannot be decoded" (runner)
+        assert words in str(exc)
+        return
+    (found,) = lint(text)
+    assert found.code == "ASC001" and words in found.message
+
+
+def test_what_cpython_takes_among_those_shapes_is_still_linted():
+    from tests.helpers import lint
+
+    text = ("import triton\nx = b'a' b'b'\ny = r'\\N{x}'\nz = '\\N{BULLET}'\n"
+            "def run(k, x):\n    k[(1,)](x, num_warps=4)\n")
+    assert [d.code for d in lint(text)] == ["ASC101"]
