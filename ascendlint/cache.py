@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from . import __version__
 from .diagnostics import Diagnostic, diagnostic_from_record, diagnostic_to_record
-from .rule_index import _user_cache, describe
+from .rule_index import _user_cache, describe, make_user_cache
 from .safe_read import read_regular
 
 if TYPE_CHECKING:
@@ -196,7 +196,7 @@ def _secret() -> bytes:
         if key is None:
             key = secrets.token_bytes(32)
             try:
-                folder.mkdir(parents=True, exist_ok=True)
+                make_user_cache(folder)
                 descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
                 with os.fdopen(descriptor, "w") as handle:
                     handle.write(key.hex())
@@ -269,6 +269,9 @@ def _load(path: Path, fingerprint: str) -> dict:
 
 
 def _atomic_dump(path: Path, data: dict, fingerprint: str) -> None:
+    for folder in (path.parent.parent, path.parent):  # .ascendlint_cache and its version folder
+        if os.path.islink(folder):  # a link committed in its place must not take writes out of the tree
+            raise OSError(f"{folder} is a symbolic link; the result cache is not written through it")
     path.parent.mkdir(parents=True, exist_ok=True)
     gitignore = path.parent.parent / ".gitignore"
     if not os.path.lexists(gitignore):
