@@ -183,7 +183,8 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
 
-    options = Options(fix=fix and not diff, unsafe_fixes=unsafe_fixes, diff=diff)
+    options = Options(fix=fix and not diff, unsafe_fixes=unsafe_fixes, diff=diff,
+                      links_named=frozenset(str(path) for path in files if path.is_symlink()) if fix else frozenset())
     if from_stdin:
         skip = force_exclude and stdin_filename is not None and _stdin_excluded(Path(stdin_filename), resolver)
         _refuse_output_file(output_file, [])

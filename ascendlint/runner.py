@@ -266,6 +266,8 @@ class Linter:
         filename = str(path)
         if new_data is not None and options.fix and not options.diff:
             try:
+                if path.is_symlink() and filename not in options.links_named:
+                    raise OSError("the file was replaced by a symbolic link after it was found; fixes not written")
                 atomic_write(filename, new_data, result.source_digest)
             except OSError as exc:
                 result.error = f"could not write fixes: {exc.strerror or exc}"
