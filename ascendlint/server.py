@@ -642,5 +642,38 @@ def _noqa_code_at(document, position: types.Position) -> str | None:
     return None
 
 
+class FramedInput:
+    """Standard input as pygls reads LSP frames from it, able to find the next frame after a malformed one.
+
+    pygls reads header lines until a ``Content-Length`` line: after a frame without one, it takes that frame's
+    body, which ends without a line break, and the next frame's header as one line, matches neither, and never
+    answers again. Here a line holding ``Content-Length:`` after other bytes is cut in two, so the next frame's
+    header is seen and the server answers again."""
+
+    HEADER = b"Content-Length:"
+
+    def __init__(self, raw) -> None:
+        self.raw = raw
+        self.pending = b""
+
+    def readline(self) -> bytes:
+        line, self.pending = (self.pending, b"") if self.pending else (self.raw.readline(), b"")
+        cut = line.find(self.HEADER, 1)
+        if cut > 0:
+            line, self.pending = line[:cut], line[cut:]
+        return line
+
+    def read(self, size: int = -1) -> bytes:
+        if size < 0:
+            data, self.pending = self.pending + self.raw.read(), b""
+            return data
+        data, self.pending = self.pending[:size], self.pending[size:]
+        if len(data) < size:
+            data += self.raw.read(size - len(data))
+        return data
+
+
 def run() -> None:
-    server.start_io()
+    import sys
+
+    server.start_io(stdin=FramedInput(sys.stdin.buffer))
