@@ -202,10 +202,11 @@ _WORD_RUNS = {word: re.compile(rf"(?:{word}\s+){{{SHALLOW_CHAINS},}}") for word 
 # one level per part without any bracket nesting; libcst's parse time grows with the square of the chain's length
 # (1,000 subscripts take 0.8 s, 1,500 two seconds, 3,000 a quarter of a minute), whatever the line layout. Chains
 # longer than MAX_CHAIN_PARTS are refused, and so are files whose long chains together would cost more than
-# CHAIN_BUDGET (the sum of the squares of the lengths of chains of LONG_CHAIN parts or more: two chains of 1,000).
+# CHAIN_BUDGET (the sum of the squares of the lengths of chains, and of runs of binary operators, of LONG_CHAIN
+# parts or more: three chains of 1,000).
 MAX_CHAIN_PARTS = 1000
 LONG_CHAIN = 100
-CHAIN_BUDGET = 2 * MAX_CHAIN_PARTS**2
+CHAIN_BUDGET = 3 * MAX_CHAIN_PARTS**2  # about 2.5 s of libcst's time (a run of 2,000 "+" takes 1.3 s, of 2,900 4 s)
 # The cheap measure of chains, independent of the layout (chain_runs): an upper bound on every chain's length,
 # from the text without strings and comments (as a tokenizer ends them, see _code_only). Only a file whose bound
 # goes past the limits is counted exactly on CPython's tree.
@@ -225,6 +226,13 @@ _CHAIN_RUN = lazy(_PART + "{%d,}" % LONG_CHAIN)
 # cannot follow: there, a text with an f-string is always counted on the tree.
 _NESTING_FSTRING = lazy(r"[fF][rRbB]?['\"]") if sys.version_info >= (3, 12) else None
 
+
+# The parser's nodes, not the bytes, decide what linting a file costs: about 3 KB of memory and 50 microseconds
+# per token with the default rules (measured: a list of 50,000 numbers, 100,000 tokens, 224 MB peak; a jit
+# function of 98,000 tokens, 308 MB). The largest file mentioning triton in the corpora has about 30,000 tokens.
+MAX_SOURCE_TOKENS = 100_000
+_TOKENS = lazy(r"\w+|[^\w\s]")  # names and numbers, and every other character but blanks (over-counts operators)
+_STRING = "\x02"
 
 # CPython refuses a decimal literal of more digits than int() converts (4,300 by default): such a text is shown to
 # CPython before libcst, which takes it, and the rules, which could not read its value.
@@ -256,6 +264,7 @@ class ParserLimit(ValueError):
 def parse_module(text: str) -> cst.Module:
     """``libcst.parse_module`` guarded against native stack overflow and parser panics (both become errors)."""
     code = _code_only(text)
+    _refuse_too_many_tokens(text if code is None else code)
     runs = chain_runs(code)
     deep = code is None or _could_be_deep(text, code)
     if deep or not _chains_within_limits(runs) or _LONG_DIGITS.search(code) or _LIBCST_TAKES.search(text):
@@ -341,6 +350,19 @@ def bracket_depth(text: str) -> int:
     return max(accumulate(map(_BRACKET_STEP.__getitem__, brackets)), default=0)
 
 
+def _refuse_too_many_tokens(code: str) -> None:
+    """ParserLimit for a file of more than MAX_SOURCE_TOKENS tokens: what linting costs grows with the nodes the
+    parser builds, not with bytes (a 1 MB list of small numbers took 2.2 GB and half a minute)."""
+    if len(code) <= MAX_SOURCE_TOKENS:  # fewer characters than the limit: fewer tokens too
+        return
+    tokens = len(_TOKENS.findall(code))
+    if tokens > MAX_SOURCE_TOKENS:
+        raise ParserLimit(
+            f"the file has {tokens:,} tokens, more than the {MAX_SOURCE_TOKENS:,} ascendlint lints in one file "
+            "(linting holds about 3 KB per token); the file was not linted"
+        )
+
+
 def _code_depth(code: str) -> int:
     """A bound on the bracket nesting of ``code`` (strings and comments removed), unmatched closers included."""
     brackets = _BRACKETS.sub("", code).encode()
@@ -359,7 +381,12 @@ def _code_only(text: str) -> str | None:
     of one."""
     if _NESTING_FSTRING is not None and _NESTING_FSTRING.search(text):
         return None
-    return _STRINGS_AND_COMMENTS.sub("", text)
+    return _STRINGS_AND_COMMENTS.sub(_one_mark_per_string, text)
+
+
+def _one_mark_per_string(match: re.Match) -> str:
+    """A comment goes; a string stays as one mark (a token), which can never stand between two parts of a chain."""
+    return "" if match.group().startswith("#") else _STRING
 
 
 def chain_runs(code: str | None) -> list[int] | None:
@@ -431,10 +458,10 @@ def _judged_by_cpython(text: str) -> bool:
         raise NestingTooDeep("the code nests too deeply (CPython's parser refuses it too)") from None
     except ValueError:  # e.g. NUL characters: libcst reports those itself
         return False
-    lengths = chain_lengths(tree)
-    if not lengths:
+    lengths, operators = long_runs(tree)
+    if not lengths and not operators:
         return False
-    longest, line = max(lengths)
+    longest, line = max(lengths, default=(0, 0))
     if longest > MAX_CHAIN_PARTS:
         raise ParserLimit(
             f"a chain of {longest:,} calls, subscripts and attribute accesses is longer than the "
@@ -442,14 +469,20 @@ def _judged_by_cpython(text: str) -> bool:
             "the file was not linted",
             line,
         )
-    if _chain_cost(length for length, _ in lengths) > CHAIN_BUDGET:
+    if _chain_cost(length for length, _ in [*lengths, *operators]) > CHAIN_BUDGET:
+        what = []
+        if lengths:
+            what.append(f"{len(lengths):,} chains of {LONG_CHAIN:,} or more calls, subscripts and attribute "
+                        f"accesses (the longest {longest:,})")
+        if operators:
+            what.append(f"{len(operators):,} runs of {LONG_CHAIN:,} or more binary operators (the longest "
+                        f"{max(operators)[0]:,})")
         raise ParserLimit(
-            f"{len(lengths):,} chains of {LONG_CHAIN:,} or more calls, subscripts and attribute accesses (the longest "
-            f"{longest:,}) are more than ascendlint parses in one file (libcst's time grows with the square of each "
-            "chain's length); the file was not linted",
-            line,
+            f"{' and '.join(what)} are more than ascendlint parses in one file (libcst's time grows with the square "
+            "of each one's length); the file was not linted",
+            max([*lengths, *operators])[1],
         )
-    return longest >= SHALLOW_CHAINS
+    return longest >= SHALLOW_CHAINS or max(operators, default=(0, 0))[0] >= SHALLOW_CHAINS
 
 
 def _as_parser_error(text: str, error: SyntaxError) -> Exception:
@@ -471,10 +504,16 @@ def longest_chain(tree: ast.AST) -> tuple[int, int]:
 
 
 def chain_lengths(tree: ast.AST, shortest: int = LONG_CHAIN) -> list[tuple[int, int]]:
-    """(length, line) of every chain of at least ``shortest`` calls, subscripts and attribute accesses.
+    """(length, line) of every chain of at least ``shortest`` calls, subscripts and attribute accesses."""
+    return long_runs(tree, shortest)[0]
+
+
+def long_runs(tree: ast.AST, shortest: int = LONG_CHAIN) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """(length, line) of every chain of at least ``shortest`` calls, subscripts and attribute accesses, and of every
+    run of at least ``shortest`` binary operators (``a + b + ...``, which libcst also nests one level per operator).
 
     One pass over the tree without ``ast.walk``'s generators: a file of chains has a million nodes."""
-    found = []
+    chains, operators = [], []
     stack: list = [tree]
     pop, push, extend = stack.pop, stack.append, stack.extend
     while stack:
@@ -492,7 +531,17 @@ def chain_lengths(tree: ast.AST, shortest: int = LONG_CHAIN) -> list[tuple[int, 
                         push(part.slice)
                     part = part.value
             if length >= shortest:
-                found.append((length, getattr(part, "lineno", 1)))
+                chains.append((length, getattr(part, "lineno", 1)))
+            push(part)
+            continue
+        if isinstance(node, ast.BinOp):
+            length, part = 0, node
+            while isinstance(part, ast.BinOp):
+                length += 1
+                push(part.right)
+                part = part.left
+            if length >= shortest:
+                operators.append((length, getattr(part, "lineno", 1)))
             push(part)
             continue
         if not isinstance(node, ast.AST):  # None in a dict's keys, names in global statements
@@ -503,4 +552,4 @@ def chain_lengths(tree: ast.AST, shortest: int = LONG_CHAIN) -> list[tuple[int, 
                 push(value)
             elif isinstance(value, list):
                 extend(value)
-    return found
+    return chains, operators
