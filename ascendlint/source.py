@@ -152,6 +152,7 @@ def atomic_write(path: str, data: bytes, expected_digest: str | None = None) -> 
             os.fsync(handle.fileno())
         os.chmod(tmp, status.st_mode & 0o7777)
         _keep_owner(tmp, status)
+        _keep_extended_attributes(target, tmp)
         if expected_digest is not None:
             with open(target, "rb") as current:
                 if content_digest(current.read()) != expected_digest:
@@ -166,6 +167,22 @@ def _refuse_protected(target: str, status: os.stat_result) -> None:
         raise NotWritable(errno.EACCES, f"the file is read-only (mode {status.st_mode & 0o7777:04o})")
     if hasattr(os, "access") and not os.access(target, os.W_OK):
         raise NotWritable(errno.EACCES, "permission denied (the file is not writable)")
+
+
+def _keep_extended_attributes(target: str, tmp: str) -> None:
+    """The file's extended attributes (``user.*`` tags, SELinux labels...) on its replacement, as far as we may set
+    them: an attribute we may not copy is left behind rather than failing the fix."""
+    if not hasattr(os, "listxattr"):
+        return
+    try:
+        names = os.listxattr(target)
+    except OSError:
+        return
+    for name in names:
+        try:
+            os.setxattr(tmp, name, os.getxattr(target, name))
+        except OSError:
+            continue
 
 
 def _keep_owner(tmp: str, status: os.stat_result) -> None:

@@ -316,3 +316,16 @@ def test_a_link_named_on_the_command_line_still_gets_its_target_fixed(cli, tmp_p
     result = cli("check", str(link), "--fix", "--no-cache")
     assert result.returncode == 0, result.stderr
     assert target.read_text() == FIXED_KERNEL and link.is_symlink()
+
+
+def test_fix_keeps_extended_attributes(cli, kernel):
+    if not hasattr(os, "setxattr"):
+        pytest.skip("no extended attributes on this platform")
+    try:
+        os.setxattr(kernel, "user.ascendlint-test", b"kept")
+    except OSError:
+        pytest.skip("this file system takes no user extended attributes")
+    result = cli("check", str(kernel), "--fix", "--no-cache")
+    assert result.returncode == 0, result.stderr
+    assert kernel.read_text() == FIXED_KERNEL
+    assert os.getxattr(kernel, "user.ascendlint-test") == b"kept"
