@@ -15,7 +15,8 @@ from typing import Iterable
 from . import noqa
 from .diagnostics import Diagnostic, Edit
 from .fixes import apply_edits, parses
-from .source import SourceDecodeError, atomic_write, decode_source
+from .source import atomic_write, content_digest
+from .user_input import SourceDecodeError, decode_source, read_source_bytes, round_trips
 
 # Findings a line comment cannot or should not hide: a file that does not parse, a crashed rule (use
 # per-file-ignores), and a stale suppression (it is removed instead: suppressing it would be absurd).
@@ -29,6 +30,7 @@ class NoqaOutcome:
     added: int = 0  # number of codes written
     removed: int = 0  # number of stale directives edited (ASC003's fixes applied)
     skipped: list[tuple[int, str]] = field(default_factory=list)  # (row, reason)
+    unwritten: bool = False  # comments were due but the file could not take them (the run then fails)
 
 
 def add_noqa_to_text(text: str, diagnostics: Iterable[Diagnostic]) -> NoqaOutcome:
@@ -107,16 +109,36 @@ def _edit_for_row(text, facts, directive, row, codes) -> tuple[Edit | None, int]
     return Edit(content_end, end, f"  # noqa: {', '.join(codes)}"), len(codes)
 
 
-def add_noqa_to_file(path: Path, linted_text: str, diagnostics: list[Diagnostic]) -> NoqaOutcome:
-    """Rewrite ``path`` in place, keeping its encoding, BOM and line endings; unchanged if it moved on since."""
-    data = path.read_bytes()
+def add_noqa_to_file(path: Path, linted_text: str | None, diagnostics: list[Diagnostic]) -> NoqaOutcome:
+    """Rewrite ``path`` in place, keeping its encoding, BOM and line endings; unchanged if it moved on since.
+
+    The file is read and written with ``--fix``'s guards: read as ``check`` reads it (``user_input``), written only
+    when the text read back from the written bytes is the text with the comments (a ``unicode_escape`` coding
+    comment would turn every line break into ``\\n``), never over a file that changed since it was read, and a
+    file that cannot be read or written is a reason given for that file, never the end of the run."""
     try:
+        data = read_source_bytes(path)
         source = decode_source(data)
     except SourceDecodeError as exc:
-        return NoqaOutcome(linted_text, skipped=[(0, f"cannot be decoded: {exc}")])
-    if source.text != linted_text:
+        return NoqaOutcome(linted_text or "", skipped=[(0, f"cannot be decoded: {exc}")])
+    except OSError as exc:
+        return NoqaOutcome(linted_text or "", skipped=[(0, f"cannot be read: {exc.strerror or exc}")])
+    if linted_text is not None and source.text != linted_text:
         return NoqaOutcome(linted_text, skipped=[(0, "the file changed while it was linted")])
     outcome = add_noqa_to_text(source.text, diagnostics)
-    if outcome.text != source.text:
-        atomic_write(str(path), source.encode(outcome.text))
-    return outcome
+    if outcome.text == source.text:
+        return outcome
+    try:
+        written = source.encode(outcome.text)
+    except UnicodeError as exc:
+        refused = f"the text with comments cannot be written as {source.encoding} ({exc})"
+    else:
+        refused = None if round_trips(source, data, written, outcome.text) else (
+            f"text written in the file's encoding ({source.encoding}) would not read back as the same text")
+    if refused is None:
+        try:
+            atomic_write(str(path), written, content_digest(data))
+            return outcome
+        except OSError as exc:
+            refused = f"the file cannot be written: {exc.strerror or exc}"
+    return NoqaOutcome(source.text, skipped=[(0, refused)], unwritten=True)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from . import __version__
 from .diagnostics import Diagnostic, diagnostic_from_record, diagnostic_to_record
-from .rule_index import _user_cache, describe
+from .rule_index import _user_cache, describe, make_user_cache
 from .safe_read import read_regular
 
 if TYPE_CHECKING:
@@ -93,9 +93,10 @@ def _code_stamp(rule_files: tuple[str, ...]) -> list:
 
 
 class _Shard:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, fingerprint: str) -> None:
         self.path = path
-        self.entries: dict[str, list] = _load(path)  # key -> [last_used, [records]] or [..., summaries]
+        self.fingerprint = fingerprint
+        self.entries: dict[str, list] = _load(path, fingerprint)  # key -> [last_used, [records]] or [.., summaries]
         self.new: dict[str, list] = {}
 
 
@@ -111,7 +112,7 @@ class ResultCache:
     def _shard(self, fingerprint: str) -> _Shard:
         shard = self._shards.get(fingerprint)
         if shard is None:
-            shard = _Shard(self.folder / f"{fingerprint}.json")
+            shard = _Shard(self.folder / f"{fingerprint}.json", fingerprint)
             self._shards[fingerprint] = shard
         return shard
 
@@ -153,9 +154,9 @@ class ResultCache:
                 continue
             try:
                 now = time.time()
-                merged = {k: v for k, v in _load(shard.path).items() if now - v[0] < _EXPIRY_SECONDS}
+                merged = {k: v for k, v in _load(shard.path, shard.fingerprint).items() if now - v[0] < _EXPIRY_SECONDS}
                 merged.update(shard.new)
-                _atomic_dump(shard.path, merged)
+                _atomic_dump(shard.path, merged, shard.fingerprint)
                 shard.new = {}
             except (OSError, ValueError, TypeError):
                 continue
@@ -197,7 +198,7 @@ def _secret() -> bytes:
         if key is None:
             key = secrets.token_bytes(32)
             try:
-                folder.mkdir(parents=True, exist_ok=True)
+                make_user_cache(folder)
                 descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
                 with os.fdopen(descriptor, "w") as handle:
                     handle.write(key.hex())
@@ -212,8 +213,16 @@ def _secret() -> bytes:
     return _KEY[0]
 
 
-def _checksum(body: bytes) -> str:
-    return hashlib.blake2b(body, key=_secret(), digest_size=32).hexdigest()
+def _checksum(body: bytes, fingerprint: str) -> str:
+    """Over the body and what the shard was made for (format, tool version, and the rules fingerprint, which covers
+    the rule set, their options and the tool's code): a shard moved to another rule set's name is a miss."""
+    made_for = f"{_FORMAT}\0{__version__}\0{fingerprint}\0".encode("utf-8", "surrogateescape")
+    return hashlib.blake2b(made_for + body, key=_secret(), digest_size=32).hexdigest()
+
+
+def shard_bytes(fingerprint: str, body: bytes) -> bytes:
+    """A shard's bytes as written: the checksummed header line, then the JSON body."""
+    return _MAGIC + _checksum(body, fingerprint).encode() + b"\n" + body
 
 
 def _valid_record(record) -> bool:
@@ -243,14 +252,15 @@ def _valid_entry(value) -> bool:
             and (len(value) == 2 or isinstance(value[2], dict)))
 
 
-def _load(path: Path) -> dict:
+def _load(path: Path, fingerprint: str) -> dict:
     try:
         data = read_regular(path, limit=MAX_SHARD_BYTES)  # a FIFO or device planted here must not block the run
     except OSError:
         return {}  # missing, unreadable, not a regular file, too large: just a cold cache
     header, _, body = data.partition(b"\n")
-    if not header.startswith(_MAGIC) or not hmac.compare_digest(header[len(_MAGIC):], _checksum(body).encode()):
-        return {}  # written by an older version, damaged, or not written by this user's ascendlint
+    expected = _checksum(body, fingerprint).encode()
+    if not header.startswith(_MAGIC) or not hmac.compare_digest(header[len(_MAGIC):], expected):
+        return {}  # an older version's, damaged, made for other rules or options, or not this user's ascendlint
     try:
         entries = json.loads(body)
     except (ValueError, RecursionError):
@@ -260,7 +270,10 @@ def _load(path: Path) -> dict:
     return {k: v for k, v in entries.items() if isinstance(k, str) and _valid_entry(v)}
 
 
-def _atomic_dump(path: Path, data: dict) -> None:
+def _atomic_dump(path: Path, data: dict, fingerprint: str) -> None:
+    for folder in (path.parent.parent, path.parent):  # .ascendlint_cache and its version folder
+        if os.path.islink(folder):  # a link committed in its place must not take writes out of the tree
+            raise OSError(f"{folder} is a symbolic link; the result cache is not written through it")
     path.parent.mkdir(parents=True, exist_ok=True)
     gitignore = path.parent.parent / ".gitignore"
     if not os.path.lexists(gitignore):
@@ -274,7 +287,7 @@ def _atomic_dump(path: Path, data: dict) -> None:
     try:
         body = json.dumps(data, separators=(",", ":")).encode("utf-8", "surrogateescape")
         with os.fdopen(fd, "wb") as handle:
-            handle.write(_MAGIC + _checksum(body).encode() + b"\n" + body)
+            handle.write(shard_bytes(fingerprint, body))
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -37,21 +37,51 @@ class _FormatChoice(click.Choice):
 class _Group(click.Group):
     """Any unexpected failure exits 2 with a one-line error, never 1 (which means "findings")."""
 
+    def main(self, *args, **kwargs):
+        try:
+            return super().main(*args, **kwargs)
+        except OSError as exc:  # click could not print a usage error: stderr is full or closed
+            _last_words(f"error: {exc}")
+            sys.exit(EXIT_ERROR)
+
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.Abort):  # click reports these itself
             raise
         except KeyboardInterrupt:  # Ctrl-C: 130 (128 + SIGINT), the shell's convention, never 1 ("findings")
-            click.echo("error: interrupted", err=True)
+            _last_words("error: interrupted")
             sys.exit(EXIT_INTERRUPTED)
-        except OSError as exc:  # e.g. --output-file in a folder that does not exist
-            click.echo(f"error: {exc}", err=True)
+        except OSError as exc:  # e.g. --output-file in a folder that does not exist, or an unwritable stderr
+            _last_words(f"error: {exc}")
             sys.exit(EXIT_ERROR)
         except Exception as exc:  # noqa: BLE001 - last resort: report, do not trace back
-            click.echo(f"error: ascendlint failed unexpectedly ({type(exc).__name__}: {exc}); "
-                       "please report this with the file that caused it", err=True)
+            _last_words(f"error: ascendlint failed unexpectedly ({type(exc).__name__}: {exc}); "
+                        "please report this with the file that caused it")
             sys.exit(EXIT_ERROR)
+
+
+def _last_words(message: str) -> None:
+    """An error said on stderr if stderr takes it: a full or closed stderr must not turn exit 2 into 1 (a
+    traceback's exit status, which means "findings")."""
+    try:
+        click.echo(message, err=True)
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        _silence(sys.stderr)
+
+
+def _silence(stream) -> None:
+    """Point a stream that cannot be written at /dev/null, so that flushing it at exit cannot fail either."""
+    import os
+
+    try:
+        descriptor = stream.fileno()
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, descriptor)
+        os.close(null)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -160,7 +190,8 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
 
-    options = Options(fix=fix and not diff, unsafe_fixes=unsafe_fixes, diff=diff)
+    options = Options(fix=fix and not diff, unsafe_fixes=unsafe_fixes, diff=diff,
+                      links_named=frozenset(str(path) for path in files if path.is_symlink()) if fix else frozenset())
     if from_stdin:
         skip = force_exclude and stdin_filename is not None and _stdin_excluded(Path(stdin_filename), resolver)
         _refuse_output_file(output_file, [])
@@ -296,7 +327,7 @@ def _warn(message: str) -> None:
 def _add_noqa(results: list[FileResult]) -> int:
     from .add_noqa import add_noqa_to_file
 
-    added = removed = 0
+    added = removed = unwritten = 0
     for result in results:
         if not result.diagnostics:
             continue
@@ -304,17 +335,19 @@ def _add_noqa(results: list[FileResult]) -> int:
             click.echo(f"warning: {result.path}: --add-noqa does not edit notebooks; add the comments in the cells",
                        err=True)
             continue
-        path = Path(result.path)
-        text = result.text if result.text is not None else path.read_text(encoding="utf-8")
-        outcome = add_noqa_to_file(path, text, result.diagnostics)
+        outcome = add_noqa_to_file(Path(result.path), result.text, result.diagnostics)
         added += outcome.added
         removed += outcome.removed
+        unwritten += outcome.unwritten
         for row, reason in outcome.skipped:
-            click.echo(f"warning: {result.path}:{row}: no `# noqa` added: {reason}", err=True)
+            if outcome.unwritten:
+                click.echo(f"error: {output.shown(result.path)}: no `# noqa` added: {reason}", err=True)
+            else:
+                click.echo(f"warning: {result.path}:{row}: no `# noqa` added: {reason}", err=True)
     click.echo(f"Added {added} noqa code{'s' if added != 1 else ''}.", err=True)
     if removed:
         click.echo(f"Removed unused codes from {removed} noqa comment{'s' if removed != 1 else ''}.", err=True)
-    return EXIT_CLEAN
+    return EXIT_ERROR if unwritten else EXIT_CLEAN
 
 
 def _enabled_rules(rules, settings: Settings, select, extend_select, ignore):
@@ -352,9 +385,23 @@ def _origin(settings: Settings, key: str) -> str:
 
 
 def _lint_stdin(linter: Linter, options: Options, stdin_filename: str | None, skip: bool = False) -> FileResult:
-    data = sys.stdin.buffer.read()
+    from .prefilter import could_hold_kernel
+    from .user_input import MAX_SOURCE_BYTES, bounded_stream
+
+    data, more = bounded_stream(sys.stdin.buffer)  # never more than the size limit in memory
     filename = stdin_filename or "-"
     path = Path(stdin_filename) if stdin_filename else None
+    if more:  # passed through untouched (with --fix) and, if it may hold a kernel, refused as a file would be
+        if options.fix:
+            sys.stdout.buffer.write(data)
+            import shutil
+
+            shutil.copyfileobj(sys.stdin.buffer, sys.stdout.buffer)
+            sys.stdout.flush()
+        if skip or not could_hold_kernel(data):
+            return FileResult(path=filename)
+        return FileResult(path=filename, error=f"standard input is over the {MAX_SOURCE_BYTES // 2**20} MiB limit "
+                                               "for linting")
     if skip:  # --force-exclude and the name is excluded: pass the text through untouched, as ruff does
         if options.fix:
             sys.stdout.buffer.write(data)

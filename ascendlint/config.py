@@ -28,7 +28,7 @@ DEFAULT_EXCLUDE = (
 )
 CONFIG_NAMES = (".ascendlint.toml", "ascendlint.toml", "pyproject.toml")
 LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude")
-MAX_EXTEND_DEPTH = 32  # a chain of ``extend`` longer than this is a cycle in all but name
+MAX_EXTEND_DEPTH = 256  # a bound on the files one configuration reads; cycles are found by name whatever the length
 
 
 class ConfigError(ValueError):
@@ -131,8 +131,10 @@ def _merged_table(config_path: Path, known_rules) -> tuple[dict, list[Path]]:
     current: Path | None = config_path
     while current is not None:
         key = os.path.normcase(os.path.abspath(current))
-        if key in seen or len(layers) >= MAX_EXTEND_DEPTH:
+        if key in seen:
             raise ConfigError(f"{config_path}: `extend` forms a cycle through {current}")
+        if len(layers) >= MAX_EXTEND_DEPTH:
+            raise ConfigError(f"{config_path}: the chain of `extend` is longer than {MAX_EXTEND_DEPTH} files")
         seen.add(key)
         table = dict(_ascendlint_table(current))
         base = table.pop("extend", None)

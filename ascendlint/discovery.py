@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from .config import Settings, relative_to_root
 from .git_excludes import exclude_files
+from .ignore_patterns import compile_spec
 from .safe_read import read_regular
 
 SOURCE_SUFFIXES = (".py", ".ipynb")
@@ -46,9 +47,7 @@ class Discovery:
 
 
 def _spec(patterns) -> pathspec.PathSpec:
-    import pathspec
-
-    return pathspec.GitIgnoreSpec.from_lines(patterns)
+    return compile_spec(patterns)  # linear in the path's length whatever the pattern (ignore_patterns)
 
 
 def _gitignore_specs_above(directory: Path, on_error=None) -> list[tuple[Path, pathspec.PathSpec]]:

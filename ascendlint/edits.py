@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import re
 
 import libcst as cst
 
@@ -46,8 +47,28 @@ def _trailing_comma_length(text: str, offset: int) -> int:
 
 
 def insert_before_line(loc: Locator, row: int, text: str) -> Edit:
+    """Insert whole lines above line ``row``; they end as the line they are put above ends (else the one before it):
+    the file's first line ending (libcst's ``default_newline``) may be a lone ``\r``, which put above a blank
+    ``\n`` line would join it into one ``\r\n`` and delete the blank line."""
     offset = loc.line_starts[row - 1]
+    if text.endswith(("\r", "\n")):
+        text = _LINE_BREAKS.sub(_ending_near(loc, row), text)
     return Edit(offset, offset, text)
+
+
+_LINE_BREAKS = re.compile(r"\r\n|\r|\n")
+
+
+def _ending_near(loc: Locator, row: int) -> str:
+    for candidate in (row, row - 1):
+        if 1 <= candidate <= len(loc.line_starts):
+            start = loc.line_starts[candidate - 1]
+            end = loc.line_starts[candidate] if candidate < len(loc.line_starts) else len(loc.text)
+            line = loc.text[start:end]
+            ending = line[len(line.rstrip("\r\n")):]
+            if ending:
+                return ending
+    return "\n"
 
 
 def indentation_of_line(loc: Locator, row: int) -> str:

@@ -28,3 +28,6 @@ class Options:
     fix: bool = False
     unsafe_fixes: bool = False
     diff: bool = False
+    # files that were symbolic links when found (named on the command line): fixes are written to their targets.
+    # Any other file that is a link when its fixes are written was swapped for one since: nothing is written.
+    links_named: frozenset = frozenset()

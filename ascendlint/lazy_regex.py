@@ -46,6 +46,9 @@ class LazyPattern:
     def sub(self, *args):
         return self.compiled.sub(*args)
 
+    def subn(self, *args):
+        return self.compiled.subn(*args)
+
     def split(self, *args):
         return self.compiled.split(*args)
 

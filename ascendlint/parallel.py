@@ -23,12 +23,14 @@ from __future__ import annotations
 import heapq
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from .collector import loaded_objects_frozen
 from .prefilter import could_hold_kernel
 from .runner import FileResult, Linter, Options, read_path
+from .worker_lifeline import bind_to_parent
 
 # The pool's fixed costs, in bytes of linting they are worth: starting forked workers, shipping results back and
 # shutting the pool down. Set from the earlier benchmark threshold (on two cores a pool of two paid for itself from
@@ -207,7 +209,8 @@ def _in_pool(linter: Linter, work: list, options: Options, workers: int, advance
     outcomes: list = [None] * len(work)
     try:
         with ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker,
-                                 initargs=(linter, work if forked else None)) as pool:
+                                 initargs=(linter, work if forked else None, os.getpid())) as pool, \
+                _workers_killed_on_interrupt(pool):
             futures = {}
             for batch in batches([len(item[2]) for item in work], workers):
                 items = batch if forked else [work[p] for p in batch]
@@ -232,6 +235,22 @@ def _in_pool(linter: Linter, work: list, options: Options, workers: int, advance
     return outcomes
 
 
+@contextmanager
+def _workers_killed_on_interrupt(pool) -> Iterator[None]:
+    """Ctrl-C (or any exception leaving the pool early) ends the workers at once: leaving the pool would otherwise
+    wait for every batch still queued before the run could exit."""
+    try:
+        yield
+    except BaseException:
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            try:
+                process.kill()
+            except (OSError, AttributeError, ValueError):
+                pass
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+
+
 def _context():
     """Fork where it is safe (Linux): workers inherit the loaded rules and the files' bytes instead of receiving them."""
     import multiprocessing
@@ -241,8 +260,9 @@ def _context():
     return multiprocessing.get_context("spawn")
 
 
-def _start_worker(linter: Linter, work: list | None) -> None:
+def _start_worker(linter: Linter, work: list | None, parent_pid: int) -> None:
     global _worker_linter, _worker_work
+    bind_to_parent(parent_pid)  # a worker never outlives the run (SIGKILL of the parent included)
     _worker_linter, _worker_work = linter, work
 
 

@@ -93,6 +93,15 @@ def _user_cache() -> Path | None:
     return Path(base) / "ascendlint" if base and not base.startswith("~") else None
 
 
+def make_user_cache(folder: Path) -> None:
+    """Create the user cache folder, and at most its parent (``~/.cache`` on a fresh account): a home or
+    ``XDG_CACHE_HOME`` that does not exist (``HOME=/nonexistent/x``) is not created, nothing is written there."""
+    if not folder.is_dir():
+        if not folder.parent.parent.is_dir():
+            raise FileNotFoundError(2, "the user cache folder's parent does not exist", str(folder.parent))
+        folder.mkdir(parents=True, exist_ok=True)
+
+
 def _stored_path() -> Path | None:
     folder = _user_cache()
     if folder is None:
@@ -183,7 +192,7 @@ def _write(path: Path, infos: tuple[RuleInfo, ...]) -> None:
     ]
     sources = {i.source: _stat_line(i.source) for i in infos if i.source}
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_user_cache(path.parent)
         _drop_old_indexes(path.parent)
         fd, tmp = tempfile.mkstemp(prefix=".rules-", suffix=".tmp", dir=path.parent)
         try:

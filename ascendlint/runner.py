@@ -15,6 +15,7 @@ from .notebook_lint import is_notebook, process_notebook
 from .prefilter import could_hold_kernel
 from .rule_index import RuleInfo, rule_classes
 from .text_positions import source_lines
+from .user_input import round_trips
 from .source import (
     SourceDecodeError,
     SourceText,
@@ -49,11 +50,9 @@ class Linter:
         self._rules_of: dict[Path, list[RuleLike]] = {}  # each file's rules after per-file-ignores
         self._per_file = []
         if settings.per_file_ignores:
-            import pathspec  # only for per-file-ignores: a run without them never matches a pattern
+            from .ignore_patterns import compile_spec  # only for per-file-ignores
 
-            self._per_file = [
-                (pathspec.GitIgnoreSpec.from_lines([glob]), codes) for glob, codes in settings.per_file_ignores.items()
-            ]
+            self._per_file = [(compile_spec([glob]), codes) for glob, codes in settings.per_file_ignores.items()]
 
     def bind(self, path: Path, relative: str) -> None:
         """What discovery found for a file: its path relative to the root of these settings."""
@@ -179,11 +178,12 @@ class Linter:
             result.diff = unified_diff(source, outcome.text, filename)
         try:
             new_data = source.encode(outcome.text)
-        except UnicodeEncodeError as exc:  # a fix introduced a character the file's declared encoding lacks
-            result.error = f"fixes not applied: the fixed text cannot be encoded as {source.encoding} ({exc.reason})"
+        except UnicodeError as exc:  # a fix introduced a character the file's declared encoding lacks (or idna's)
+            reason = getattr(exc, "reason", None) or str(exc)
+            result.error = f"fixes not applied: the fixed text cannot be encoded as {source.encoding} ({reason})"
             self._unfixed(result, source.text, filename, rules, unit)
             return result, None
-        if not _round_trips(source, data, new_data, outcome.text):
+        if not round_trips(source, data, new_data, outcome.text):
             # e.g. a `unicode_escape` coding comment: encoding turns every newline into the two characters `\n`
             result.error = (f"fixes not applied: text written in the file's encoding ({source.encoding}) does not "
                             "read back as the same text")
@@ -266,6 +266,8 @@ class Linter:
         filename = str(path)
         if new_data is not None and options.fix and not options.diff:
             try:
+                if path.is_symlink() and filename not in options.links_named:
+                    raise OSError("the file was replaced by a symbolic link after it was found; fixes not written")
                 atomic_write(filename, new_data, result.source_digest)
             except OSError as exc:
                 result.error = f"could not write fixes: {exc.strerror or exc}"
@@ -284,19 +286,6 @@ def _exported(unit: "ModuleInProject | None") -> dict | None:
     from .analysis.project import summaries_to_json
 
     return summaries_to_json(unit.exported or {})
-
-
-def _round_trips(source: SourceText, data: bytes, new_data: bytes, new_text: str) -> bool:
-    """Does the encoding give back the original bytes, and the fixed bytes decode to the fixed text?"""
-    if source.encoding in _PLAIN_CODECS:
-        return True
-    try:
-        return source.encode(source.text) == data and decode_source(new_data).text == new_text
-    except (SourceDecodeError, UnicodeError):
-        return False
-
-
-_PLAIN_CODECS = frozenset({"utf-8", "utf8", "ascii", "latin-1", "iso-8859-1", "iso8859-1", "cp1252"})
 
 
 def read_path(path: Path) -> tuple[bytes, str | None]:

@@ -9,6 +9,7 @@ import hashlib
 import io
 import os
 import re
+import sys
 import threading
 import tokenize
 import warnings
@@ -66,6 +67,8 @@ def decode_source(data: bytes) -> SourceText:
         ) from exc
     except LookupError as exc:
         raise SourceDecodeError(f"unknown encoding {codec!r}") from exc
+    except (UnicodeError, ValueError, TypeError) as exc:  # codecs such as idna raise their own errors
+        raise SourceDecodeError(f"cannot be read as {codec} ({type(exc).__name__}: {exc})") from exc
     return SourceText(text=text, encoding=codec, bom=bom)
 
 
@@ -80,17 +83,25 @@ class SourceTooLarge(OSError):
     """A file that mentions triton but is too large to parse in reasonable time and memory."""
 
 
-def read_source_bytes(path: str | os.PathLike) -> bytes:
-    """The file's bytes; an oversized file is read only to learn whether it mentions triton at all.
+# An oversized file is looked at only this far for "triton" (a generated kernel imports it at the top): the size is
+# known before reading, and a 20 GiB file must cost what its first few MiB cost, not minutes.
+MAX_SCAN_BYTES = 4 * MAX_SOURCE_BYTES
 
-    Oversized files that never mention triton come back empty (they are skipped like any such file); those that
-    do raise SourceTooLarge, so the user hears about them instead of waiting minutes.
+
+def read_source_bytes(path: str | os.PathLike) -> bytes:
+    """The file's bytes; an oversized file is read only to learn whether it mentions triton near its start.
+
+    Oversized files that do not mention triton in their first MAX_SCAN_BYTES come back empty (they are skipped like
+    any such file); those that do raise SourceTooLarge, so the user hears about them instead of waiting minutes.
     """
     with open_regular(path) as handle:  # a FIFO or device swapped in after discovery must not block the run
-        size = os.fstat(handle.fileno()).st_size
+        size = os.fstat(handle.fileno()).st_size  # before any read
         if size <= MAX_SOURCE_BYTES:
-            return handle.read()
-        if not _stream_mentions(handle, b"triton"):
+            data = handle.read(MAX_SOURCE_BYTES + 1)
+            if len(data) <= MAX_SOURCE_BYTES:
+                return data
+            size = max(size, len(data))  # the file grew since it was measured
+        elif not _stream_mentions(handle, b"triton", MAX_SCAN_BYTES):
             return b""
     raise SourceTooLarge(
         f"file is {size / 2**20:.1f} MiB, over the {MAX_SOURCE_BYTES // 2**20} MiB limit for linting; "
@@ -98,9 +109,11 @@ def read_source_bytes(path: str | os.PathLike) -> bytes:
     )
 
 
-def _stream_mentions(handle, needle: bytes, chunk_size: int = 1 << 20) -> bool:
-    tail = b""
-    while chunk := handle.read(chunk_size):
+def _stream_mentions(handle, needle: bytes, limit: int, chunk_size: int = 1 << 20) -> bool:
+    """Whether ``needle`` is in the first ``limit`` bytes of the stream."""
+    tail, seen = b"", 0
+    while seen < limit and (chunk := handle.read(min(chunk_size, limit - seen))):
+        seen += len(chunk)
         if needle in tail + chunk[: len(needle)] or needle in chunk:
             return True
         tail = chunk[-(len(needle) - 1) :]
@@ -139,6 +152,7 @@ def atomic_write(path: str, data: bytes, expected_digest: str | None = None) -> 
             os.fsync(handle.fileno())
         os.chmod(tmp, status.st_mode & 0o7777)
         _keep_owner(tmp, status)
+        _keep_extended_attributes(target, tmp)
         if expected_digest is not None:
             with open(target, "rb") as current:
                 if content_digest(current.read()) != expected_digest:
@@ -153,6 +167,22 @@ def _refuse_protected(target: str, status: os.stat_result) -> None:
         raise NotWritable(errno.EACCES, f"the file is read-only (mode {status.st_mode & 0o7777:04o})")
     if hasattr(os, "access") and not os.access(target, os.W_OK):
         raise NotWritable(errno.EACCES, "permission denied (the file is not writable)")
+
+
+def _keep_extended_attributes(target: str, tmp: str) -> None:
+    """The file's extended attributes (``user.*`` tags, SELinux labels...) on its replacement, as far as we may set
+    them: an attribute we may not copy is left behind rather than failing the fix."""
+    if not hasattr(os, "listxattr"):
+        return
+    try:
+        names = os.listxattr(target)
+    except OSError:
+        return
+    for name in names:
+        try:
+            os.setxattr(tmp, name, os.getxattr(target, name))
+        except OSError:
+            continue
 
 
 def _keep_owner(tmp: str, status: os.stat_result) -> None:
@@ -187,15 +217,47 @@ _UNARY_RUN = lazy(rf"[-+~][-+~\s]{{{SHALLOW_CHAINS},}}")
 _WORD_RUNS = {word: re.compile(rf"(?:{word}\s+){{{SHALLOW_CHAINS},}}") for word in ("not", "await")}
 # Calls, subscripts and attribute accesses chained on one expression (``a[0][0]...``, ``b.f().f()...``) nest the tree
 # one level per part without any bracket nesting; libcst's parse time grows with the square of the chain's length
-# (1,500 subscripts take seconds, 3,000 a quarter of a minute). Chains longer than MAX_CHAIN_PARTS are refused.
+# (1,000 subscripts take 0.8 s, 1,500 two seconds, 3,000 a quarter of a minute), whatever the line layout. Chains
+# longer than MAX_CHAIN_PARTS are refused, and so are files whose long chains together would cost more than
+# CHAIN_BUDGET (the sum of the squares of the lengths of chains, and of runs of binary operators, of LONG_CHAIN
+# parts or more: three chains of 1,000).
 MAX_CHAIN_PARTS = 1000
-# The cheap test for a chain: keep only the bytes a chain is made of (dots, brackets) and those that end a run
-# (newlines, braces, ``#``, ``;``), then look for a long run. A line starting with a dot continues the line above
-# (a chain written one part per line).
-_CHAIN_BYTES = b".[](){}\n#;"
-_NOT_CHAIN_BYTES = bytes(byte for byte in range(256) if byte not in _CHAIN_BYTES)
-_CHAIN_RUN = lazy(rb"[.\[\]()]{%d,}" % SHALLOW_CHAINS)
+LONG_CHAIN = 100
+CHAIN_BUDGET = 3 * MAX_CHAIN_PARTS**2  # about 2.5 s of libcst's time (a run of 2,000 "+" takes 1.3 s, of 2,900 4 s)
+# The cheap measure of chains, independent of the layout (chain_runs): an upper bound on every chain's length,
+# from the text without strings and comments (as a tokenizer ends them, see _code_only). Only a file whose bound
+# goes past the limits is counted exactly on CPython's tree.
+_TRIPLE = r"{q}{q}{q}(?:\\.|[^\\])*?{q}{q}{q}"  # backslash escapes skipped, in raw strings too
+_SINGLE = r"{q}(?:\\.|[^{q}\\\r\n])*{q}"
+_STRINGS_AND_COMMENTS = lazy(
+    "|".join([_TRIPLE.format(q="'"), _TRIPLE.format(q='"'), _SINGLE.format(q="'"), _SINGLE.format(q='"'), r"#[^\r\n]*"]),
+    re.S,
+)
+_GROUP = lazy(r"[(\[][^()\[\]{}]*[)\]]")  # a call's or subscript's brackets, nothing nested left inside
+_BRACES = lazy(r"\{[^()\[\]{}]*\}")  # a display in braces is never a chain's part
+_ATTRIBUTE = lazy(r"\.\w+")
+_BLANKS = str.maketrans("", "", " \t\f\r\n\\")
+_PART = "\x00"  # a call, a subscript or an attribute access (or a parenthesized head, conservatively)
+_CHAIN_RUN = lazy(_PART + "{%d,}" % LONG_CHAIN)
+# Python 3.12 lets an f-string's replacement fields reuse its quote (PEP 701), which the string pattern above
+# cannot follow: there, a text with an f-string is always counted on the tree.
+_NESTING_FSTRING = lazy(r"[fF][rRbB]?['\"]") if sys.version_info >= (3, 12) else None
 
+
+# The parser's nodes, not the bytes, decide what linting a file costs: about 3 KB of memory and 50 microseconds
+# per token with the default rules (measured: a list of 50,000 numbers, 100,000 tokens, 224 MB peak; a jit
+# function of 98,000 tokens, 308 MB). The largest file mentioning triton in the corpora has about 30,000 tokens.
+MAX_SOURCE_TOKENS = 100_000
+_TOKENS = lazy(r"\w+|[^\w\s]")  # names and numbers, and every other character but blanks (over-counts operators)
+_STRING = "\x02"
+
+# CPython refuses a decimal literal of more digits than int() converts (4,300 by default): such a text is shown to
+# CPython before libcst, which takes it, and the rules, which could not read its value.
+_LONG_DIGITS = lazy(r"[0-9][0-9_]{4000,}")
+# Text libcst takes that CPython refuses, so a file that Python cannot run would pass: a byte-order mark inside the
+# text (a doubled one), a ``\N{...}`` escape (its name may not exist), a bytes literal (``"a" b"b"`` mixes kinds).
+# Where one may occur, CPython judges the text first (rare in kernels: a compile costs a seventh of a parse).
+_LIBCST_TAKES = lazy(r"\ufeff|\\N\{|(?<![\w'\"])(?:[bB][rR]?|[rR][bB])['\"]")
 
 _LINE_START_FEEDS = lazy(r"(?:^|(?<=\r))\f+", re.MULTILINE)  # before any blank of a line's indentation
 
@@ -218,10 +280,14 @@ class ParserLimit(ValueError):
 
 def parse_module(text: str) -> cst.Module:
     """``libcst.parse_module`` guarded against native stack overflow and parser panics (both become errors)."""
-    chains = _could_chain(text)
-    deep = chains or _could_be_deep(text)
-    if deep:
-        _refuse_too_deep(text, chains)
+    code = _code_only(text)
+    _refuse_too_many_tokens(text if code is None else code)
+    runs = chain_runs(code)
+    deep = code is None or _could_be_deep(text, code)
+    if deep or not _chains_within_limits(runs) or _LONG_DIGITS.search(code) or _LIBCST_TAKES.search(text):
+        deep = _judged_by_cpython(text) or deep  # counted exactly on CPython's tree; CPython judges long literals
+    elif max(runs, default=0) >= SHALLOW_CHAINS:
+        deep = True
     import libcst as cst
 
     outcome: dict[str, object] = {}
@@ -301,32 +367,99 @@ def bracket_depth(text: str) -> int:
     return max(accumulate(map(_BRACKET_STEP.__getitem__, brackets)), default=0)
 
 
+def _refuse_too_many_tokens(code: str) -> None:
+    """ParserLimit for a file of more than MAX_SOURCE_TOKENS tokens: what linting costs grows with the nodes the
+    parser builds, not with bytes (a 1 MB list of small numbers took 2.2 GB and half a minute)."""
+    if len(code) <= MAX_SOURCE_TOKENS:  # fewer characters than the limit: fewer tokens too
+        return
+    tokens = len(_TOKENS.findall(code))
+    if tokens > MAX_SOURCE_TOKENS:
+        raise ParserLimit(
+            f"the file has {tokens:,} tokens, more than the {MAX_SOURCE_TOKENS:,} ascendlint lints in one file "
+            "(linting holds about 3 KB per token); the file was not linted"
+        )
+
+
+def _code_depth(code: str) -> int:
+    """A bound on the bracket nesting of ``code`` (strings and comments removed), unmatched closers included."""
+    brackets = _BRACKETS.sub("", code).encode()
+    depths = list(accumulate(map(_BRACKET_STEP.__getitem__, brackets)))
+    return max(depths, default=0) - min(0, min(depths, default=0))
+
+
 def _operator_count(text: str) -> int:
     return sum(text.count(mark) for mark in _OPERATOR_MARKS)
 
 
-def _could_chain(text: str) -> bool:
-    """Cheap and conservative: could the text hold a chain of SHALLOW_CHAINS calls, subscripts or attributes?"""
-    data = text.encode("utf-8", "surrogatepass").translate(None, b" \t")
-    if b"\n." in data:  # a line that starts with a dot continues a chain: join it to the line above
-        data = data.replace(b"\n.", b".")
-    return _CHAIN_RUN.search(data.translate(None, _NOT_CHAIN_BYTES)) is not None
+def _code_only(text: str) -> str | None:
+    """The text without its strings and comments (as a tokenizer ends them); None where that cannot be told
+    cheaply (Python 3.12 f-strings may reuse their quote inside). Brackets in strings neither nest nor close, so
+    a bound on nesting or chains must not count them: ``f(')', f(')', ...`` nests 3,000 deep with a bracket count
+    of one."""
+    if _NESTING_FSTRING is not None and _NESTING_FSTRING.search(text):
+        return None
+    return _STRINGS_AND_COMMENTS.sub(_one_mark_per_string, text)
 
 
-def _could_be_deep(text: str) -> bool:
+def _one_mark_per_string(match: re.Match) -> str:
+    """A comment goes; a string stays as one mark (a token), which can never stand between two parts of a chain."""
+    return "" if match.group().startswith("#") else _STRING
+
+
+def chain_runs(code: str | None) -> list[int] | None:
+    """Upper bounds on the lengths of the chains of LONG_CHAIN or more calls, subscripts or attribute accesses in
+    ``code`` (``_code_only``), however they are laid out; None when the text must be counted on the tree.
+
+    Conservative by construction: dropping text can only join runs, never split one, so a blank, a line break, a
+    backslash, a comment or a string between two parts cannot hide a chain; each part becomes one mark, bracket
+    groups are collapsed innermost first (one regular expression pass per bracket level, at most
+    SHALLOW_BRACKETS), and a run is measured when the group holding it collapses. Two chains may be seen as one
+    run, never one chain as two."""
+    if code is None:
+        return None
+    marks = _ATTRIBUTE.sub(_PART, code.translate(_BLANKS))
+    runs: list[int] = []
+
+    def measured(group: re.Match) -> str:
+        runs.extend(len(run.group()) for run in _CHAIN_RUN.finditer(group.group()))
+        return _PART
+
+    for _ in range(SHALLOW_BRACKETS + 1):
+        marks, braces = _BRACES.subn("\x01", marks)  # a display in braces is never a chain's part
+        long_run = marks.count(_PART) >= LONG_CHAIN and _CHAIN_RUN.search(marks) is not None
+        marks, groups = _GROUP.subn(measured if long_run else _PART, marks)
+        if not braces and not groups:
+            runs.extend(len(run.group()) for run in _CHAIN_RUN.finditer(marks))
+            return runs
+    return None
+
+
+def _chains_within_limits(runs: list[int] | None) -> bool:
+    return runs is not None and max(runs, default=0) <= MAX_CHAIN_PARTS and _chain_cost(runs) <= CHAIN_BUDGET
+
+
+def _chain_cost(lengths) -> int:
+    return sum(length * length for length in lengths)
+
+
+def _could_be_deep(text: str, code: str) -> bool:
     """Cheap and conservative (C-speed scans only): False means libcst cannot come near its stack limit."""
     return (
         text.count("elif") >= SHALLOW_CHAINS  # a long elif chain nests too (10,000 overflow libcst's stack)
         or _operator_count(text) >= SHALLOW_OPERATORS
-        or bracket_depth(text) > SHALLOW_BRACKETS
+        or _code_depth(code) > SHALLOW_BRACKETS
         or text.count("lambda") >= SHALLOW_CHAINS
         or _UNARY_RUN.search(text) is not None
         or any(text.count(word) >= SHALLOW_CHAINS and run.search(text) for word, run in _WORD_RUNS.items())
     )
 
 
-def _refuse_too_deep(text: str, chains: bool) -> None:
-    """Raise NestingTooDeep where CPython refuses the nesting, ParserLimit for a chain longer than libcst takes."""
+def _judged_by_cpython(text: str) -> bool:
+    """Raise NestingTooDeep where CPython refuses the nesting, ParserLimit for chains longer than libcst takes.
+
+    The chains are counted on CPython's tree, and a text CPython refuses is refused at once: the finding is
+    CPython's error either way, and libcst would spend seconds on the chain, or overflow its stack, first.
+    Returns whether the text holds a chain long enough to need the big-stack parse."""
     try:
         with warnings.catch_warnings():  # e.g. "invalid escape sequence": not ours to print
             warnings.simplefilter("ignore")
@@ -337,20 +470,46 @@ def _refuse_too_deep(text: str, chains: bool) -> None:
         # CPython stopped at another error first: decide on the (conservative) bracket depth alone.
         if bracket_depth(text) > 4 * SHALLOW_BRACKETS:
             raise NestingTooDeep("brackets nest too deeply to parse safely") from None
-        return
+        raise _as_parser_error(text, exc) from None
     except (MemoryError, RecursionError):
         raise NestingTooDeep("the code nests too deeply (CPython's parser refuses it too)") from None
     except ValueError:  # e.g. NUL characters: libcst reports those itself
-        return
-    if chains:
-        length, line = longest_chain(tree)
-        if length > MAX_CHAIN_PARTS:
-            raise ParserLimit(
-                f"a chain of {length:,} calls, subscripts and attribute accesses is longer than the "
-                f"{MAX_CHAIN_PARTS:,} parts ascendlint parses (libcst's time grows with the square of the length); "
-                "the file was not linted",
-                line,
-            )
+        return False
+    lengths, operators = long_runs(tree)
+    if not lengths and not operators:
+        return False
+    longest, line = max(lengths, default=(0, 0))
+    if longest > MAX_CHAIN_PARTS:
+        raise ParserLimit(
+            f"a chain of {longest:,} calls, subscripts and attribute accesses is longer than the "
+            f"{MAX_CHAIN_PARTS:,} parts ascendlint parses (libcst's time grows with the square of the length); "
+            "the file was not linted",
+            line,
+        )
+    if _chain_cost(length for length, _ in [*lengths, *operators]) > CHAIN_BUDGET:
+        what = []
+        if lengths:
+            what.append(f"{len(lengths):,} chains of {LONG_CHAIN:,} or more calls, subscripts and attribute "
+                        f"accesses (the longest {longest:,})")
+        if operators:
+            what.append(f"{len(operators):,} runs of {LONG_CHAIN:,} or more binary operators (the longest "
+                        f"{max(operators)[0]:,})")
+        raise ParserLimit(
+            f"{' and '.join(what)} are more than ascendlint parses in one file (libcst's time grows with the square "
+            "of each one's length); the file was not linted",
+            max([*lengths, *operators])[1],
+        )
+    return longest >= SHALLOW_CHAINS or max(operators, default=(0, 0))[0] >= SHALLOW_CHAINS
+
+
+def _as_parser_error(text: str, error: SyntaxError) -> Exception:
+    """CPython's syntax error in the form libcst reports one (the engine words it as CPython does)."""
+    import libcst as cst
+
+    return cst.ParserSyntaxError(
+        str(error.msg), lines=text.splitlines(True) or [""], raw_line=max(error.lineno or 1, 1),
+        raw_column=max((error.offset or 1) - 1, 0),
+    )
 
 
 _CHAINED = (ast.Attribute, ast.Call, ast.Subscript)
@@ -358,16 +517,56 @@ _CHAINED = (ast.Attribute, ast.Call, ast.Subscript)
 
 def longest_chain(tree: ast.AST) -> tuple[int, int]:
     """The most calls, subscripts and attribute accesses applied one after another, and the line where it starts."""
-    longest, line = 0, 0
-    inside: set[int] = set()  # chain members already counted from the chain's outermost part
-    for node in ast.walk(tree):  # breadth first: a chain's outermost part comes before its inner ones
-        if not isinstance(node, _CHAINED) or id(node) in inside:
+    return max(chain_lengths(tree, 1), default=(0, 0))
+
+
+def chain_lengths(tree: ast.AST, shortest: int = LONG_CHAIN) -> list[tuple[int, int]]:
+    """(length, line) of every chain of at least ``shortest`` calls, subscripts and attribute accesses."""
+    return long_runs(tree, shortest)[0]
+
+
+def long_runs(tree: ast.AST, shortest: int = LONG_CHAIN) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """(length, line) of every chain of at least ``shortest`` calls, subscripts and attribute accesses, and of every
+    run of at least ``shortest`` binary operators (``a + b + ...``, which libcst also nests one level per operator).
+
+    One pass over the tree without ``ast.walk``'s generators: a file of chains has a million nodes."""
+    chains, operators = [], []
+    stack: list = [tree]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    while stack:
+        node = pop()
+        if isinstance(node, _CHAINED):
+            length, part = 0, node
+            while isinstance(part, _CHAINED):
+                length += 1
+                if isinstance(part, ast.Call):
+                    extend(part.args)
+                    extend(part.keywords)
+                    part = part.func
+                else:
+                    if isinstance(part, ast.Subscript):
+                        push(part.slice)
+                    part = part.value
+            if length >= shortest:
+                chains.append((length, getattr(part, "lineno", 1)))
+            push(part)
             continue
-        length, part = 0, node
-        while isinstance(part, _CHAINED):
-            inside.add(id(part))
-            length += 1
-            part = part.func if isinstance(part, ast.Call) else part.value
-        if length > longest:
-            longest, line = length, getattr(part, "lineno", 1)
-    return longest, line
+        if isinstance(node, ast.BinOp):
+            length, part = 0, node
+            while isinstance(part, ast.BinOp):
+                length += 1
+                push(part.right)
+                part = part.left
+            if length >= shortest:
+                operators.append((length, getattr(part, "lineno", 1)))
+            push(part)
+            continue
+        if not isinstance(node, ast.AST):  # None in a dict's keys, names in global statements
+            continue
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, ast.AST):
+                push(value)
+            elif isinstance(value, list):
+                extend(value)
+    return chains, operators

@@ -64,7 +64,7 @@ class Row:
 def python_files(paths: list[Path]) -> list[Path]:
     found: list[Path] = []
     for path in paths:
-        if path.is_file():
+        if not path.is_dir():  # a named file of any kind: the reader refuses what is not a regular file
             found.append(path)
             continue
         for child in sorted(path.rglob("*.py")):
@@ -95,20 +95,35 @@ def _compiler_verdicts(facts) -> dict[tuple[str, str], dict]:
 
 
 def rows_for_file(path: Path, compile_kernels: bool = False) -> tuple[list[Row], str | None]:
+    """The file read, decoded and parsed by ``check``'s own guards (``user_input``): a FIFO, a huge file, an odd
+    encoding or code nested too deeply for the parser is a warning, never a hang or a crash."""
+    from .prefilter import could_hold_kernel
+    from .user_input import SourceDecodeError, decode_source, parse_source, read_source_bytes
+
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        return [], f"{path}: cannot be read ({exc})"
-    if "triton" not in text:
+        data = read_source_bytes(path)
+    except OSError as exc:
+        return [], f"{path}: cannot be read ({exc.strerror or exc})"
+    if not could_hold_kernel(data):
         return [], None
     try:
-        module = cst.parse_module(text)
+        text = decode_source(data).text
+    except SourceDecodeError as exc:
+        return [], f"{path}: cannot be decoded ({exc})"
+    try:
+        module = parse_source(text)
     except cst.ParserSyntaxError as exc:
         return [], f"{path}: cannot be parsed ({exc.message})"
+    except (RecursionError, MemoryError, ValueError) as exc:  # the guarded parse's refusals (nesting, limits)
+        return [], f"{path}: cannot be parsed ({exc})"
     facts = ModuleFacts(module, NodeIndex(module))
     verdicts = _compiler_verdicts(facts) if compile_kernels else {}
     rows = []
-    for estimate in ub.estimates(facts):
+    try:
+        estimates = ub.estimates(facts)
+    except Exception as exc:  # noqa: BLE001 - one file's failed estimate is reported, the others are still shown
+        return [], f"{path}: the estimate failed ({type(exc).__name__}: {exc})"
+    for estimate in estimates:
         config = estimate.config
         shown = {k: v for k, v in sorted(config.values.items()) if k in estimate.extents}
         rows.append(Row(str(path), ub.line_of(facts, config.anchor), estimate.kernel.name, config.label.split(" line")[0],

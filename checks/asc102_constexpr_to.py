@@ -269,8 +269,8 @@ class ConstexprTo(Rule):
         if not (type(func) is cst.Attribute and func.attr.value == "to" and node.args):
             return
         kernel = self.facts.enclosing_kernel(node)
-        if kernel is None:
-            return
+        if kernel is None or not self._in_body(node, kernel):
+            return  # a parameter's annotation or default, or a decorator, is not code the compiler runs as such
         analysis = self.context.analysis(kernel)
         value = func.value
         tl = self.facts.local_alias("tl", "tl")
@@ -289,6 +289,10 @@ class ConstexprTo(Rule):
             edits=lambda loc: [edits.replace(loc, node, _as_cast(self.context.module, node, tl))],
         )
 
+
+    def _in_body(self, node: cst.CSTNode, kernel) -> bool:
+        body = kernel.node.body
+        return any(ancestor is body for ancestor in self.context.index.ancestors(node))
 
     def _launched_with_one(self, kernel, param: str | None) -> bool:
         if param is None:

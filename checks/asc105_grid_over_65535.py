@@ -6,6 +6,7 @@ from ascendlint.analysis.module_role import is_test_or_benchmark, launches_for_d
 from ascendlint.analysis.npu_reach import reached_on_npu
 from ascendlint.analysis.run_sizes import launch_bound
 from ascendlint.rule import Invalid, Rule, Valid
+from ascendlint.analysis.literals import integer_value
 
 _LIMIT = 65535
 
@@ -776,7 +777,7 @@ def _tile_of(factor) -> int | None:
     """The literal tile size a tile count divides by (``cdiv(rows, 4)`` gives 4), else None."""
     parts = division_parts(factor.expr)
     if parts is not None and type(parts[1]) is cst.Integer:
-        return int(parts[1].value, 0)
+        return integer_value(parts[1])
     return None
 
 

@@ -7,6 +7,7 @@ from ascendlint.analysis.block_pointers import block_pointer_origins, block_rank
 from ascendlint.analysis.grid import host_guards, is_model_dimension_name
 from ascendlint.diagnostics import Edit, FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
+from ascendlint.analysis.literals import integer_value
 
 _MASK_POSITION = {"tl.load": 1, "tl.store": 2}
 
@@ -598,7 +599,7 @@ def _checked_dims(expr) -> frozenset[int] | None:
     if type(expr) in (cst.Tuple, cst.List):
         dims = [e.value for e in expr.elements]
         if all(type(d) is cst.Integer for d in dims):
-            return frozenset(int(d.value, 0) for d in dims)
+            return frozenset(integer_value(d) for d in dims)
     return None
 
 

@@ -13,6 +13,7 @@ from ascendlint.analysis.grid import autotune_values
 from ascendlint.analysis.grid import chosen_values, is_tile_size_name, launch_argument, launches_of
 from ascendlint.analysis.module_facts import Kernel
 from ascendlint.rule import Invalid, Rule, Valid
+from ascendlint.analysis.literals import integer_value
 
 _ELEMENT_BYTES = {
     **dict.fromkeys(("tl.int8", "tl.uint8", "tl.int1", "tl.float8e4nv", "tl.float8e5", "tl.float8e4b15"), 1),
@@ -392,17 +393,17 @@ class NarrowInnerTile(Rule):
         if type(shape) not in (cst.Tuple, cst.List) or type(order) not in (cst.Tuple, cst.List):
             return
         first = order.elements[0].value if order.elements else None
-        if type(first) is not cst.Integer or int(first.value) >= len(shape.elements):
+        if type(first) is not cst.Integer or integer_value(first) >= len(shape.elements):
             return
         owner = self.facts.enclosing_kernel(block)
         if owner is None:
             return
         analysis = self.context.analysis(owner)
-        inner = shape.elements[int(first.value)].value
+        inner = shape.elements[integer_value(first)].value
         if len(shape.elements) == 1 and _spelled_extent(inner) in self._row_extents(analysis):
             return
         extent = self._value(analysis, inner, tunable=True)
-        if extent is None or self._spans_the_tensor(analysis, block, int(first.value), inner, extent):
+        if extent is None or self._spans_the_tensor(analysis, block, integer_value(first), inner, extent):
             return
         if self._report_if_narrow(block, extent, element_bytes):
             self._reported_blocks.add(id(block))
@@ -457,7 +458,7 @@ class NarrowInnerTile(Rule):
         can widen: a constexpr spelled like one (``BLOCK_*``, ``BT``), not a tile over a small axis (``BLK_HEADS``)
         and not a literal written in the kernel (``tl.arange(0, 16)`` of a 16x16 solve is the algorithm's)."""
         if type(expr) is cst.Integer:
-            return None if tunable else int(expr.value, 0)
+            return None if tunable else integer_value(expr)
         if type(expr) is not cst.Name or depth > _DEPTH:
             return None
         kernel = analysis.kernel
@@ -618,4 +619,4 @@ def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
 
 
 def _is_one(expr: cst.BaseExpression) -> bool:
-    return type(expr) is cst.Integer and int(expr.value, 0) == 1
+    return type(expr) is cst.Integer and integer_value(expr) == 1

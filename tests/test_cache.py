@@ -66,7 +66,7 @@ def _read_shard(shard: Path) -> dict:
 def _write_shard(shard: Path, entries: dict) -> None:
     """Entries written as ascendlint writes them, with this user's checksum (so only their content is tested)."""
     body = json.dumps(entries).encode()
-    shard.write_bytes(cache_module._MAGIC + cache_module._checksum(body).encode() + b"\n" + body)
+    shard.write_bytes(cache_module.shard_bytes(shard.stem, body))
 
 
 def _shards(root: Path) -> list[Path]:

@@ -28,6 +28,7 @@ from . import host_facts as hf
 from . import magnitudes as mag
 from .module_facts import Kernel, Launch, ModuleFacts, dotted_name
 from ..lazy_regex import lazy
+from .literals import integer_value
 
 _MAX_DEPTH = 12  # name-resolution depth; host code that deep is not worth following
 
@@ -536,7 +537,7 @@ def _host_argument(resolver, expr, site, depth):
     if depth >= _MAX_DEPTH:
         return None
     if type(expr) is cst.Integer:
-        value = int(expr.value, 0)
+        value = integer_value(expr)
         return HostBound(mag.of_int(value), False, f"{_DEFINITE}{value}")
     if type(expr) is cst.Call:
         func = expr.func
@@ -1207,7 +1208,7 @@ class _GridAnalysis:
         branch, ``BD = 16`` in the other), both sides of a conditional expression; empty when one of them is not
         a literal."""
         if type(expr) is cst.Integer:
-            return [int(expr.value, 0)]
+            return [integer_value(expr)]
         if depth >= _MAX_DEPTH:
             return []
         if type(expr) is cst.IfExp:
@@ -1232,7 +1233,7 @@ class _GridAnalysis:
 
     def literal_value(self, expr: cst.BaseExpression, site: cst.CSTNode, depth: int = 0) -> int | None:
         if type(expr) is cst.Integer:
-            return int(expr.value, 0)
+            return integer_value(expr)
         if type(expr) is cst.Name and depth < _MAX_DEPTH:
             status, value = self.lookup(expr.value, site)
             if status == "value" and isinstance(value, cst.BaseExpression):
@@ -1521,7 +1522,7 @@ class _Classifier:
 
     def _single(self, expr: cst.BaseExpression, depth: int, names: frozenset[str]) -> Factor:
         if type(expr) is cst.Integer:
-            return Factor(Kind.LITERAL, expr, value=int(expr.value, 0))
+            return Factor(Kind.LITERAL, expr, value=integer_value(expr))
         if type(expr) is cst.Call:
             return self._call(expr, depth, names)
         if type(expr) is cst.Attribute:

@@ -24,6 +24,7 @@ import libcst as cst
 
 from . import magnitudes as mag
 from ..lazy_regex import lazy
+from .literals import integer_value
 
 # Tensors whose leading dimension does not grow with the tokens of a launch.
 _SMALL_TENSOR = lazy(
@@ -148,9 +149,9 @@ def receiver(expr: cst.BaseExpression) -> str | None:
 
 def literal_dim(expr: cst.BaseExpression | None) -> int | None:
     if type(expr) is cst.Integer:
-        return int(expr.value, 0)
+        return integer_value(expr)
     if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Minus and type(expr.expression) is cst.Integer:
-        return -int(expr.expression.value, 0)
+        return -integer_value(expr.expression)
     return None
 
 

@@ -15,6 +15,7 @@ import libcst as cst
 
 from .module_names import resolve_relative
 from .walk import NodeIndex
+from .literals import integer_value  # noqa: F401 - also read from here
 
 T = TypeVar("T")
 
@@ -43,14 +44,6 @@ def normalise(qualified: str) -> str:
         if qualified == prefix or qualified.startswith(prefix + "."):
             return short + qualified[len(prefix) :]
     return qualified
-
-
-def integer_value(node: cst.Integer) -> int:
-    """The value of an integer literal (``int`` is far cheaper than libcst's ``evaluated_value``)."""
-    try:
-        return int(node.value, 0)
-    except ValueError:  # a literal such as 0777 that only Python 2 accepted
-        return node.evaluated_value
 
 
 def dotted_name(node: cst.BaseExpression) -> str | None:
@@ -442,8 +435,8 @@ class ModuleFacts:
                 value = element.value
                 if type(value) is cst.SimpleString:
                     names.add(value.evaluated_value)
-                elif type(value) is cst.Integer and int(value.value) < len(params):
-                    names.add(params[int(value.value)])
+                elif type(value) is cst.Integer and integer_value(value) < len(params):
+                    names.add(params[integer_value(value)])
         return names
 
     # -- launches ----------------------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from . import host_facts as hf
 from . import test_shapes as ts
 from .grid import host_resolver
 from .module_facts import Launch, ModuleFacts, dotted_name
+from .literals import integer_value
 
 _MAX_DEPTH = 12
 _HUGE = 2**64  # larger bounds say nothing more
@@ -462,7 +463,7 @@ class _Reader:
             return None
         kind = type(expr)
         if kind is cst.Integer:
-            return int(expr.value, 0)
+            return integer_value(expr)
         if kind is cst.Name:
             return self._name(expr.value, site, depth, names)
         if kind in (cst.Tuple, cst.List):
@@ -518,11 +519,11 @@ class _Reader:
     def _lower(self, expr, site) -> int:
         """A lower bound of a divisor: its literal value where the host spells one, else 1."""
         if type(expr) is cst.Integer:
-            return max(1, int(expr.value, 0))
+            return max(1, integer_value(expr))
         if type(expr) is cst.Name:
             values = self.resolver.assignments_before(expr.value, site)
             if values and all(type(v) is cst.Integer for v in values):
-                return max(1, min(int(v.value, 0) for v in values))
+                return max(1, min(integer_value(v) for v in values))
             if not values and expr.value in self.constants:
                 return max(1, self.constants[expr.value])
         if type(expr) is cst.Subscript and self.launch is not None:
@@ -530,7 +531,7 @@ class _Reader:
             if key is not None:
                 argument = self.launch.keywords.get(key)
                 if argument is not None and type(argument.value) is cst.Integer:
-                    return max(1, int(argument.value.value, 0))
+                    return max(1, integer_value(argument.value))
         return 1
 
     def _subscript(self, expr: cst.Subscript, site, depth, names):

@@ -12,6 +12,7 @@ import libcst as cst
 
 from .host_facts import allocation_dims
 from .module_facts import ModuleFacts
+from .literals import integer_value
 
 _LIMIT = 2**31  # elements; the largest in-bounds offset of such a tensor is 2**31 - 1, which int32 holds
 
@@ -76,7 +77,7 @@ def _calls(body: cst.CSTNode) -> list[cst.Call]:
 
 def _largest(dim: cst.BaseExpression, values: dict[str, int]) -> int | None:
     if type(dim) is cst.Integer:
-        return int(dim.value, 0)
+        return integer_value(dim)
     if type(dim) is cst.Name:
         return values.get(dim.value)
     if type(dim) is cst.Subscript and type(dim.value) is cst.Name:
@@ -116,11 +117,11 @@ def _parameter_values(test: cst.FunctionDef) -> dict[str, int]:
 def _literal_bound(item: cst.BaseExpression) -> int | None:
     """An integer literal, or the largest entry of a literal list of them (a ``cu_seqlens`` case)."""
     if type(item) is cst.Integer:
-        return int(item.value, 0)
+        return integer_value(item)
     if type(item) in (cst.List, cst.Tuple) and item.elements:
         entries = [e.value for e in item.elements]
         if all(type(e) is cst.Integer for e in entries):
-            return max(int(e.value, 0) for e in entries)
+            return max(integer_value(e) for e in entries)
     return None
 
 

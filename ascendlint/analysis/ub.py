@@ -42,6 +42,7 @@ from . import grid
 from . import magnitudes as mag
 from .module_facts import Kernel, Launch, ModuleFacts, dotted_name
 from ..lazy_regex import lazy
+from .literals import integer_value
 
 UB_PHYSICAL = 192 * 1024
 UB_BUDGET = 184 * 1024
@@ -145,7 +146,7 @@ def _compute(facts: ModuleFacts) -> list[Estimate]:
 # -- configs ---------------------------------------------------------------------------------------------------
 def configs(facts: ModuleFacts, kernel: Kernel) -> list[Config]:
     resolver = grid.host_resolver(facts)
-    defaults = {name: int(d.value, 0) for name, d in kernel.defaults.items()
+    defaults = {name: integer_value(d) for name, d in kernel.defaults.items()
                 if name in kernel.constexpr and type(d) is cst.Integer}
     launches = grid.launches_of(facts, kernel)
     launch_configs = []
@@ -252,7 +253,7 @@ def fold(resolver, expr: cst.BaseExpression, site: cst.CSTNode, depth: int = 0) 
     if depth > _MAX_DEPTH:
         return None
     if type(expr) is cst.Integer:
-        return int(expr.value, 0)
+        return integer_value(expr)
     if type(expr) is cst.Name:
         status, value = resolver.lookup(expr.value, site)
         if status == "value" and isinstance(value, cst.BaseExpression) and value is not expr:
@@ -568,7 +569,7 @@ class _Model:
         if depth > _MAX_DEPTH:
             return None
         if type(expr) is cst.Integer:
-            return int(expr.value, 0)
+            return integer_value(expr)
         if type(expr) is cst.Name:
             name = expr.value
             if name in self.values:
@@ -862,9 +863,9 @@ def _reduce(shape: Shape, axis, keep_dims=None) -> Shape | None:
     if axis is None or (type(axis) is cst.Name and axis.value == "None"):
         return None
     if type(axis) is cst.UnaryOperation and type(axis.expression) is cst.Integer:
-        index = -int(axis.expression.value)
+        index = -integer_value(axis.expression)
     elif type(axis) is cst.Integer:
-        index = int(axis.value)
+        index = integer_value(axis)
     else:
         return None
     dims = list(shape)

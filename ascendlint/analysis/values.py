@@ -139,6 +139,13 @@ class KernelAnalysis:
         self.index = index
         self.nodes = index.subtree(kernel.node)
         _registry(facts)[id(kernel.node)] = self
+        try:
+            self._build(kernel)
+        except BaseException:
+            _registry(facts).pop(id(kernel.node), None)  # a half-built analysis is never shared
+            raise
+
+    def _build(self, kernel: Kernel) -> None:
         self.assignments: dict[str, list] = {}  # flow-insensitive: every expression ever bound to a name
         self.loops: list[cst.For] = []
         self._bindings: dict[int, list[tuple[str, Definition]]] = {}
@@ -395,9 +402,14 @@ class KernelAnalysis:
             return {}
         self._running = True
         self._values = {}
-        entry = self._entry_state
-        self._before = solve(self.graph, entry, self._transfer, join, _widen)
-        self._running = False
+        try:
+            entry = self._entry_state
+            self._before = solve(self.graph, entry, self._transfer, join, _widen)
+        except BaseException:
+            self._values, self._returned = None, None  # never left half-built: the next rule computes it again
+            raise
+        finally:
+            self._running = False
         return self._values
 
     @cached_property

@@ -249,3 +249,31 @@ def test_a_2_mb_kernel_is_refused_within_a_memory_bound(tmp_path):
     code, peak_mib = map(int, out.split("\n", 1)[0].split())
     assert code == 2 and "over the 1 MiB limit" in out, out
     assert peak_mib < 200, f"peak RSS {peak_mib} MiB for a refused 2 MB kernel"
+
+
+@pytest.mark.parametrize("gibibytes", [4, 20])
+def test_a_huge_sparse_file_costs_what_its_first_mebibytes_cost(tmp_path, gibibytes):
+    """A 4 GiB sparse file without "triton" took 22 s, 20 GiB over 120 s: its size is known before reading, so
+    only the first MAX_SCAN_BYTES are looked at."""
+    import time
+
+    quiet, kernel = tmp_path / "data.py", tmp_path / "generated.py"
+    with open(quiet, "wb") as handle:
+        handle.truncate(gibibytes << 30)  # sparse: costs no disk
+    with open(kernel, "wb") as handle:
+        handle.write(b"import triton\n")
+        handle.truncate(gibibytes << 30)
+    started = time.monotonic()
+    assert source.read_source_bytes(quiet) == b""
+    with pytest.raises(source.SourceTooLarge, match=rf"file is {gibibytes * 1024}\.0 MiB, over the 1 MiB limit"):
+        source.read_source_bytes(kernel)
+    assert time.monotonic() - started < 2
+
+
+def test_a_file_that_grows_past_the_limit_after_it_was_measured_is_refused(tmp_path, monkeypatch):
+    path = tmp_path / "growing.py"
+    path.write_bytes(b"import triton\n" + b"#" * source.MAX_SOURCE_BYTES)
+    real_fstat = os.fstat
+    monkeypatch.setattr(source.os, "fstat", lambda fd: os.stat_result((*real_fstat(fd)[:6], 10, *real_fstat(fd)[7:])))
+    with pytest.raises(source.SourceTooLarge):
+        source.read_source_bytes(path)

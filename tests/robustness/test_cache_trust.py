@@ -74,7 +74,7 @@ def test_a_shard_signed_by_another_key_is_a_miss(tmp_path, monkeypatch):
     entries = {key: [value[0], []] for key, value in json.loads(body).items()}
     forged = json.dumps(entries).encode()
     monkeypatch.setattr(cache_module, "_KEY", [b"k" * 32])  # e.g. the key of whoever committed the folder
-    shard.write_bytes(cache_module._MAGIC + cache_module._checksum(forged).encode() + b"\n" + forged)
+    shard.write_bytes(cache_module.shard_bytes(shard.stem, forged))
     monkeypatch.setattr(cache_module, "_KEY", [])
     result, cache = _run(tmp_path)
     assert [d.code for d in result.diagnostics] == ["ASC101"] and cache.hits == 0
@@ -92,7 +92,7 @@ def test_a_correctly_signed_shard_of_the_wrong_shape_is_a_miss(tmp_path, record)
     _, _, body = shard.read_bytes().partition(b"\n")
     entries = {key: [value[0], [record]] for key, value in json.loads(body).items()}
     data = json.dumps(entries).encode()
-    shard.write_bytes(cache_module._MAGIC + cache_module._checksum(data).encode() + b"\n" + data)
+    shard.write_bytes(cache_module.shard_bytes(shard.stem, data))
     result, cache = _run(tmp_path)
     assert [d.code for d in result.diagnostics] == ["ASC101"] and cache.hits == 0
 
@@ -117,5 +117,35 @@ def test_a_shard_linked_to_an_endless_device_is_a_miss(tmp_path):
     shard = _warm(tmp_path)
     shard.unlink()
     shard.symlink_to("/dev/zero")
+    result, cache = _run(tmp_path)
+    assert [d.code for d in result.diagnostics] == ["ASC101"] and cache.hits == 0
+
+
+def test_a_shard_moved_over_another_rule_sets_shard_is_a_miss(tmp_path):
+    """The empty shard of a ``--select ASC003`` run, moved over the default run's, made a tree with findings pass:
+    the checksum now covers the rules fingerprint (rule set, options, tool version and code) the shard was made
+    for, not only its bytes."""
+    (tmp_path / "k.py").write_text(LAUNCH)
+    rules = list(all_rules())
+    narrow = [rule for rule in rules if rule.code == "ASC003"]
+    for chosen in (narrow, rules):
+        linter = Linter(chosen, Settings(root=tmp_path), cache=ResultCache(tmp_path))
+        linter.process_path(tmp_path / "k.py", Options())
+        linter.cache.save()
+    shards = sorted((tmp_path / CACHE_DIR).glob("*/*.json"), key=lambda p: p.stat().st_size)
+    assert len(shards) == 2
+    empty, full = shards
+    os.replace(empty, full)
+    result, cache = _run(tmp_path)
+    assert [d.code for d in result.diagnostics] == ["ASC101"] and cache.hits == 0
+
+
+def test_a_shard_made_for_other_rule_options_is_a_miss(tmp_path):
+    (tmp_path / "k.py").write_text(LAUNCH)
+    _run(tmp_path)
+    (shard,) = (tmp_path / CACHE_DIR).glob("*/*.json")
+    _, _, body = shard.read_bytes().partition(b"\n")
+    silent = json.dumps({key: [value[0], []] for key, value in json.loads(body).items()}).encode()
+    shard.write_bytes(cache_module.shard_bytes(shard.stem + "-other-options", silent))  # signed, for another name
     result, cache = _run(tmp_path)
     assert [d.code for d in result.diagnostics] == ["ASC101"] and cache.hits == 0

@@ -165,3 +165,16 @@ def test_fix_next_to_a_parenthesized_argument_is_applied(code, rule, expected):
     outcome = fixes.fix_text(code, lambda text: engine.lint_text(text, "k.py", [_builtin(rule)]), unsafe=True)
     assert outcome.rejected == []
     assert outcome.text == expected
+
+
+def test_asc102_leaves_a_parameter_annotation_alone():
+    """``B: tl.constexpr.to(tl.int32)`` (contrived, but it parses) was rewritten into ``tl.cast(tl.constexpr, ...)``
+    in the signature: only ``.to()`` in the body is code the compiler runs on a constexpr."""
+    from tests.helpers import lint
+
+    text = ("import triton\nimport triton.language as tl\n\n@triton.jit\n"
+            "def kernel(x_ptr, B: tl.constexpr.to(tl.int32), C: tl.constexpr = tl.constexpr(1).to(tl.int32),\n"
+            "           D: tl.constexpr = 2):\n"
+            "    tl.store(x_ptr, D.to(tl.int64))\n")
+    found = lint(text, "ASC102")
+    assert [(d.code, d.location.row) for d in found] == [("ASC102", 7)]

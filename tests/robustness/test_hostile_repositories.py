@@ -98,3 +98,25 @@ def test_regular_files_read_normally(tmp_path):
     assert safe_read.read_regular(tmp_path / "a.toml") == b"x = 1\n"
     with pytest.raises(safe_read.FileTooLarge):
         safe_read.read_regular(tmp_path / "a.toml", limit=3)
+
+
+def test_a_long_acyclic_extend_chain_is_not_called_a_cycle(tmp_path):
+    """40 files, each extending the next, were reported as "`extend` forms a cycle" (the depth limit was 32)."""
+    from ascendlint.config import MAX_EXTEND_DEPTH, ConfigError, SettingsResolver
+    from ascendlint.rule_index import rule_index
+
+    count = 40
+    for number in range(count):
+        following = f'extend = "c{number + 1}.toml"\n' if number + 1 < count else 'ignore = ["ASC101"]\n'
+        (tmp_path / f"c{number}.toml").write_text(following)
+    (tmp_path / "ascendlint.toml").write_text('extend = "c0.toml"\n')
+    settings = SettingsResolver(rule_index(), None).for_path(tmp_path / "k.py")
+    assert settings.ignore == ["ASC101"]
+    too_long = tmp_path / "long"
+    too_long.mkdir()
+    for number in range(MAX_EXTEND_DEPTH + 1):
+        (too_long / f"c{number}.toml").write_text(f'extend = "c{number + 1}.toml"\n')
+    (too_long / f"c{MAX_EXTEND_DEPTH + 1}.toml").write_text("")
+    (too_long / "ascendlint.toml").write_text('extend = "c0.toml"\n')
+    with pytest.raises(ConfigError, match="longer than"):
+        SettingsResolver(rule_index(), None).for_path(too_long / "k.py")

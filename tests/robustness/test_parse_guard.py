@@ -65,3 +65,41 @@ def test_names_the_tokenizer_accepts_but_python_does_not_become_a_syntax_finding
     found = lint(text)
     assert [d.code for d in found] == ["ASC001"]
     assert "is not a valid identifier" in found[0].message
+
+
+@pytest.mark.parametrize("shape", [
+    "x = " + "f(')', " * 3000 + "1" + ")" * 3000,  # every opening bracket followed by a closing one in a string
+    "s = '" + ")" * 3000 + "'\nx = " + "(" * 3000 + "1" + ")" * 3000,  # closers in a string lower the count first
+    "x = " + "f(1, # )\n" * 3000 + "1" + ")" * 3000,  # closers in comments
+])
+def test_brackets_in_strings_cannot_hide_nesting_from_the_guard(shape):
+    """Counting every bracket, strings' included, saw depth 1 for ``f(')', f(')', ...``: libcst got 3,000 nested
+    calls on the main thread's stack and the process died (SIGSEGV)."""
+    with pytest.raises(source.NestingTooDeep):
+        source.parse_module("import triton\n" + shape + "\n")
+
+
+@pytest.mark.parametrize("data, words", [
+    (b"\xef\xbb\xbf\xef\xbb\xbfimport triton\nx = 1\n", "U+FEFF"),  # a doubled byte-order mark
+    (b"import triton\nx = '\\N{NOT A NAME}'\n", "unicode error"),
+    (b"import triton\nx = 'a' b'b'\n", "cannot mix bytes and nonbytes literals"),
+    (b"# coding: punycode\nimport triton\nx = 1\n", "punycode"),
+], ids=["doubled-bom", "unknown-character-name", "bytes-and-str", "punycode"])
+def test_files_cpython_refuses_are_asc001_although_libcst_takes_them(data, words):
+    from tests.helpers import lint
+
+    try:
+        text = source.decode_source(data).text
+    except source.SourceDecodeError as exc:  # refused while decoding: ASC001 "cannot be decoded" (runner)
+        assert words in str(exc)
+        return
+    (found,) = lint(text)
+    assert found.code == "ASC001" and words in found.message
+
+
+def test_what_cpython_takes_among_those_shapes_is_still_linted():
+    from tests.helpers import lint
+
+    text = ("import triton\nx = b'a' b'b'\ny = r'\\N{x}'\nz = '\\N{BULLET}'\n"
+            "def run(k, x):\n    k[(1,)](x, num_warps=4)\n")
+    assert [d.code for d in lint(text)] == ["ASC101"]

@@ -280,3 +280,52 @@ def test_code_frames_show_only_text_that_was_written(cli, tmp_path):
     assert frame_lines, result.stdout
     assert all(line in code.splitlines() for line in frame_lines), frame_lines
     assert "num_warps=4" in result.stdout and "ASC101" in result.stdout
+
+
+def test_a_file_swapped_for_a_link_after_discovery_gets_no_fix_written_through_it(tmp_path, monkeypatch):
+    """A local race replaced a found file by a symbolic link between discovery and the write: --fix wrote the
+    fixed text into the link's target. A file that was not a link when found is never written through one."""
+    from click.testing import CliRunner
+
+    from ascendlint import runner
+    from ascendlint.cli import main
+
+    tree, outside = tmp_path / "tree", tmp_path / "outside.py"
+    tree.mkdir()
+    (tree / "k.py").write_text(KERNEL)
+    outside.write_text(KERNEL)
+    real = runner.Linter.process_bytes
+
+    def swapped_after_reading(self, data, filename, path, options, unit=None):
+        found = real(self, data, filename, path, options, unit)
+        if path is not None and path.name == "k.py" and not path.is_symlink():
+            path.unlink()
+            path.symlink_to(outside)  # the same text, so the changed-content check cannot see it
+        return found
+
+    monkeypatch.setattr(runner.Linter, "process_bytes", swapped_after_reading)
+    result = CliRunner().invoke(main, ["check", str(tree), "--fix", "--no-cache", "--jobs", "1"])
+    assert outside.read_text() == KERNEL
+    assert result.exit_code == 2 and "replaced by a symbolic link" in result.output
+
+
+def test_a_link_named_on_the_command_line_still_gets_its_target_fixed(cli, tmp_path):
+    target, link = tmp_path / "target.py", tmp_path / "link.py"
+    target.write_text(KERNEL)
+    link.symlink_to(target)
+    result = cli("check", str(link), "--fix", "--no-cache")
+    assert result.returncode == 0, result.stderr
+    assert target.read_text() == FIXED_KERNEL and link.is_symlink()
+
+
+def test_fix_keeps_extended_attributes(cli, kernel):
+    if not hasattr(os, "setxattr"):
+        pytest.skip("no extended attributes on this platform")
+    try:
+        os.setxattr(kernel, "user.ascendlint-test", b"kept")
+    except OSError:
+        pytest.skip("this file system takes no user extended attributes")
+    result = cli("check", str(kernel), "--fix", "--no-cache")
+    assert result.returncode == 0, result.stderr
+    assert kernel.read_text() == FIXED_KERNEL
+    assert os.getxattr(kernel, "user.ascendlint-test") == b"kept"

@@ -198,3 +198,15 @@ def _apply(text: str, edit: types.TextEdit) -> str:
         return sum(len(line) + 1 for line in lines[: position.line]) + position.character
 
     return text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end):]
+
+
+@pytest.mark.asyncio
+async def test_a_chain_split_over_lines_is_answered_at_once(client: LanguageClient, project: Path):
+    """3,000 subscripts one per line froze the server for 9-17 s while libcst parsed them; the guard is the
+    engine's, so the server answers with the parser-limit finding at once."""
+    text = "import triton\nx = (a\n" + "[0]\n" * 3000 + ")\n"
+    started = asyncio.get_running_loop().time()
+    uri = _open(client, project / "pkg" / "chain.py", text)
+    diagnostics = await _published(client, uri)
+    assert asyncio.get_running_loop().time() - started < 5
+    assert [d.code for d in diagnostics] == ["ASC001"]
