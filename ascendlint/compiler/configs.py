@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..analysis import grid, ub
+from ..analysis.literals import integer_value
 from ..analysis.module_facts import Kernel, Launch, ModuleFacts, dotted_name
 from . import kernel_text
 from .jobs import LAUNCH_OPTIONS, CompileJob
@@ -145,7 +146,8 @@ def _dtype_name(expr: cst.BaseExpression) -> str | None:
 
 def _literal_number(expr: cst.BaseExpression | None):
     if type(expr) is cst.Integer:
-        return int(expr.value.replace("_", ""), 0)
+        value = integer_value(expr)
+        return value if abs(value) < 2**64 else None  # no argument of a launch is wider
     if type(expr) is cst.Float:
         return float(expr.value.replace("_", ""))
     if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Minus:

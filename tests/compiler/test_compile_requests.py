@@ -157,3 +157,20 @@ def run(x, n):
     assert extra.label.startswith("declared config 1") and extra.values == {"BLOCK": 2048, "FAST": True}
     assert extra.assumed == {} and extra.job.options == {"multibuffer": False}
     assert {p["name"]: p.get("dtype") for p in extra.job.params}["x"] == "bf16"
+
+
+def test_integer_literals_in_any_base_or_too_long_for_a_launch_are_read_without_a_crash():
+    source = '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, n, m, BLOCK: tl.constexpr):
+    tl.store(x + tl.arange(0, BLOCK), 1.0)
+
+def run(x):
+    k[(1,)](x, 0x10, ''' + "9" * 5000 + ''', BLOCK=0b1000000)
+'''
+    (request,) = _requests(source)
+    params = {p["name"]: p for p in request.job.params}
+    assert params["n"]["value"] == 16 and params["m"]["value"] is None and request.values["BLOCK"] == 64
