@@ -130,14 +130,16 @@ def _lint(text: str, filename: str, rules: Sequence[type[Rule]], options: dict[s
     not_run = [r.code for r in rules if not r.tool_rule] if skipped else []
     kept.extend(_unused_noqa(context, rules, used, [*crashed, *not_run]))
     if project is not None and project.export:
-        project.exported = _summaries(facts)
+        project.exported = _summaries(context)
     context.release()
     return sorted(kept, key=Diagnostic.sort_key)
 
 
-def _summaries(facts: ModuleFacts) -> dict:
+def _summaries(context: FileContext) -> dict:
     try:
-        return summarise(facts)
+        from .analysis.distributed import waiting_kernels
+
+        return summarise(context.facts, waiting_kernels(context))
     except Exception:  # noqa: BLE001 - a module whose helpers cannot be summarised is simply unknown to importers
         return {}
 

@@ -140,7 +140,7 @@ class Linter:
                       unit: "ModuleInProject | None" = None) -> tuple[FileResult, bytes | None]:
         """Lint one file's bytes; returns the result and the new bytes when fixes changed the text."""
         result = FileResult(path=filename)
-        if not could_hold_kernel(data):
+        if unit is None and not could_hold_kernel(data):  # a unit: a module linked to the tree's kernels
             return result, None
         if is_notebook(filename, path):
             return process_notebook(self, data, filename, path, options)

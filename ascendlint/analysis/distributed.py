@@ -871,3 +871,40 @@ def targets_other_backend(context: FileContext) -> bool:
     if any(_OTHER_BACKEND.search(full) for full in context.facts.aliases.values()):
         return True
     return bool(_OTHER_BACKEND.search(context.filename.replace("\\", "/")))
+
+
+_SPIN_ATOMICS = frozenset({"tl.atomic_cas", "tl.atomic_xchg", "tl.atomic_add"})
+
+
+def waiting_kernels(context: FileContext) -> set[str]:
+    """Kernels that wait on other programs themselves or through the `triton.jit` helpers they call."""
+    kernels = context.facts.kernels
+    if not kernels or not imports_distributed(context.facts) and not context.index.of_type(cst.While):
+        return set()
+    analyses = {name: for_kernel(context, kernel) for name, kernel in kernels.items()}
+    waiting = {name for name, dist in analyses.items() if dist.has_call(*PROGRAM_WAITS) or _spins_on_memory(dist)}
+    changed = True
+    while changed:
+        changed = False
+        for name, dist in analyses.items():
+            if name not in waiting and any(f"local.{helper}" in dist.calls for helper in waiting):
+                waiting.add(name)
+                changed = True
+    return waiting
+
+
+def _spins_on_memory(dist: DistAnalysis) -> bool:
+    """A `while` loop that polls memory other programs write (volatile load or atomic in its test or body)."""
+    for loop in dist.nodes:
+        if type(loop) is not cst.While:
+            continue
+        for node in dist.below(loop):
+            if type(node) is not cst.Call:
+                continue
+            name = dist.qualname_of(node)
+            if name in _SPIN_ATOMICS:
+                return True
+            volatile = call_argument(node, 99, "volatile")
+            if name == "tl.load" and type(volatile) is cst.Name and volatile.value == "True":
+                return True
+    return False
