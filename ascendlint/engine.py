@@ -219,10 +219,16 @@ def _diagnostic(context: FileContext, report: Report) -> Diagnostic:
         location=start,
         end_location=end,
         fix=fix,
-        noqa_row=start.row,
+        noqa_row=_noqa_row(context, start.row),
         url=rule.url(),
         extra=extra,
     )
+
+
+def _noqa_row(context: FileContext, row: int) -> int:
+    """Where a ``# noqa`` for a finding on ``row`` goes: the end of its multi-line string or continuation."""
+    rows = context.memo(("noqa-rows",), lambda: noqa.statement_rows(context.text))
+    return rows.get(row, row)
 
 
 def _with_original(locator: Locator, edit: Edit) -> Edit:
