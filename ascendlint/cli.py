@@ -313,13 +313,17 @@ def _add_noqa(results: list[FileResult]) -> int:
 def _enabled_rules(rules, settings: Settings, select, extend_select, ignore):
     chosen_select = selection.validate(_split(select), rules, "--select") if select else \
         selection.validate(settings.select, rules, _origin(settings, "select"))
-    chosen_extend = selection.validate(settings.extend_select, rules, _origin(settings, "extend-select")) + \
-        selection.validate(_split(extend_select), rules, "--extend-select")
-    chosen_ignore = selection.validate(settings.ignore, rules, _origin(settings, "ignore")) + \
-        selection.validate(_split(ignore), rules, "--ignore")
+    config_extend = selection.validate(settings.extend_select, rules, _origin(settings, "extend-select"))
+    config_ignore = selection.validate(settings.ignore, rules, _origin(settings, "ignore"))
+    cli_extend = selection.validate(_split(extend_select), rules, "--extend-select")
+    cli_ignore = selection.validate(_split(ignore), rules, "--ignore")
     for glob, codes in settings.per_file_ignores.items():
         selection.validate(codes, rules, _origin(settings, f"per-file-ignores.{glob}"))
-    return selection.resolve(rules, chosen_select, chosen_extend, chosen_ignore)
+    if select or "ALL" not in cli_ignore:
+        return selection.resolve(rules, chosen_select, config_extend + cli_extend, config_ignore + cli_ignore)
+    # `--ignore ALL` without `--select`: the command line is a layer over the configuration's choice, as in ruff
+    enabled = selection.resolve(rules, chosen_select, config_extend, config_ignore)
+    return selection.override(rules, enabled, cli_extend, cli_ignore)
 
 
 def _origin(settings: Settings, key: str) -> str:
