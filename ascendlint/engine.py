@@ -43,6 +43,7 @@ def lint_text(
     project: ModuleInProject | None = None,
     tree_path: str | None = None,
     lint_cuda_only: bool = False,
+    ignore_noqa: bool = False,
 ) -> list[Diagnostic]:
     """All findings for one decoded source text, sorted, with suppressions applied.
 
@@ -51,16 +52,20 @@ def lint_text(
 
     A CUDA-only module (``analysis.platform``: GPU-only evidence, no NPU evidence in the text or in the folders of
     ``tree_path``, the path relative to the project root, ``filename`` when not given) gets no finding from the
-    Ascend rules, only from the tool rules (ASC001-ASC003), unless ``lint_cuda_only``."""
-    if noqa.skips_file(text):
+    Ascend rules, only from the tool rules (ASC001-ASC003), unless ``lint_cuda_only``.
+
+    ``ignore_noqa`` (ruff's ``--ignore-noqa``): no comment suppresses anything, so none is stale either."""
+    if not ignore_noqa and noqa.skips_file(text):
         return []
     with paused_for_one_file():
         where = filename if tree_path is None else tree_path
-        return _lint(text, filename, rules, options or {}, project, None if lint_cuda_only else where, where)
+        return _lint(text, filename, rules, options or {}, project, None if lint_cuda_only else where, where,
+                     ignore_noqa)
 
 
 def _lint(text: str, filename: str, rules: Sequence[type[Rule]], options: dict[str, dict],
-          project: ModuleInProject | None, platform_path: str | None, tree_path: str) -> list[Diagnostic]:
+          project: ModuleInProject | None, platform_path: str | None, tree_path: str,
+          ignore_noqa: bool = False) -> list[Diagnostic]:
     """``platform_path``: where the module sits, for the CUDA-only decision; None: lint it whatever it shows.
     ``tree_path``: where it sits below the project root, for the rules that read the module's role."""
     enabled = {rule.code for rule in rules}
@@ -125,10 +130,13 @@ def _lint(text: str, filename: str, rules: Sequence[type[Rule]], options: dict[s
     diagnostics = _resolve(context, crashed)
     if INTERNAL_ERROR in enabled:
         diagnostics.extend(_internal_error(filename, code, exc, rules) for code, exc in crashed.items())
-    kept, used = _unsuppressed(diagnostics, context.locator)
-    # In a CUDA-only module the Ascend rules did not run: their codes in a `# noqa` are not stale there.
-    not_run = [r.code for r in rules if not r.tool_rule] if skipped else []
-    kept.extend(_unused_noqa(context, rules, used, [*crashed, *not_run]))
+    if ignore_noqa:
+        kept = diagnostics
+    else:
+        kept, used = _unsuppressed(diagnostics, context.locator)
+        # In a CUDA-only module the Ascend rules did not run: their codes in a `# noqa` are not stale there.
+        not_run = [r.code for r in rules if not r.tool_rule] if skipped else []
+        kept.extend(_unused_noqa(context, rules, used, [*crashed, *not_run]))
     if project is not None and project.export:
         project.exported = _summaries(context)
     context.release()

@@ -85,5 +85,19 @@ def override(
     return [rule for rule in rules if rule.code in on]
 
 
+def unfixable(rules: Sequence[type[Rule]], fixable: Sequence[str], extend_fixable: Sequence[str] = (),
+              unfixable: Sequence[str] = ()) -> list[str]:
+    """The codes whose fixes are not applied: ruff's ``fixable`` (default ``ALL``), ``extend-fixable`` and
+    ``unfixable``, the most specific selector winning and ``unfixable`` winning a tie."""
+    found = []
+    for rule in rules:
+        best_on = max((len(s) if s != "ALL" else 0 for s in [*fixable, *extend_fixable] if _matches(s, rule.code)),
+                      default=-1)
+        best_off = max((len(s) if s != "ALL" else 0 for s in unfixable if _matches(s, rule.code)), default=-1)
+        if not (best_on >= 0 and best_on > best_off):
+            found.append(rule.code)
+    return found
+
+
 def without(rules: Sequence[type[Rule]], ignored: Sequence[str]) -> list[type[Rule]]:
     return [rule for rule in rules if not any(_matches(s, rule.code) for s in ignored)]
