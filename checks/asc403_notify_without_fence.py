@@ -378,9 +378,10 @@ class NotifyWithoutFence(Rule):
 
             @triton.jit
             def publish_shmem(buf_ptr, sig_ptr, x_ptr, nbytes, peer, epoch):
-                # one request carries the data and its signal
-                libshmem_device.putmem_signal_nbi(buf_ptr, x_ptr, nbytes, sig_ptr, epoch,
-                                                  libshmem_device.ACLSHMEM_SIGNAL_SET, peer)
+                # one request carries the data and its signal, issued by one program
+                if tl.program_id(0) == 0:
+                    libshmem_device.putmem_signal_nbi(buf_ptr, x_ptr, nbytes, sig_ptr, epoch,
+                                                      libshmem_device.ACLSHMEM_SIGNAL_SET, peer)
 
             @triton.jit
             def publish_stores_shmem(buf_ptr, sig_ptr, x_ptr, peer, epoch, BLOCK: tl.constexpr):

@@ -160,7 +160,7 @@ class BarrierGridOverCores(Rule):
 
             def run_shmem():
                 from triton.backends.ascend.driver import NPUUtils
-                fence_all_puts_shmem[(NPUUtils().get_aicore_num(), 1, 1)]()
+                fence_all_puts_shmem[(NPUUtils().get_aivector_core_num(), 1, 1)]()
             """,
             doc=True,
         ),
