@@ -222,16 +222,46 @@ def settings_from_table(table: dict, config_path: Path, known_rules, into: Setti
                 raise ConfigError(f"{config_path}: `extend` must be the path of another configuration file")
         elif key in rules_by_key and isinstance(value, dict):
             rule = rules_by_key[key]
-            for option in value:
+            for option, given in value.items():
                 if option not in rule.options:
                     allowed = ", ".join(sorted(rule.options)) or "none"
                     raise ConfigError(
                         f"{config_path}: unknown option `{option}` for rule {rule.code} ({rule.name}); known: {allowed}"
                     )
+                problem = _option_problem(_option_defaults(rule)[option], given)
+                if problem:
+                    raise ConfigError(f"{config_path}: option `{option}` of rule {rule.code} ({rule.name}) must be "
+                                      f"{problem}, not {given!r}")
             settings.rule_options[rule.code] = {**settings.rule_options.get(rule.code, {}), **value}
         else:
             raise ConfigError(f"{config_path}: unknown configuration key `{key}`")
     return settings
+
+
+def _option_defaults(rule) -> dict:
+    """A rule's option defaults: the class's own (an index entry knows only the names, so its class is loaded;
+    only a configuration that sets the rule's options pays for that)."""
+    if isinstance(rule.options, dict):
+        return rule.options
+    from .rule_index import rule_classes
+
+    return rule_classes([rule])[0].options
+
+
+def _option_problem(default, given) -> str | None:
+    """What a rule option's value must be, when ``given`` is not that: of its default's type (``true``/``false``
+    for a switch, a string for a string), and a positive integer for a size or count (a byte granule of -5 or
+    ``true`` would be printed in findings and silently change what is reported)."""
+    if isinstance(default, bool):
+        return None if isinstance(given, bool) else "true or false"
+    if isinstance(default, int):
+        return None if isinstance(given, int) and not isinstance(given, bool) and given > 0 else "a positive integer"
+    if isinstance(default, float):
+        ok = isinstance(given, (int, float)) and not isinstance(given, bool) and given > 0
+        return None if ok else "a positive number"
+    if isinstance(default, str):
+        return None if isinstance(given, str) and given.strip() else "a non-empty string"
+    return None
 
 
 def _with_extra_ignores(ignores: dict[str, list[str]], extra: dict[str, list[str]]) -> dict[str, list[str]]:
