@@ -194,6 +194,8 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
     errors.extend((r.path, r.error) for r in results if r.error)
     if verbose and not from_stdin:
         _say_cuda_only(linters, files)
+    elif not quiet and not from_stdin and not add_noqa:
+        _warn_cuda_only(linters, files)
     for path, reason in errors:
         click.echo(f"error: Failed to lint {output.shown(f'{path}: {reason}')}", err=True)
     if add_noqa:
@@ -263,6 +265,18 @@ def _say_cuda_only(linters: LinterSet, files: list[Path]) -> None:
             click.echo(f"note: {output.shown(str(path))}: {verdict.reason()}; the Ascend rules reported nothing "
                        "(`lint-cuda-only = true` or --lint-cuda-only lints it)", err=True)
     click.echo(f"note: {count} of {len(files)} file{'s' if len(files) != 1 else ''} treated as CUDA-only", err=True)
+
+
+def _warn_cuda_only(linters: LinterSet, files: list[Path]) -> None:
+    """Without `--verbose`: one line when any file was treated as CUDA-only, so that a stray `device="cuda"` in an
+    Ascend module does not silence every Ascend rule without a word."""
+    found = parallel.platforms(linters, files)
+    skipped = [path for path in files if found.get(path) is not None and found[path].cuda_only]
+    if skipped:
+        first = output.shown(str(skipped[0]))
+        more = f" and {len(skipped) - 1} more" if len(skipped) > 1 else ""
+        _warn(f"{first}{more} treated as CUDA-only: the Ascend rules reported nothing there ({found[skipped[0]].reason()}; "
+              "`--verbose` lists every such file, `--lint-cuda-only` or `lint-cuda-only = true` lints them)")
 
 
 def _discovery_errors(paths: list[Path], found) -> list[tuple[str, str]]:

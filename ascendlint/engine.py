@@ -55,12 +55,18 @@ def lint_text(
     Ascend rules, only from the tool rules (ASC001-ASC003), unless ``lint_cuda_only``.
 
     ``ignore_noqa`` (ruff's ``--ignore-noqa``): no comment suppresses anything, so none is stale either."""
-    if not ignore_noqa and noqa.skips_file(text):
-        return []
+    exempt = None
+    if not ignore_noqa:
+        exempt = noqa.file_exemption(text)
+        if exempt == () or noqa.skips_file(text):
+            return []
     with paused_for_one_file():
         where = filename if tree_path is None else tree_path
-        return _lint(text, filename, rules, options or {}, project, None if lint_cuda_only else where, where,
-                     ignore_noqa)
+        found = _lint(text, filename, rules, options or {}, project, None if lint_cuda_only else where, where,
+                      ignore_noqa)
+    if exempt:  # `# ascendlint: noqa: ASC101` on a line of its own: that code, nowhere in the file
+        found = [d for d in found if not d.code.startswith(exempt)]
+    return found
 
 
 def _lint(text: str, filename: str, rules: Sequence[type[Rule]], options: dict[str, dict],

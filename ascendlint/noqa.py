@@ -51,6 +51,41 @@ def skips_file(text: str) -> bool:
     return False
 
 
+_FILE_NOQA = lazy(rf"(?:^|(?<=\r))[ \t\f]*(#)[ \t]*ascendlint:[ \t]*noqa(?::[ \t]*(?P<codes>{_CODE}(?:[\s,]+{_CODE})*))?"
+                  r"[ \t]*(?=[\r\n#]|\Z)", re.MULTILINE | re.IGNORECASE)
+
+
+def file_exemption(text: str) -> tuple[str, ...] | None:
+    """ruff's file-level exemption, spelled ``# ascendlint: noqa`` (the whole file, like ``skip-file``) or
+    ``# ascendlint: noqa: ASC101, ASC2`` (those codes, everywhere in the file), on a line of its own that is a
+    real comment. None: no exemption; (): the whole file; else the codes or prefixes."""
+    found: dict[tuple[int, int], tuple[str, ...]] = {}
+    starts = None
+    for match in _FILE_NOQA.finditer(text):
+        if starts is None:
+            starts = line_starts(text)
+        offset = match.start(1)
+        row = bisect.bisect_right(starts, offset)
+        codes = match.group("codes")
+        found[(row, offset - starts[row - 1])] = _split_codes(codes) if codes else ()
+    if not found:
+        return None
+    last_row = max(row for row, _ in found)
+    exempt: set[str] = set()
+    try:
+        for token in generate_tokens(text):
+            if token.start[0] > last_row:
+                break
+            if token.type == tokenize.COMMENT and token.start in found:
+                codes = found[token.start]
+                if not codes:
+                    return ()
+                exempt.update(codes)
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return tuple(sorted(exempt)) if exempt else None
+
+
 def noqa_codes(line: str) -> tuple[str, ...] | None:
     """None: no suppression; (): bare ``# noqa``; else the listed codes or prefixes."""
     if "#" not in line:
