@@ -26,7 +26,10 @@ class BarrierGridOverCores(Rule):
 
     code = "ASC408"
     name = "barrier-grid-over-cores"
-    message = "`{kernel}` waits on other programs but its grid `{grid}` is not sized by the core count"
+    message = (
+        "`{kernel}` waits on other programs but its grid `{grid}` is not sized by the core count: programs past "
+        "the resident ones never start, and the launch hangs"
+    )
     severity = Severity.WARNING
     why = """
         Only as many programs run at once as there are physical cores; the rest start when a running program
@@ -306,7 +309,7 @@ def _waiting_launched(launch, waiting: set[str], facts) -> str | None:
 
 _BARRIER_ONLY_MESSAGE = (
     "`{kernel}` only runs a barrier, on the literal grid `{grid}`: the barrier completes the transfers of the "
-    "cores it runs on, so it must run on the core grid"
+    "cores it runs on, so the other cores' transfers may still be in flight (wrong results); run it on the core grid"
 )
 _BARRIERS = frozenset({"shmem.barrier_all", "shmem.barrier_all_vec", "shmem.barrier", "shmem.barrier_vec"})
 

@@ -236,14 +236,6 @@ class CreditReturnedBeforeRead(Rule):
                 self._check(dist, reset, slot)
 
     def _check(self, dist: DistAnalysis, reset: cst.Call, slot: cst.BaseExpression) -> None:
-        position = dist.index.order(reset)
-        for scope in dist.enclosing_loops(reset) or [dist.kernel.node]:
-            consumed = dist_analysis.consumed_pointers(dist, scope, slot)
-            reads = dist_analysis.reads_through(dist, scope, consumed) if consumed else []
-            reads += dist_analysis.untokened_reads(dist, scope, slot)
-            if not reads:
-                continue
-            later = sorted((r for r in reads if dist.index.order(r) > position), key=dist.index.order)
-            if later:
-                self.report(reset, self.message.format(line=self.context.locator.span(later[0])[0].row))
-            return
+        read = dist_analysis.read_after_credit_return(dist, reset, slot)
+        if read is not None:
+            self.report(reset, self.message.format(line=self.context.locator.span(read)[0].row))

@@ -908,3 +908,26 @@ def _spins_on_memory(dist: DistAnalysis) -> bool:
             if name == "tl.load" and type(volatile) is cst.Name and volatile.value == "True":
                 return True
     return False
+
+
+def read_after_credit_return(dist: DistAnalysis, reset: cst.Call, slot: cst.BaseExpression) -> cst.CSTNode | None:
+    """The first read of the buffer a slot guards that comes after the slot's credit return ``reset`` (ASC410):
+    the producer may overwrite the buffer before it is read. None when every read comes first."""
+    position = dist.index.order(reset)
+    for scope in dist.enclosing_loops(reset) or [dist.kernel.node]:
+        consumed = consumed_pointers(dist, scope, slot)
+        reads = reads_through(dist, scope, consumed) if consumed else []
+        reads += untokened_reads(dist, scope, slot)
+        if not reads:
+            continue
+        later = sorted((r for r in reads if dist.index.order(r) > position), key=dist.index.order)
+        return later[0] if later else None
+    return None
+
+
+def credits_returned_early(dist: DistAnalysis) -> set[int]:
+    """Ids of the credit returns that come before a read of the buffer they free (``read_after_credit_return``)."""
+    if not dist.has_call(CONSUME_TOKEN, SIGNAL_WAIT_UNTIL):
+        return set()
+    return {id(reset) for reset, slot in credit_returns_in(dist, dist.kernel.node)
+            if read_after_credit_return(dist, reset, slot) is not None}

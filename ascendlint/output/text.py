@@ -18,13 +18,20 @@ def _fixable_marker(diagnostic: Diagnostic, unsafe: bool, color: bool = False) -
     return _paint("[*]", _CYAN, color) + " " if fix_applies(diagnostic, unsafe) else ""
 
 
+def _unsafe_note(diagnostic: Diagnostic, unsafe_fixes: bool) -> str:
+    """An unsafe fix this run does not apply says so next to its help, so `--fix` leaving it is no surprise."""
+    if diagnostic.fix is None or diagnostic.fix.applicability is not Applicability.UNSAFE or unsafe_fixes:
+        return ""
+    return " (unsafe fix: applied only with `--fix --unsafe-fixes`)"
+
+
 def headline(diagnostic: Diagnostic, unsafe: bool = False, color: bool = False) -> str:
     """``file:row:col: CODE [*] message``; with ``color``, ruff's look: bold place, red bold code, cyan marker."""
     return (f"{_paint(diagnostic.where(), _BOLD, color)}: {_paint(diagnostic.code, _BOLD + _RED, color)} "
             f"{_fixable_marker(diagnostic, unsafe, color)}{diagnostic.message}")
 
 
-def _frame(diagnostic: Diagnostic, text: str | None, color: bool = False) -> list[str]:
+def _frame(diagnostic: Diagnostic, text: str | None, color: bool = False, unsafe_fixes: bool = False) -> list[str]:
     if text is None:
         return []
     lines = source_lines(text)
@@ -46,7 +53,7 @@ def _frame(diagnostic: Diagnostic, text: str | None, color: bool = False) -> lis
                                                                  _BOLD + _RED, color))
     out.append(" " * width + " |")
     if diagnostic.fix is not None:
-        out.append(" " * width + f" = help: {diagnostic.fix.message}")
+        out.append(" " * width + f" = help: {diagnostic.fix.message}{_unsafe_note(diagnostic, unsafe_fixes)}")
     out.append(" " * width + f" = info: {diagnostic.url or f'ascendlint rule {diagnostic.code}'}")
     return out
 
@@ -134,7 +141,7 @@ def render_full(report: RunReport) -> str:
     out: list[str] = []
     for diagnostic in sorted_diagnostics(report.diagnostics):
         out.append(headline(diagnostic, report.unsafe_fixes, report.color))
-        out.extend(_frame(diagnostic, report.source_of(diagnostic), report.color))
+        out.extend(_frame(diagnostic, report.source_of(diagnostic), report.color, report.unsafe_fixes))
         out.append("")
     out.extend(_fixed_listing(report))
     out.extend(summary(report))
