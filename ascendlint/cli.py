@@ -542,6 +542,8 @@ def ub(paths: tuple[Path, ...], output_format: str) -> None:
     for error in errors:
         click.echo(f"warning: {error}", err=True)
     click.echo(ub_report.render_json(rows) if output_format == "json" else ub_report.render_table(rows), nl=False)
+    # over the budget is a finding, as ASC305's: a CI step running `ub` must fail on it
+    sys.exit(EXIT_FINDINGS if any(row.percent > 100.0 for row in rows) else EXIT_CLEAN)
 
 
 @main.command()
