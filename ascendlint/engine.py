@@ -44,6 +44,7 @@ def lint_text(
     tree_path: str | None = None,
     lint_cuda_only: bool = False,
     ignore_noqa: bool = False,
+    noqa_kept: Sequence[str] = (),
 ) -> list[Diagnostic]:
     """All findings for one decoded source text, sorted, with suppressions applied.
 
@@ -54,7 +55,8 @@ def lint_text(
     ``tree_path``, the path relative to the project root, ``filename`` when not given) gets no finding from the
     Ascend rules, only from the tool rules (ASC001-ASC003), unless ``lint_cuda_only``.
 
-    ``ignore_noqa`` (ruff's ``--ignore-noqa``): no comment suppresses anything, so none is stale either."""
+    ``ignore_noqa`` (ruff's ``--ignore-noqa``): no comment suppresses anything, so none is stale either.
+    ``noqa_kept``: codes whose ``# noqa`` ASC003 leaves alone (rules another selection, the project's, enables)."""
     exempt = None
     if not ignore_noqa:
         exempt = noqa.file_exemption(text)
@@ -63,7 +65,7 @@ def lint_text(
     with paused_for_one_file():
         where = filename if tree_path is None else tree_path
         found = _lint(text, filename, rules, options or {}, project, None if lint_cuda_only else where, where,
-                      ignore_noqa)
+                      ignore_noqa, tuple(noqa_kept))
     if exempt:  # `# ascendlint: noqa: ASC101` on a line of its own: that code, nowhere in the file
         found = [d for d in found if not d.code.startswith(exempt)]
     return found
@@ -71,7 +73,7 @@ def lint_text(
 
 def _lint(text: str, filename: str, rules: Sequence[type[Rule]], options: dict[str, dict],
           project: ModuleInProject | None, platform_path: str | None, tree_path: str,
-          ignore_noqa: bool = False) -> list[Diagnostic]:
+          ignore_noqa: bool = False, noqa_kept: tuple[str, ...] = ()) -> list[Diagnostic]:
     """``platform_path``: where the module sits, for the CUDA-only decision; None: lint it whatever it shows.
     ``tree_path``: where it sits below the project root, for the rules that read the module's role."""
     enabled = {rule.code for rule in rules}
@@ -142,7 +144,7 @@ def _lint(text: str, filename: str, rules: Sequence[type[Rule]], options: dict[s
         kept, used = _unsuppressed(diagnostics, context.locator)
         # In a CUDA-only module the Ascend rules did not run: their codes in a `# noqa` are not stale there.
         not_run = [r.code for r in rules if not r.tool_rule] if skipped else []
-        kept.extend(_unused_noqa(context, rules, used, [*crashed, *not_run]))
+        kept.extend(_unused_noqa(context, rules, used, [*crashed, *not_run, *noqa_kept]))
     if project is not None and project.export:
         project.exported = _summaries(context)
     context.release()

@@ -36,7 +36,8 @@ class Linter:
     """Settings resolved once per run; lints any number of files."""
 
     def __init__(self, rules: Sequence[RuleLike], settings: Settings, cache: ResultCache | None = None,
-                 lint_cuda_only: bool | None = None, unfixable: Sequence[str] = (), ignore_noqa: bool = False) -> None:
+                 lint_cuda_only: bool | None = None, unfixable: Sequence[str] = (), ignore_noqa: bool = False,
+                 noqa_kept: Sequence[str] = ()) -> None:
         self.rules = list(rules)
         self.settings = settings
         self.cache = cache
@@ -44,6 +45,8 @@ class Linter:
         self.lint_cuda_only = settings.lint_cuda_only if lint_cuda_only is None else lint_cuda_only
         self.unfixable = tuple(code.upper() for code in unfixable)  # ``--unfixable``: these codes offer no fix
         self.ignore_noqa = ignore_noqa  # ``--ignore-noqa``: every finding is reported, whatever the comments say
+        # codes whose `# noqa` are never stale here: rules the project enables that this run (an editor) does not
+        self.noqa_kept = tuple(sorted(noqa_kept))
         self._fingerprints: dict[tuple[str, ...], str] = {}
         self._loaded: dict[tuple[str, ...], list] = {}
         self._relative: dict[Path, str] = {}  # each file's path relative to the root, worked out once
@@ -86,7 +89,7 @@ class Linter:
         chosen = self.rules if rules is None else rules  # an empty list is a rule set: per-file-ignores of every rule
         found = engine.lint_text(text, filename, self._classes(chosen), self.settings.rule_options, project=unit,
                                  tree_path=self.tree_path(filename), lint_cuda_only=self.lint_cuda_only,
-                                 ignore_noqa=self.ignore_noqa)
+                                 ignore_noqa=self.ignore_noqa, noqa_kept=self.noqa_kept)
         if self.unfixable:  # ruff's meaning: still reported, never fixed (nor counted fixable)
             for diagnostic in found:
                 if diagnostic.fix is not None and diagnostic.code.startswith(self.unfixable):
@@ -222,6 +225,8 @@ class Linter:
                 fingerprint += "-unfixable-" + ",".join(sorted(self.unfixable))
             if self.ignore_noqa:
                 fingerprint += "+noqa-ignored"
+            if self.noqa_kept:
+                fingerprint += "+noqa-kept-" + ",".join(self.noqa_kept)
             self._fingerprints[codes] = fingerprint
         key = content_key(self.relative_path(path), data)
         if unit is not None:  # the findings also depend on the summaries of the linted modules it imports
