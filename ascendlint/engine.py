@@ -153,9 +153,10 @@ def _lint(text: str, filename: str, rules: Sequence[type[Rule]], options: dict[s
 
 def _summaries(context: FileContext) -> dict:
     try:
+        from .analysis.block_pointers import returned_blocks
         from .analysis.distributed import waiting_kernels
 
-        return summarise(context.facts, waiting_kernels(context))
+        return summarise(context.facts, waiting_kernels(context), returned_blocks(context))
     except Exception:  # noqa: BLE001 - a module whose helpers cannot be summarised is simply unknown to importers
         return {}
 
