@@ -2,8 +2,8 @@
 
 Used once when adopting ascendlint on existing code, so that only new findings fail the build, and the next run
 passes: codes merge into an existing ``# noqa: ...``, stale codes (ASC003) are removed as ASC003's own safe fix
-removes them, and any other comment on the line is kept. A line whose end is inside a string or continues
-with a backslash cannot take a comment there and is left as it is (reported as skipped).
+removes them, and any other comment on the line is kept. A finding's row is already the row its directive
+goes on (the end of a multi-line string or backslash continuation, ``noqa.statement_rows``).
 """
 
 from __future__ import annotations

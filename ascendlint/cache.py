@@ -103,8 +103,9 @@ class _Shard:
 class ResultCache:
     """Findings by (file path and content, rules fingerprint). Not thread-safe; one instance per run."""
 
-    def __init__(self, root: Path) -> None:
-        self.folder = Path(root) / CACHE_DIR / __version__
+    def __init__(self, root: Path, folder: Path | None = None) -> None:
+        """``folder``: where to keep the cache (``cache-dir``, ``--cache-dir``) instead of the root's own."""
+        self.folder = (Path(folder) if folder is not None else Path(root) / CACHE_DIR) / __version__
         self._shards: dict[str, _Shard] = {}
         self.hits = 0
         self.misses = 0

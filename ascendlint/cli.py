@@ -95,24 +95,32 @@ def main() -> None:
 @click.option("--select", multiple=True, help="Rule codes or prefixes to enable (comma-separated), replacing the config's.")
 @click.option("--extend-select", multiple=True, help="Rule codes or prefixes to enable in addition.")
 @click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable.")
-@click.option("--format", "--output-format", "output_format", type=_FormatChoice(), default="full", show_default=True,
-              envvar="ASCENDLINT_OUTPUT_FORMAT", show_envvar=True, help="How to print the findings.")
+@click.option("--format", "--output-format", "output_format", type=_FormatChoice(), default=None,
+              envvar="ASCENDLINT_OUTPUT_FORMAT", show_envvar=True,
+              help="How to print the findings (config: `output-format`; default: full).")
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False, path_type=Path), envvar="ASCENDLINT_OUTPUT_FILE",
               show_envvar=True, help="Write the report here (missing folders are created).")
 @click.option("--fix/--no-fix", default=False, help="Apply safe fixes in place.")
-@click.option("--unsafe-fixes", is_flag=True, help="Also offer and apply unsafe fixes.")
+@click.option("--unsafe-fixes/--no-unsafe-fixes", default=None,
+              help="Also offer and apply unsafe fixes (config: `unsafe-fixes`).")
+@click.option("--fix-only/--no-fix-only", default=False,
+              help="Apply fixes, but report nothing left over and exit 0 for it (implies --fix).")
+@click.option("--ignore-noqa", is_flag=True, help="Ignore every `# noqa` comment (and `# ascendlint: skip-file`).")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing (exit 1 if any).")
 @click.option("--show-fixes", is_flag=True, help="List what --fix fixed.")
 @click.option("--statistics", is_flag=True, help="Count findings per rule instead of listing them (JSON with --format json).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when --fix changed a file, even if nothing remains.")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the result cache.")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), envvar="ASCENDLINT_CACHE_DIR",
+              show_envvar=True, help="Where to keep the result cache (config: `cache-dir`; default: .ascendlint_cache).")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default=True,
               help="Worker processes; 0 uses all cores when there is enough to lint, 1 lints serially.")
 @click.option("--stdin-filename", help="Read standard input, reported (and configured) as this file name.")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False, exists=True, path_type=Path),
-              help="Use this config file for every file instead of each file's closest one.")
-@click.option("--force-exclude/--no-force-exclude", default=False,
+@click.option("--config", "config_values", multiple=True,
+              help="A config file for every file instead of each file's closest one, or a TOML `KEY = VALUE` "
+                   "pair that overrides every configuration (repeatable).")
+@click.option("--force-exclude/--no-force-exclude", default=None,
               help="Apply exclude patterns to paths named on the command line too (for pre-commit).")
 @click.option("--show-settings", is_flag=True, help="Print the settings that govern the first path, then exit.")
 @click.option("--show-files", is_flag=True, help="Print the files that would be linted, then exit.")
@@ -125,6 +133,8 @@ def main() -> None:
 @click.option("--exclude", multiple=True, help="Exclude patterns (comma-separated) replacing the configuration's.")
 @click.option("--extend-exclude", multiple=True, help="Exclude patterns (comma-separated) in addition.")
 @click.option("--isolated", is_flag=True, help="Ignore every configuration file: the defaults and the options only.")
+@click.option("--fixable", multiple=True, help="Rule codes or prefixes whose fixes may be applied (default: ALL).")
+@click.option("--extend-fixable", multiple=True, help="Rule codes or prefixes to make fixable in addition.")
 @click.option("--unfixable", multiple=True, help="Rule codes or prefixes whose fixes are never applied (still reported).")
 @click.option("--color", "color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="Colour the full and concise formats: auto = on a terminal (NO_COLOR / FORCE_COLOR honoured).")
@@ -132,11 +142,13 @@ def main() -> None:
 @click.option("--compile", "compile_kernels", is_flag=True,
               help="Also compile every kernel at each stated config with the Ascend compiler (rules ASC307, ASC308; "
                    "needs the `compiler` extra).")
-def check(paths, select, extend_select, ignore, output_format, output_file, fix, unsafe_fixes, diff, show_fixes,
-          statistics, exit_zero, exit_non_zero_on_fix, no_cache, jobs, stdin_filename, config_path, force_exclude,
-          show_settings, show_files, quiet, add_noqa, lint_cuda_only, verbose, exclude, extend_exclude, isolated,
-          unfixable, color, watch, compile_kernels) -> None:
+def check(paths, select, extend_select, ignore, output_format, output_file, fix, unsafe_fixes, fix_only, ignore_noqa,
+          diff, show_fixes, statistics, exit_zero, exit_non_zero_on_fix, no_cache, cache_dir, jobs, stdin_filename,
+          config_values, force_exclude, show_settings, show_files, quiet, add_noqa, lint_cuda_only, verbose, exclude,
+          extend_exclude, isolated, fixable, extend_fixable, unfixable, color, watch, compile_kernels) -> None:
     """Lint PATHS (files or folders; `-` reads standard input). Default: the current folder."""
+    fix = fix or fix_only
+    config_path, config_pairs = _config_arguments(config_values)
     from_stdin = list(paths) == [Path("-")] or (not paths and stdin_filename is not None)
     paths = [Path("-")] if from_stdin else (list(paths) or [Path(".")])
     if add_noqa and (fix or diff or from_stdin):
@@ -157,16 +169,22 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
     if compile_kernels:
         extend_select = (*extend_select, ",".join(COMPILER_RULES))
     overrides = (select, extend_select, ignore)
-    adjust = _exclude_overrides(_split(exclude), _split(extend_exclude)) if exclude or extend_exclude else None
+    fix_selectors = (fixable, extend_fixable, unfixable)
     try:
         rules = rule_index(use_stored=not no_cache)
+        adjust = _settings_overrides(_split(exclude), _split(extend_exclude), config_pairs, rules, cache_dir)
         resolver = SettingsResolver(rules, config_path, _warn, isolated=isolated, adjust=adjust)
         first = Path(stdin_filename) if from_stdin and stdin_filename else paths[0]
         settings = resolver.for_path(first if from_stdin or first.exists() else Path.cwd())
         docs_links.use_template(settings.docs_url)
-        not_fixed = selection.validate(_split(unfixable), rules, "--unfixable") if unfixable else []
+        # run-wide settings: the command line (or environment), else the configuration of the first path, as ruff
+        output_format = (output_format or settings.output_format or "full").lower()
+        unsafe_fixes = settings.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
+        force_exclude = settings.force_exclude if force_exclude is None else force_exclude
         linters = LinterSet(resolver, lambda s, cache: Linter(_enabled_rules(rules, s, *overrides), s, cache=cache,
-                                                              lint_cuda_only=lint_cuda_only, unfixable=not_fixed),
+                                                              lint_cuda_only=lint_cuda_only,
+                                                              unfixable=_unfixable(rules, s, *fix_selectors),
+                                                              ignore_noqa=ignore_noqa),
                             use_cache=not (no_cache or from_stdin))
         if show_settings:
             _emit(_settings_text(settings, linters.linter_for_settings(settings)), output_file)
@@ -190,6 +208,8 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
 
+    unsafe_hidden = unsafe_fixes is None  # not chosen either way: the summary says how many unsafe fixes wait
+    unsafe_fixes = bool(unsafe_fixes)
     options = Options(fix=fix and not diff, unsafe_fixes=unsafe_fixes, diff=diff,
                       links_named=frozenset(str(path) for path in files if path.is_symlink()) if fix else frozenset())
     if from_stdin:
@@ -212,6 +232,8 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
     errors.extend((r.path, r.error) for r in results if r.error)
     if verbose and not from_stdin:
         _say_cuda_only(linters, files)
+    elif not quiet and not from_stdin and not add_noqa:
+        _warn_cuda_only(linters, files)
     for path, reason in errors:
         click.echo(f"error: Failed to lint {output.shown(f'{path}: {reason}')}", err=True)
     if add_noqa:
@@ -244,7 +266,15 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
         failed_paths=len(errors),
         failures=errors,
         color=output_format.lower() in output.TEXT_FORMATS and _use_color(color, output_file),
+        unsafe_hint=unsafe_hidden,
+        fix_only=fix_only,
     )
+    if fix_only:  # ruff's --fix-only: what was fixed, nothing about what is left, and no exit 1 for it
+        from .output.text import summary
+
+        lines = [] if quiet else summary(report)
+        _emit("".join(f"{line}\n" for line in lines), output_file, to_stderr=from_stdin)
+        sys.exit(EXIT_ERROR if errors else EXIT_FINDINGS if exit_non_zero_on_fix and fixed else EXIT_CLEAN)
     if statistics:
         text = _statistics(remaining, as_json=output_format.lower() in ("json", "json-lines"), unsafe_fixes=unsafe_fixes)
     else:
@@ -273,6 +303,18 @@ def _say_cuda_only(linters: LinterSet, files: list[Path]) -> None:
             click.echo(f"note: {output.shown(str(path))}: {verdict.reason()}; the Ascend rules reported nothing "
                        "(`lint-cuda-only = true` or --lint-cuda-only lints it)", err=True)
     click.echo(f"note: {count} of {len(files)} file{'s' if len(files) != 1 else ''} treated as CUDA-only", err=True)
+
+
+def _warn_cuda_only(linters: LinterSet, files: list[Path]) -> None:
+    """Without `--verbose`: one line when any file was treated as CUDA-only, so that a stray `device="cuda"` in an
+    Ascend module does not silence every Ascend rule without a word."""
+    found = parallel.platforms(linters, files)
+    skipped = [path for path in files if found.get(path) is not None and found[path].cuda_only]
+    if skipped:
+        first = output.shown(str(skipped[0]))
+        more = f" and {len(skipped) - 1} more" if len(skipped) > 1 else ""
+        _warn(f"{first}{more} treated as CUDA-only: the Ascend rules reported nothing there ({found[skipped[0]].reason()}; "
+              "`--verbose` lists every such file, `--lint-cuda-only` or `lint-cuda-only = true` lints them)")
 
 
 def _discovery_errors(paths: list[Path], found) -> list[tuple[str, str]]:
@@ -315,6 +357,12 @@ def _settings_text(settings: Settings, linter: Linter) -> str:
         f"lint-cuda-only = {json.dumps(linter.lint_cuda_only)}",
         f"docs-url = {json.dumps(docs_links.rule_url('{code}', settings.docs_url))}",
         f"per-file-ignores = {json.dumps(settings.per_file_ignores)}",
+        f"include = {json.dumps(settings.all_includes)}",
+        f"unfixable-codes = {json.dumps(list(linter.unfixable))}",
+        f"unsafe-fixes = {json.dumps(settings.unsafe_fixes)}",
+        f"output-format = {json.dumps(settings.output_format)}",
+        f"force-exclude = {json.dumps(settings.force_exclude)}",
+        f"cache-dir = {json.dumps(str(settings.cache_dir) if settings.cache_dir else None)}",
         f"rule-options = {json.dumps(settings.rule_options, sort_keys=True)}",
     ]
     return "\n".join(lines) + "\n"
@@ -353,13 +401,18 @@ def _add_noqa(results: list[FileResult]) -> int:
 def _enabled_rules(rules, settings: Settings, select, extend_select, ignore):
     chosen_select = selection.validate(_split(select), rules, "--select") if select else \
         selection.validate(settings.select, rules, _origin(settings, "select"))
-    chosen_extend = selection.validate(settings.extend_select, rules, _origin(settings, "extend-select")) + \
-        selection.validate(_split(extend_select), rules, "--extend-select")
-    chosen_ignore = selection.validate(settings.ignore, rules, _origin(settings, "ignore")) + \
-        selection.validate(_split(ignore), rules, "--ignore")
+    config_extend = selection.validate(settings.extend_select, rules, _origin(settings, "extend-select"))
+    config_ignore = selection.validate(settings.ignore, rules, _origin(settings, "ignore"))
+    cli_extend = selection.validate(_split(extend_select), rules, "--extend-select")
+    cli_ignore = selection.validate(_split(ignore), rules, "--ignore")
     for glob, codes in settings.per_file_ignores.items():
         selection.validate(codes, rules, _origin(settings, f"per-file-ignores.{glob}"))
-    enabled = selection.resolve(rules, chosen_select, chosen_extend, chosen_ignore)
+    if select or "ALL" not in cli_ignore:
+        enabled = selection.resolve(rules, chosen_select, config_extend + cli_extend, config_ignore + cli_ignore)
+    else:
+        # `--ignore ALL` without `--select`: the command line is a layer over the configuration's choice, as in ruff
+        enabled = selection.resolve(rules, chosen_select, config_extend, config_ignore)
+        enabled = selection.override(rules, enabled, cli_extend, cli_ignore)
     _warn_compiler_missing(enabled)
     return enabled
 
@@ -480,16 +533,55 @@ def _progress(total: int, output_format: str, output_file: Path | None, quiet: b
     return Progress(total)
 
 
-def _exclude_overrides(exclude: list[str], extend_exclude: list[str]):
-    """--exclude replaces each configuration's `exclude`; --extend-exclude adds to its `extend-exclude`."""
+def _settings_overrides(exclude: list[str], extend_exclude: list[str], pairs: list[str], rules,
+                        cache_dir: Path | None):
+    """What the command line changes in every configuration: `--config KEY=VALUE` pairs first (they win over the
+    files), then --exclude (replaces `exclude`), --extend-exclude (adds to `extend-exclude`), --cache-dir."""
+    from .config import parse_overrides, settings_from_table
+
+    table = parse_overrides(pairs, rules) if pairs else {}
 
     def adjust(settings: Settings) -> None:
+        if table:
+            settings_from_table(table, settings.path or Path("--config"), rules, into=settings)
         if exclude:
             settings.exclude = list(exclude)
         if extend_exclude:
             settings.extend_exclude = [*settings.extend_exclude, *extend_exclude]
+        if cache_dir is not None:
+            settings.cache_dir = Path(cache_dir).resolve()
 
     return adjust
+
+
+def _config_arguments(values: tuple[str, ...]) -> tuple[Path | None, list[str]]:
+    """ruff's `--config`: each value is a configuration file (at most one) or a TOML `KEY = VALUE` pair."""
+    files, pairs = [], []
+    for value in values:
+        path = Path(value)
+        if path.is_file():
+            files.append(path)
+        elif "=" in value:
+            pairs.append(value)
+        else:
+            click.echo(f"error: --config {value!r} is neither an existing file nor a TOML `KEY = VALUE` pair", err=True)
+            sys.exit(EXIT_ERROR)
+    if len(files) > 1:
+        click.echo("error: --config names more than one configuration file", err=True)
+        sys.exit(EXIT_ERROR)
+    return (files[0] if files else None), pairs
+
+
+def _unfixable(rules, settings: Settings, fixable, extend_fixable, unfixable) -> list[str]:
+    """The codes whose fixes are dropped: ruff's `fixable` / `extend-fixable` / `unfixable` of the configuration,
+    the command line's `--fixable` replacing `fixable` and the other two adding to theirs."""
+    chosen = selection.validate(_split(fixable), rules, "--fixable") if fixable else \
+        selection.validate(settings.fixable, rules, _origin(settings, "fixable"))
+    extend = selection.validate(settings.extend_fixable, rules, _origin(settings, "extend-fixable")) + \
+        selection.validate(_split(extend_fixable), rules, "--extend-fixable")
+    ignored = selection.validate(settings.unfixable, rules, _origin(settings, "unfixable")) + \
+        selection.validate(_split(unfixable), rules, "--unfixable")
+    return selection.unfixable(rules, chosen, extend, ignored)
 
 
 @main.command()
@@ -531,6 +623,9 @@ def ub(paths: tuple[Path, ...], output_format: str, compile_kernels: bool | None
         click.echo(f"warning: {error}", err=True)
     click.echo(ub_report.render_json(rows) if output_format == "json" else ub_report.render_table(rows, compiled),
                nl=False)
+    # over the budget is a finding, as ASC305's: a CI step running `ub` must fail on it (the compiler's verdict,
+    # where there is one, decides over the estimate)
+    sys.exit(EXIT_FINDINGS if any(row.over for row in rows) else EXIT_CLEAN)
 
 
 @main.command()

@@ -27,7 +27,10 @@ DEFAULT_EXCLUDE = (
     ".ruff_cache", ".ascendlint_cache",
 )
 CONFIG_NAMES = (".ascendlint.toml", "ascendlint.toml", "pyproject.toml")
-LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude")
+LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "extend-exclude", "fixable", "extend-fixable", "unfixable",
+             "include", "extend-include")
+BOOL_KEYS = ("respect-gitignore", "lint-cuda-only", "unsafe-fixes", "force-exclude")
+DEFAULT_INCLUDE = ("*.py", "*.ipynb")  # the files a folder walk lints (ruff's `include`)
 MAX_EXTEND_DEPTH = 256  # a bound on the files one configuration reads; cycles are found by name whatever the length
 
 
@@ -42,10 +45,21 @@ class Settings:
     ignore: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=lambda: list(DEFAULT_EXCLUDE))
     extend_exclude: list[str] = field(default_factory=list)
-    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)  # extend-per-file-ignores included
+    extend_per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     rule_options: dict[str, dict] = field(default_factory=dict)
     respect_gitignore: bool = True
     lint_cuda_only: bool = False  # lint CUDA-only modules with the Ascend rules too (analysis.platform)
+    # ruff's fix settings: which rules' fixes apply (selectors, the most specific winning, unfixable on a tie)
+    fixable: list[str] = field(default_factory=lambda: ["ALL"])
+    extend_fixable: list[str] = field(default_factory=list)
+    unfixable: list[str] = field(default_factory=list)
+    unsafe_fixes: bool | None = None  # None: not set (unsafe fixes are not applied, and counted in the summary)
+    output_format: str | None = None  # None: not set (`full`, unless the command line or environment says)
+    force_exclude: bool = False
+    include: list[str] = field(default_factory=lambda: list(DEFAULT_INCLUDE))
+    extend_include: list[str] = field(default_factory=list)
+    cache_dir: Path | None = None  # None: `.ascendlint_cache` in the root
     docs_url: str | None = None  # rule page URL template with ``{code}``; None: the default (see docs_links)
     root: Path = field(default_factory=Path.cwd)
     path: Path | None = None
@@ -54,6 +68,10 @@ class Settings:
     @property
     def all_excludes(self) -> list[str]:
         return [*self.exclude, *self.extend_exclude]
+
+    @property
+    def all_includes(self) -> list[str]:
+        return [*self.include, *self.extend_include]
 
 
 def find_config(start: Path, warn: Callable[[str], None] | None = None) -> Path | None:
@@ -150,13 +168,19 @@ def _merged_table(config_path: Path, known_rules) -> tuple[dict, list[Path]]:
             if not current.is_file():
                 raise ConfigError(f"{layers[-1][0]}: `extend` names {base!r}, which is not a file")
     merged: dict = {}
+    extra: dict[str, list] = {}  # extend-per-file-ignores add up over the chain, the base's first
     for _, table in reversed(layers):
+        for glob, codes in table.get("extend-per-file-ignores", {}).items():
+            extra.setdefault(glob, []).extend(codes)
         merged.update(table)
+    if extra:
+        merged["extend-per-file-ignores"] = extra
     return merged, [path for path, _ in layers[1:]]
 
 
-def settings_from_table(table: dict, config_path: Path, known_rules) -> Settings:
-    settings = Settings(root=config_path.parent.resolve(), path=config_path)
+def settings_from_table(table: dict, config_path: Path, known_rules, into: Settings | None = None) -> Settings:
+    """The settings a table sets (``into``: set them on these settings instead, as ``--config KEY=VALUE`` does)."""
+    settings = Settings(root=config_path.parent.resolve(), path=config_path) if into is None else into
     rules_by_key = {}
     for rule in known_rules:
         rules_by_key[rule.code] = rule
@@ -167,15 +191,30 @@ def settings_from_table(table: dict, config_path: Path, known_rules) -> Settings
         elif key == "per-file-ignores":
             if not isinstance(value, dict):
                 raise ConfigError(f"{config_path}: `per-file-ignores` must be a table of glob = [codes]")
-            settings.per_file_ignores = {g: _string_list(f"per-file-ignores.{g}", v, config_path) for g, v in value.items()}
-        elif key == "respect-gitignore":
+            settings.per_file_ignores = _with_extra_ignores(
+                {g: _string_list(f"per-file-ignores.{g}", v, config_path) for g, v in value.items()},
+                settings.extend_per_file_ignores)
+        elif key == "extend-per-file-ignores":
+            if not isinstance(value, dict):
+                raise ConfigError(f"{config_path}: `extend-per-file-ignores` must be a table of glob = [codes]")
+            extra = {g: _string_list(f"extend-per-file-ignores.{g}", v, config_path) for g, v in value.items()}
+            settings.per_file_ignores = _with_extra_ignores(settings.per_file_ignores, extra)
+            settings.extend_per_file_ignores = extra
+        elif key in BOOL_KEYS:
             if not isinstance(value, bool):
-                raise ConfigError(f"{config_path}: `respect-gitignore` must be true or false")
-            settings.respect_gitignore = value
-        elif key == "lint-cuda-only":
-            if not isinstance(value, bool):
-                raise ConfigError(f"{config_path}: `lint-cuda-only` must be true or false")
-            settings.lint_cuda_only = value
+                raise ConfigError(f"{config_path}: `{key}` must be true or false")
+            setattr(settings, key.replace("-", "_"), value)
+        elif key == "output-format":
+            from . import output
+
+            if not isinstance(value, str) or value.lower() not in output.names():
+                raise ConfigError(f"{config_path}: `output-format` must be one of {', '.join(output.names())}")
+            settings.output_format = value.lower()
+        elif key == "cache-dir":
+            if not isinstance(value, str) or not value.strip():
+                raise ConfigError(f"{config_path}: `cache-dir` must be the path of a folder")
+            folder = Path(os.path.expanduser(value))
+            settings.cache_dir = folder if folder.is_absolute() else settings.root / folder
         elif key == "docs-url":
             if not isinstance(value, str) or "{code}" not in value:
                 raise ConfigError(f"{config_path}: `docs-url` must be a URL template containing `{{code}}`")
@@ -185,16 +224,54 @@ def settings_from_table(table: dict, config_path: Path, known_rules) -> Settings
                 raise ConfigError(f"{config_path}: `extend` must be the path of another configuration file")
         elif key in rules_by_key and isinstance(value, dict):
             rule = rules_by_key[key]
-            for option in value:
+            for option, given in value.items():
                 if option not in rule.options:
                     allowed = ", ".join(sorted(rule.options)) or "none"
                     raise ConfigError(
                         f"{config_path}: unknown option `{option}` for rule {rule.code} ({rule.name}); known: {allowed}"
                     )
-            settings.rule_options[rule.code] = dict(value)
+                problem = _option_problem(_option_defaults(rule)[option], given)
+                if problem:
+                    raise ConfigError(f"{config_path}: option `{option}` of rule {rule.code} ({rule.name}) must be "
+                                      f"{problem}, not {given!r}")
+            settings.rule_options[rule.code] = {**settings.rule_options.get(rule.code, {}), **value}
         else:
             raise ConfigError(f"{config_path}: unknown configuration key `{key}`")
     return settings
+
+
+def _option_defaults(rule) -> dict:
+    """A rule's option defaults: the class's own (an index entry knows only the names, so its class is loaded;
+    only a configuration that sets the rule's options pays for that)."""
+    if isinstance(rule.options, dict):
+        return rule.options
+    from .rule_index import rule_classes
+
+    return rule_classes([rule])[0].options
+
+
+def _option_problem(default, given) -> str | None:
+    """What a rule option's value must be, when ``given`` is not that: of its default's type (``true``/``false``
+    for a switch, a string for a string), and a positive integer for a size or count (a byte granule of -5 or
+    ``true`` would be printed in findings and silently change what is reported)."""
+    if isinstance(default, bool):
+        return None if isinstance(given, bool) else "true or false"
+    if isinstance(default, int):
+        return None if isinstance(given, int) and not isinstance(given, bool) and given > 0 else "a positive integer"
+    if isinstance(default, float):
+        ok = isinstance(given, (int, float)) and not isinstance(given, bool) and given > 0
+        return None if ok else "a positive number"
+    if isinstance(default, str):
+        return None if isinstance(given, str) and given.strip() else "a non-empty string"
+    return None
+
+
+def _with_extra_ignores(ignores: dict[str, list[str]], extra: dict[str, list[str]]) -> dict[str, list[str]]:
+    """``per-file-ignores`` with ``extend-per-file-ignores`` added (ruff's meaning: on top of the inherited table)."""
+    merged = {glob: list(codes) for glob, codes in ignores.items()}
+    for glob, codes in extra.items():
+        merged.setdefault(glob, []).extend(c for c in codes if c not in merged[glob])
+    return merged
 
 
 def _string_list(key: str, value, path: Path) -> list[str]:
@@ -212,6 +289,36 @@ def relative_to_root(path: Path, root: Path) -> str:
         return absolute.relative_to(root).as_posix()
     except ValueError:
         return absolute.as_posix()
+
+
+def user_config() -> Path | None:
+    """The user-level configuration file, as ruff has one: ``ascendlint.toml`` (or ``.ascendlint.toml``, or a
+    ``pyproject.toml`` with the table) in ``$XDG_CONFIG_HOME/ascendlint`` (default ``~/.config/ascendlint``;
+    ``%APPDATA%\\ascendlint`` on Windows). It governs the files no project configuration governs."""
+    base = os.environ.get("XDG_CONFIG_HOME") or (os.environ.get("APPDATA") if os.name == "nt" else None)
+    folder = Path(base) if base else Path(os.path.expanduser("~")) / ".config"
+    folder = folder / "ascendlint"
+    for name in CONFIG_NAMES:
+        candidate = folder / name
+        if candidate.is_file() and (name != "pyproject.toml" or _has_tool_table(candidate)):
+            return candidate
+    return None
+
+
+def parse_overrides(values, known_rules) -> dict:
+    """``--config KEY=VALUE`` pairs (TOML, as ruff takes them) as one table, checked like a configuration file's."""
+    table: dict = {}
+    for value in values:
+        try:
+            pair = tomllib.loads(value)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"--config {value!r} is neither a configuration file nor a TOML `KEY = VALUE` pair "
+                              f"({exc})") from exc
+        if "extend" in pair:
+            raise ConfigError("--config: `extend` cannot be set on the command line; name the file with --config")
+        table.update(pair)
+    settings_from_table(table, Path("--config"), known_rules)  # errors name the option, not a file
+    return table
 
 
 class SettingsResolver:
@@ -235,6 +342,7 @@ class SettingsResolver:
             adjust(self.explicit)
         self._config_of: dict[str, Path | None] = {}
         self._loaded: dict[Path | None, Settings] = {}
+        self._user: Path | None | bool = False  # the user-level configuration, once looked up
 
     def for_path(self, path: Path) -> Settings:
         if self.explicit is not None:
@@ -248,6 +356,8 @@ class SettingsResolver:
         found = self._loaded.get(config)
         if found is None:
             found = self._loaded[config] = load_settings(config, self.known_rules)
+            if config is not None and config == self._user_config():
+                found.root = Path.cwd().resolve()  # as ruff: a user-level file's paths are the working folder's
             if self.adjust is not None:
                 self.adjust(found)
         return found
@@ -270,9 +380,17 @@ class SettingsResolver:
             if current.parent == current:
                 break
             current = current.parent
+        if config is None:
+            config = self._user_config()
         for key in visited:
             self._config_of[key] = config
         return config
+
+    def _user_config(self) -> Path | None:
+        if self._user is False:
+            found = user_config()
+            self._user = found.resolve() if found is not None else None
+        return self._user
 
     def all_settings(self) -> list[Settings]:
         """Every settings object handed out so far (one per configuration file)."""

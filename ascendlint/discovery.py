@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .config import Settings, relative_to_root
+from .config import DEFAULT_INCLUDE, Settings, relative_to_root
 from .git_excludes import exclude_files
 from .ignore_patterns import compile_spec
 from .safe_read import read_regular
@@ -215,11 +215,14 @@ def _walk(top: Path, settings_for, excludes: _Excludes, add, result: Discovery, 
             kept.append(name)
             specs_for[str(child)] = specs
         dirnames[:] = kept
+        included = _included(settings)
         for name in sorted(filenames):
-            if not name.endswith(SOURCE_SUFFIXES):
+            if included is None and not name.endswith(SOURCE_SUFFIXES):
                 continue
             child = folder_path / name
             relative = relative_to_root(child, settings.root)
+            if included is not None and not (included.match_file(relative) or included.match_file(name)):
+                continue
             if _excluded(child, False, settings, exclude, relative) or _ignored(_real(child), False, specs):
                 continue
             if child.is_symlink() and not child.exists():
@@ -232,6 +235,20 @@ def _walk(top: Path, settings_for, excludes: _Excludes, add, result: Discovery, 
                 found_links.append(child)  # decided once every named path is walked
                 continue
             add(child, settings, relative)
+
+
+def _included(settings: Settings) -> pathspec.PathSpec | None:
+    """ruff's ``include`` / ``extend-include``: the files a folder walk lints (None: the default, by suffix)."""
+    patterns = settings.all_includes
+    if tuple(patterns) == DEFAULT_INCLUDE:
+        return None
+    found = _INCLUDES.get(id(settings))
+    if found is None or found[0] is not settings:
+        found = _INCLUDES[id(settings)] = (settings, _spec(patterns))
+    return found[1]
+
+
+_INCLUDES: dict[int, tuple[Settings, "pathspec.PathSpec"]] = {}
 
 
 def _real(path: Path) -> Path:

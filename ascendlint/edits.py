@@ -22,28 +22,82 @@ def replace(loc: Locator, node: cst.CSTNode, replacement: cst.CSTNode | str) -> 
 
 
 def delete_argument(loc: Locator, args: list, index: int) -> Edit:
-    """Delete ``args[index]`` of a call (or element of a dict/list) together with the separator it owns.
+    """Delete ``args[index]`` of a call (or element of a dict/list) with the comma it owns, keeping every comment
+    and the call's trailing comma, as ruff's argument removal does.
 
-    Deleting from this item's start to the next item's start keeps the rest of the call formatted; the last item
-    is deleted from the end of the previous one.
+    An item followed by a comma goes with that comma (and the blanks after it): a comment after it stays where it
+    was, now on its own; a line left blank is deleted whole, so an own-line comment above it stays above the next
+    line. The last item without a comma of its own takes the previous item's comma instead; what lies between the
+    two (line breaks, comments) is kept.
     """
+    text = loc.text
     start, end = loc.offsets(args[index])
-    if index + 1 < len(args):
-        next_start, _ = loc.offsets(args[index + 1])
-        return Edit(start, next_start, "")
-    if index > 0:
-        # An argument's span covers its own parentheses but not the comma it owns: start right after it.
+    comma_end = _after_comma(text, end)
+    if comma_end is None and index > 0:
         _, previous_end = loc.offsets(args[index - 1])
-        return Edit(previous_end, end + _trailing_comma_length(loc.text, end), "")
-    return Edit(start, end + _trailing_comma_length(loc.text, end), "")
+        previous_comma = _after_comma(text, previous_end)
+        if previous_comma is not None:
+            between = text[previous_comma:start]
+            if "\n" not in between and "\r" not in between and "#" not in between:
+                return Edit(previous_end, end, "")  # `f(a, b)` -> `f(a)`
+            # keep the line breaks and comments between the previous item and this one; drop this item's line
+            # when nothing else is left on it
+            kept = between
+            line_begin = _line_begin(text, start)
+            if not text[line_begin:start].strip() and not _rest_of_line(text, end).strip():
+                kept = between[: len(between) - (start - line_begin)]
+                end = _line_end(text, end)
+            return Edit(previous_end, end, text[previous_end:previous_comma - 1].rstrip(",") + kept)
+    if comma_end is None:
+        return Edit(start, end, "")
+    after = comma_end
+    while after < len(text) and text[after] in " \t":
+        after += 1
+    rest = _rest_of_line(text, after)
+    line_begin = _line_begin(text, start)
+    alone_on_line = not text[line_begin:start].strip()
+    if rest.startswith("#"):  # a comment after the item stays on its line, where the item was
+        return Edit(start, after, "")
+    if rest[:1] in (")", "]", "}") and not alone_on_line:  # `f(a, b,)` -> `f(a,)`
+        cut = start
+        while cut > line_begin and text[cut - 1] in " \t":
+            cut -= 1
+        return Edit(cut, after, "")
+    if rest.strip() or after == len(text):  # more items on this line: up to the next one
+        return Edit(start, after, "")
+    if alone_on_line:  # the line holds nothing else: delete it whole
+        return Edit(line_begin, _line_end(text, after), "")
+    cut = start
+    while cut > line_begin and text[cut - 1] in " \t":
+        cut -= 1
+    return Edit(cut, after, "")  # `f(a, b,\n  c)`: no blanks left at the end of the line
 
 
-def _trailing_comma_length(text: str, offset: int) -> int:
-    """A lone last argument may carry a trailing comma: delete it with the argument."""
+def _after_comma(text: str, offset: int) -> int | None:
+    """The offset just past the comma that follows ``offset`` (blanks between), or None."""
     cursor = offset
     while cursor < len(text) and text[cursor] in " \t":
         cursor += 1
-    return cursor + 1 - offset if cursor < len(text) and text[cursor] == "," else 0
+    return cursor + 1 if cursor < len(text) and text[cursor] == "," else None
+
+
+def _line_begin(text: str, offset: int) -> int:
+    return max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset)) + 1
+
+
+def _rest_of_line(text: str, offset: int) -> str:
+    cursor = offset
+    while cursor < len(text) and text[cursor] not in "\r\n":
+        cursor += 1
+    return text[offset:cursor]
+
+
+def _line_end(text: str, offset: int) -> int:
+    """Past the line break of the line holding ``offset``."""
+    cursor = offset + len(_rest_of_line(text, offset))
+    if text.startswith("\r\n", cursor):
+        return cursor + 2
+    return cursor + 1 if cursor < len(text) else cursor
 
 
 def insert_before_line(loc: Locator, row: int, text: str) -> Edit:

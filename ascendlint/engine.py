@@ -43,6 +43,8 @@ def lint_text(
     project: ModuleInProject | None = None,
     tree_path: str | None = None,
     lint_cuda_only: bool = False,
+    ignore_noqa: bool = False,
+    noqa_kept: Sequence[str] = (),
 ) -> list[Diagnostic]:
     """All findings for one decoded source text, sorted, with suppressions applied.
 
@@ -51,16 +53,27 @@ def lint_text(
 
     A CUDA-only module (``analysis.platform``: GPU-only evidence, no NPU evidence in the text or in the folders of
     ``tree_path``, the path relative to the project root, ``filename`` when not given) gets no finding from the
-    Ascend rules, only from the tool rules (ASC001-ASC003), unless ``lint_cuda_only``."""
-    if noqa.skips_file(text):
-        return []
+    Ascend rules, only from the tool rules (ASC001-ASC003), unless ``lint_cuda_only``.
+
+    ``ignore_noqa`` (ruff's ``--ignore-noqa``): no comment suppresses anything, so none is stale either.
+    ``noqa_kept``: codes whose ``# noqa`` ASC003 leaves alone (rules another selection, the project's, enables)."""
+    exempt = None
+    if not ignore_noqa:
+        exempt = noqa.file_exemption(text)
+        if exempt == () or noqa.skips_file(text):
+            return []
     with paused_for_one_file():
         where = filename if tree_path is None else tree_path
-        return _lint(text, filename, rules, options or {}, project, None if lint_cuda_only else where, where)
+        found = _lint(text, filename, rules, options or {}, project, None if lint_cuda_only else where, where,
+                      ignore_noqa, tuple(noqa_kept))
+    if exempt:  # `# ascendlint: noqa: ASC101` on a line of its own: that code, nowhere in the file
+        found = [d for d in found if not d.code.startswith(exempt)]
+    return found
 
 
 def _lint(text: str, filename: str, rules: Sequence[type[Rule]], options: dict[str, dict],
-          project: ModuleInProject | None, platform_path: str | None, tree_path: str) -> list[Diagnostic]:
+          project: ModuleInProject | None, platform_path: str | None, tree_path: str,
+          ignore_noqa: bool = False, noqa_kept: tuple[str, ...] = ()) -> list[Diagnostic]:
     """``platform_path``: where the module sits, for the CUDA-only decision; None: lint it whatever it shows.
     ``tree_path``: where it sits below the project root, for the rules that read the module's role."""
     enabled = {rule.code for rule in rules}
@@ -125,19 +138,25 @@ def _lint(text: str, filename: str, rules: Sequence[type[Rule]], options: dict[s
     diagnostics = _resolve(context, crashed)
     if INTERNAL_ERROR in enabled:
         diagnostics.extend(_internal_error(filename, code, exc, rules) for code, exc in crashed.items())
-    kept, used = _unsuppressed(diagnostics, context.locator)
-    # In a CUDA-only module the Ascend rules did not run: their codes in a `# noqa` are not stale there.
-    not_run = [r.code for r in rules if not r.tool_rule] if skipped else []
-    kept.extend(_unused_noqa(context, rules, used, [*crashed, *not_run]))
+    if ignore_noqa:
+        kept = diagnostics
+    else:
+        kept, used = _unsuppressed(diagnostics, context.locator)
+        # In a CUDA-only module the Ascend rules did not run: their codes in a `# noqa` are not stale there.
+        not_run = [r.code for r in rules if not r.tool_rule] if skipped else []
+        kept.extend(_unused_noqa(context, rules, used, [*crashed, *not_run, *noqa_kept]))
     if project is not None and project.export:
-        project.exported = _summaries(facts)
+        project.exported = _summaries(context)
     context.release()
     return sorted(kept, key=Diagnostic.sort_key)
 
 
-def _summaries(facts: ModuleFacts) -> dict:
+def _summaries(context: FileContext) -> dict:
     try:
-        return summarise(facts)
+        from .analysis.block_pointers import returned_blocks
+        from .analysis.distributed import waiting_kernels
+
+        return summarise(context.facts, waiting_kernels(context), returned_blocks(context))
     except Exception:  # noqa: BLE001 - a module whose helpers cannot be summarised is simply unknown to importers
         return {}
 
@@ -217,10 +236,16 @@ def _diagnostic(context: FileContext, report: Report) -> Diagnostic:
         location=start,
         end_location=end,
         fix=fix,
-        noqa_row=start.row,
+        noqa_row=_noqa_row(context, start.row),
         url=rule.url(),
         extra=extra,
     )
+
+
+def _noqa_row(context: FileContext, row: int) -> int:
+    """Where a ``# noqa`` for a finding on ``row`` goes: the end of its multi-line string or continuation."""
+    rows = context.memo(("noqa-rows",), lambda: noqa.statement_rows(context.text))
+    return rows.get(row, row)
 
 
 def _with_original(locator: Locator, edit: Edit) -> Edit:

@@ -1,5 +1,9 @@
 """Suppression comments: ``# noqa``, ``# noqa: ASC101, ASC2`` on the reported line, ``# ascendlint: skip-file``.
 
+As in ruff, a finding on a line that ends inside a multi-line string, or that a backslash continues, is
+suppressed at the end of that string or continuation: the first line where a comment can stand
+(``statement_rows``).
+
 A code is letters followed by digits (``ASC101``, ``E501``) or the bare ``ASC`` prefix; text after the codes is
 free-form (``# noqa: ASC301 - the hazard under test``). ``# noqa:`` followed by no code is a bare ``# noqa``.
 This module also finds the directives a run did not need (ASC003) and rewrites directives (ASC003's fix and
@@ -47,6 +51,41 @@ def skips_file(text: str) -> bool:
     return False
 
 
+_FILE_NOQA = lazy(rf"(?:^|(?<=\r))[ \t\f]*(#)[ \t]*ascendlint:[ \t]*noqa(?::[ \t]*(?P<codes>{_CODE}(?:[\s,]+{_CODE})*))?"
+                  r"[ \t]*(?=[\r\n#]|\Z)", re.MULTILINE | re.IGNORECASE)
+
+
+def file_exemption(text: str) -> tuple[str, ...] | None:
+    """ruff's file-level exemption, spelled ``# ascendlint: noqa`` (the whole file, like ``skip-file``) or
+    ``# ascendlint: noqa: ASC101, ASC2`` (those codes, everywhere in the file), on a line of its own that is a
+    real comment. None: no exemption; (): the whole file; else the codes or prefixes."""
+    found: dict[tuple[int, int], tuple[str, ...]] = {}
+    starts = None
+    for match in _FILE_NOQA.finditer(text):
+        if starts is None:
+            starts = line_starts(text)
+        offset = match.start(1)
+        row = bisect.bisect_right(starts, offset)
+        codes = match.group("codes")
+        found[(row, offset - starts[row - 1])] = _split_codes(codes) if codes else ()
+    if not found:
+        return None
+    last_row = max(row for row, _ in found)
+    exempt: set[str] = set()
+    try:
+        for token in generate_tokens(text):
+            if token.start[0] > last_row:
+                break
+            if token.type == tokenize.COMMENT and token.start in found:
+                codes = found[token.start]
+                if not codes:
+                    return ()
+                exempt.update(codes)
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return tuple(sorted(exempt)) if exempt else None
+
+
 def noqa_codes(line: str) -> tuple[str, ...] | None:
     """None: no suppression; (): bare ``# noqa``; else the listed codes or prefixes."""
     if "#" not in line:
@@ -76,6 +115,49 @@ def suppressing_code(code: str, line: str) -> str | None:
 
 def is_suppressed(code: str, line: str) -> bool:
     return suppressing_code(code, line) is not None
+
+
+def statement_rows(text: str) -> dict[int, int]:
+    """Row -> the row its ``# noqa`` goes on, for the rows that cannot end in a comment: every row of a
+    multi-line string (f-strings too) and of a backslash continuation maps to the last row of that string or
+    continuation; ranges that touch are merged (a continuation that ends where a multi-line string starts).
+    Rows not in the map take their own ``# noqa``."""
+    spans: list[tuple[int, int]] = []
+    fstring_starts: list[int] = []
+    try:
+        for token in generate_tokens(text):
+            name = tokenize.tok_name.get(token.type, "")
+            if name == "FSTRING_START":
+                fstring_starts.append(token.start[0])
+            elif name == "FSTRING_END" and fstring_starts:
+                first = fstring_starts.pop()
+                if token.end[0] > first:
+                    spans.append((first, token.end[0]))
+            elif token.start[0] != token.end[0] and token.type not in (tokenize.NL, tokenize.NEWLINE):
+                spans.append((token.start[0], token.end[0]))
+    except (tokenize.TokenError, SyntaxError):
+        return {}
+    inside = {row for first, last in spans for row in range(first + 1, last + 1)}
+    starts = line_starts(text)
+    for row in range(1, len(starts) + 1):
+        end = starts[row] if row < len(starts) else len(text)
+        if row not in inside and text[starts[row - 1] : end].rstrip("\r\n").endswith("\\"):
+            spans.append((row, row + 1))  # a backslash inside a string continues the string, not the line
+    mapping: dict[int, int] = {}
+    for first, last in _merged(spans):
+        for row in range(first, last):
+            mapping[row] = last
+    return mapping
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[list[int]] = []
+    for first, last in sorted(spans):
+        if merged and first <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], last)
+        else:
+            merged.append([first, last])
+    return [(first, last) for first, last in merged]
 
 
 # -- directives as comment tokens --------------------------------------------------------------------------------

@@ -102,18 +102,23 @@ def lint_paths(linter: Linter, paths: Sequence[Path], options: Options, jobs: in
     summaries are known to their importers; each wave is linted as a whole, serially or in a pool."""
     results: list[FileResult | None] = [None] * len(paths)
     candidates: list[tuple[int, Path, bytes]] = []
+    unmentioned: list[tuple[int, Path, bytes]] = []  # never mention triton: linted only when linked to a kernel
     for position, path in enumerate(paths):
         data, error = read_path(path)
         if error is not None:
             results[position] = FileResult(path=str(path), error=error)
         elif not could_hold_kernel(data):
             results[position] = FileResult(path=str(path))
+            unmentioned.append((position, path, data))
         else:
             candidates.append((position, path, data))
+    from .tree_order import cuda_only_through_importers, linked_modules, plan as plan_tree
+
+    if candidates and unmentioned:
+        linked = linked_modules([(p, d) for _, p, d in candidates], [(p, d) for _, p, d in unmentioned])
+        candidates = sorted([*candidates, *(unmentioned[i] for i in linked)], key=lambda item: item[0])
     advance = progress or (lambda _n: None)
     advance(len(paths) - len(candidates))
-
-    from .tree_order import cuda_only_through_importers, plan as plan_tree
 
     planned = [(path, data) for _, path, data in candidates]
     tree = plan_tree(planned)

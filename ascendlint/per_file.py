@@ -54,9 +54,10 @@ class LinterSet:
         if linter is None:
             cache = None
             if self._use_cache:
-                cache = self._caches.get(settings.root)
+                where = settings.cache_dir or settings.root
+                cache = self._caches.get(where)
                 if cache is None:
-                    cache = self._caches[settings.root] = ResultCache(settings.root)
+                    cache = self._caches[where] = ResultCache(settings.root, settings.cache_dir)
             linter = self._linters[id(settings)] = self._make_linter(settings, cache)
         return linter
 

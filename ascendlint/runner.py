@@ -37,13 +37,17 @@ class Linter:
     """Settings resolved once per run; lints any number of files."""
 
     def __init__(self, rules: Sequence[RuleLike], settings: Settings, cache: ResultCache | None = None,
-                 lint_cuda_only: bool | None = None, unfixable: Sequence[str] = ()) -> None:
+                 lint_cuda_only: bool | None = None, unfixable: Sequence[str] = (), ignore_noqa: bool = False,
+                 noqa_kept: Sequence[str] = ()) -> None:
         self.rules = list(rules)
         self.settings = settings
         self.cache = cache
         # Ascend rules in CUDA-only modules: the setting, unless the command line says otherwise.
         self.lint_cuda_only = settings.lint_cuda_only if lint_cuda_only is None else lint_cuda_only
         self.unfixable = tuple(code.upper() for code in unfixable)  # ``--unfixable``: these codes offer no fix
+        self.ignore_noqa = ignore_noqa  # ``--ignore-noqa``: every finding is reported, whatever the comments say
+        # codes whose `# noqa` are never stale here: rules the project enables that this run (an editor) does not
+        self.noqa_kept = tuple(sorted(noqa_kept))
         self._fingerprints: dict[tuple[str, ...], str] = {}
         self._loaded: dict[tuple[str, ...], list] = {}
         self._relative: dict[Path, str] = {}  # each file's path relative to the root, worked out once
@@ -83,7 +87,8 @@ class Linter:
 
         chosen = self.rules if rules is None else rules  # an empty list is a rule set: per-file-ignores of every rule
         found = engine.lint_text(text, filename, self._classes(chosen), self.settings.rule_options, project=unit,
-                                 tree_path=self.tree_path(filename), lint_cuda_only=self.lint_cuda_only)
+                                 tree_path=self.tree_path(filename), lint_cuda_only=self.lint_cuda_only,
+                                 ignore_noqa=self.ignore_noqa, noqa_kept=self.noqa_kept)
         if self.unfixable:  # ruff's meaning: still reported, never fixed (nor counted fixable)
             for diagnostic in found:
                 if diagnostic.fix is not None and diagnostic.code.startswith(self.unfixable):
@@ -139,7 +144,7 @@ class Linter:
                       unit: "ModuleInProject | None" = None) -> tuple[FileResult, bytes | None]:
         """Lint one file's bytes; returns the result and the new bytes when fixes changed the text."""
         result = FileResult(path=filename)
-        if not could_hold_kernel(data):
+        if unit is None and not could_hold_kernel(data):  # a unit: a module linked to the tree's kernels
             return result, None
         if is_notebook(filename, path):
             return process_notebook(self, data, filename, path, options)
@@ -218,6 +223,10 @@ class Linter:
                 fingerprint += "+cuda-only-linted"
             if self.unfixable:  # the stored findings lack those fixes: a run without --unfixable must not see them
                 fingerprint += "-unfixable-" + ",".join(sorted(self.unfixable))
+            if self.ignore_noqa:
+                fingerprint += "+noqa-ignored"
+            if self.noqa_kept:
+                fingerprint += "+noqa-kept-" + ",".join(self.noqa_kept)
             self._fingerprints[codes] = fingerprint
         key = content_key(self.relative_path(path), data)
         if unit is not None:  # the findings also depend on the summaries of the linted modules it imports

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 if TYPE_CHECKING:
@@ -23,12 +24,17 @@ def validate(selectors: Iterable[str], rules: Sequence[type[Rule]], origin: str)
         selector = raw.strip().upper()
         if not selector:
             continue
+        if raw.strip() != selector and _CODE_SHAPED.fullmatch(selector) and any(r.code.startswith(selector)
+                                                                                 for r in rules):
+            raise SelectionError(f"Invalid rule selector `{raw.strip()}` in {origin}: rule codes are upper case "
+                                 f"(`{selector}`), as in ruff")
         if not any(_matches(selector, rule.code) for rule in rules):
             raise SelectionError(f"Unknown rule selector `{raw.strip()}` in {origin}")
         normalised.append(selector)
     return normalised
 
 
+_CODE_SHAPED = re.compile(r"[A-Z]+[0-9]*")
 DEFAULT_PREFIX = "ASC"  # the default selection: every default rule, no opt-in rule
 
 
@@ -51,6 +57,46 @@ def resolve(
         if best_on >= 0 and best_on > best_off:
             enabled.append(rule)
     return enabled
+
+
+def override(
+    rules: Sequence[type[Rule]],
+    enabled: Sequence[type[Rule]],
+    extend_select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+) -> list[type[Rule]]:
+    """A later layer of selectors (the command line's, without ``--select``) over the rules an earlier layer
+    (the configuration) enabled, as ruff layers them: a rule that no selector of this layer matches keeps its
+    state; otherwise the layer's most specific selector decides, an ignore winning a tie (``--ignore ALL``
+    turns everything off, ``--extend-select ASC2 --ignore ALL`` keeps only ASC2)."""
+    on = set(r.code for r in enabled)
+    for rule in rules:
+        matching = [s for s in extend_select if _matches(s, rule.code)]
+        if not rule.default:
+            matching = [s for s in matching if s == "ALL" or s != DEFAULT_PREFIX]
+        best_on = max((len(s) if s != "ALL" else 0 for s in matching), default=-1)
+        best_off = max((len(s) if s != "ALL" else 0 for s in ignore if _matches(s, rule.code)), default=-1)
+        if best_on < 0 and best_off < 0:
+            continue
+        if best_on > best_off:
+            on.add(rule.code)
+        else:
+            on.discard(rule.code)
+    return [rule for rule in rules if rule.code in on]
+
+
+def unfixable(rules: Sequence[type[Rule]], fixable: Sequence[str], extend_fixable: Sequence[str] = (),
+              unfixable: Sequence[str] = ()) -> list[str]:
+    """The codes whose fixes are not applied: ruff's ``fixable`` (default ``ALL``), ``extend-fixable`` and
+    ``unfixable``, the most specific selector winning and ``unfixable`` winning a tie."""
+    found = []
+    for rule in rules:
+        best_on = max((len(s) if s != "ALL" else 0 for s in [*fixable, *extend_fixable] if _matches(s, rule.code)),
+                      default=-1)
+        best_off = max((len(s) if s != "ALL" else 0 for s in unfixable if _matches(s, rule.code)), default=-1)
+        if not (best_on >= 0 and best_on > best_off):
+            found.append(rule.code)
+    return found
 
 
 def without(rules: Sequence[type[Rule]], ignored: Sequence[str]) -> list[type[Rule]]:

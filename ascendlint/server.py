@@ -85,7 +85,7 @@ class AscendlintServer(LanguageServer):
     def make_linters(self, chosen: "ClientSettings") -> LinterSet:
         rules = rule_index()
         resolver = SettingsResolver(rules, chosen.config)
-        return LinterSet(resolver, lambda s, cache: Linter(_enabled(rules, s, chosen), s, cache=cache))
+        return LinterSet(resolver, lambda s, cache: _editor_linter(rules, s, chosen, cache))
 
     def root(self) -> Path:
         root = self.workspace.root_path if self.workspace is not None else None
@@ -302,6 +302,10 @@ class ClientSettings:
     config: Path | None = None  # one configuration file for every document (``check --config``)
     debounce: float | None = None
 
+    def narrows(self) -> bool:
+        """The editor's own selection may turn off rules the project's configuration enables."""
+        return self.select is not None or bool(self.ignore)
+
     @classmethod
     def parse(cls, options, root: Path) -> "ClientSettings":
         """From ``{"select": [...], "extendSelect": [...], "ignore": [...], "configuration": "path",
@@ -332,6 +336,15 @@ class ClientSettings:
         if isinstance(debounce, (int, float)) and not isinstance(debounce, bool):
             chosen.debounce = max(0.0, debounce / 1000)
         return chosen
+
+
+def _editor_linter(rules, settings, chosen: "ClientSettings", cache) -> Linter:
+    """The editor's linter: its own selection, but a `# noqa` for a rule the project enables and the editor's
+    settings turn off is never stale here, so fix-all does not remove a suppression CI still needs."""
+    enabled = _enabled(rules, settings, chosen)
+    project = {rule.code for rule in _enabled(rules, settings)} if chosen.narrows() else set()
+    kept = sorted(project - {rule.code for rule in enabled})
+    return Linter(enabled, settings, cache=cache, noqa_kept=kept)
 
 
 def _enabled(rules, settings, chosen: ClientSettings | None = None):

@@ -86,6 +86,45 @@ def cuda_only_through_importers(tree: TreePlan, files: Sequence[tuple[Path, byte
     return found
 
 
+def linked_modules(kernels: Sequence[tuple[Path, bytes]], others: Sequence[tuple[Path, bytes]]) -> list[int]:
+    """Positions in ``others`` (files that never mention triton) of the modules that import from one of
+    ``kernels`` (the files that do): ``from .kernels import add_kernel`` then ``add_kernel[grid](...)`` launches a
+    Triton kernel without spelling its name. Found by the same line scan as the lint order, and only in files
+    that name one of those modules at all, so a tree of unrelated Python files costs one byte search each."""
+    names = set()
+    for path, _ in kernels:
+        if is_notebook(str(path), path):
+            continue
+        try:
+            name = module_name(path)
+        except OSError:
+            continue
+        if name:
+            names.add(name)
+    if not names:
+        return []
+    import re
+
+    # the last part of each name: ``from .kernels import``, ``from pkg.kernels import``, ``import pkg.kernels``;
+    # a package's own name covers ``from . import kernels`` in its modules only through the package itself
+    words = sorted({name.rpartition(".")[2] for name in names}, key=len, reverse=True)
+    mentions = re.compile(rb"\b(?:" + b"|".join(re.escape(w.encode()) for w in words) + rb")\b")
+    found = []
+    for position, (path, data) in enumerate(others):
+        if b"import" not in data or not mentions.search(data) or is_notebook(str(path), path):
+            continue
+        try:
+            name = module_name(path)
+        except OSError:
+            continue
+        if not name:
+            continue
+        imports = imported_modules(data.decode("utf-8", errors="replace"), name, Path(path).name == "__init__.py")
+        if (imports - {name}) & names:
+            found.append(position)
+    return found
+
+
 def plan(files: Sequence[tuple[Path, bytes]]) -> TreePlan:
     """Waves over ``files`` (path and bytes of each file that may hold a kernel)."""
     names: dict[int, tuple[str, bool, set[str]]] = {}

@@ -35,6 +35,13 @@ class Row:
     compiler: dict | None = None  # BiShengIR's verdict at this config (with the `compiler` extra): status, bits
 
     @property
+    def over(self) -> bool:
+        """Over the budget: by the compiler's verdict where it gave one, else by the estimate."""
+        if self.compiler and self.compiler["status"] in ("fits", "overflow"):
+            return self.compiler["status"] == "overflow"
+        return self.percent > 100.0
+
+    @property
     def compiler_text(self) -> str:
         """``fits 96 KB``, ``OVER 256 KB``, ``error``, or ``-`` (not compiled)."""
         found = self.compiler

@@ -90,7 +90,7 @@ class CudaMemoryHint(Rule):
             def copy(src, dst, BLOCK: constexpr):
                 offs = arange(0, BLOCK)
                 v = load(
-                    src + offs
+                    src + offs,
                 )
                 store(dst + offs, v)
             """,

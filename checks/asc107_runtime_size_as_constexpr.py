@@ -120,16 +120,17 @@ class RuntimeSizeAsConstexpr(Rule):
 
             @triton.jit
             def cumsum_kernel(x, y, T, H: tl.constexpr, BT: tl.constexpr):
-                i_t, i_h = tl.program_id(0), tl.program_id(1)
+                i_t = tl.program_id(0)
                 offs = i_t * BT + tl.arange(0, BT)
-                b = tl.load(x + offs * H + i_h, mask=offs < T, other=0.0)
-                tl.store(y + offs * H + i_h, tl.cumsum(b, axis=0), mask=offs < T)
+                for i_h in range(H):
+                    b = tl.load(x + offs * H + i_h, mask=offs < T, other=0.0)
+                    tl.store(y + offs * H + i_h, tl.cumsum(b, axis=0), mask=offs < T)
 
             def cumsum(x: torch.Tensor) -> torch.Tensor:
                 T, H = x.shape
                 y = torch.empty_like(x)
                 BT = 64
-                cumsum_kernel[(triton.cdiv(T, BT), H)](x, y, T=T, H=H, BT=BT)
+                cumsum_kernel[(triton.cdiv(T, BT),)](x, y, T=T, H=H, BT=BT)
                 return y
             """,
             doc=True,

@@ -18,7 +18,11 @@ class TaskLoopScalarRebinding(Rule):
 
     code = "ASC205"
     name = "task-loop-scalar-rebinding"
-    message = "kernel parameter `{name}` is rebound inside the task loop; bind a fresh local per task instead"
+    message = (
+        "kernel parameter `{name}` is rebound inside the task loop: the loop carries it from task to task (the CANN "
+        "compiler has produced NaN for this), so a task can see the previous task's value; bind a fresh local per "
+        "task instead"
+    )
     severity = Severity.ERROR
     fix_safety = FixSafety.NONE
     why = """

@@ -77,7 +77,6 @@ class Int32OffsetOverflowSweep(Int32OffsetOverflow):
                 T, H, K = q.shape
                 kernel[(len(cu_seqlens) - 1, H)](q, o, cu_seqlens, H, K, BK=64)
             """,
-            doc=True,
         ),
         Valid(
             """
@@ -93,6 +92,7 @@ class Int32OffsetOverflowSweep(Int32OffsetOverflow):
 
             def launch(q, o, cu_seqlens, H, K):
                 kernel[(len(cu_seqlens) - 1, H)](q, o, cu_seqlens, H, K, BK=64)
-            """
+            """,
+            doc=True,
         ),
     ]

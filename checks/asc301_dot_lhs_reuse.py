@@ -72,6 +72,7 @@ class DotLhsReuse(Rule):
                 offs = tl.arange(0, BT)[:, None] * BT + tl.arange(0, BT)[None, :]
                 b_q = tl.load(q + offs).to(tl.float32)
                 b_k = tl.load(k + offs).to(tl.float32)
+                # a copy: tl.dot may overwrite its left operand on Ascend (ASC301)
                 b_q_c = b_q + 0.0
                 b_s = tl.dot(b_q_c, b_k)
                 tl.store(o + offs, b_s + b_q)
@@ -104,6 +105,7 @@ class DotLhsReuse(Rule):
                 acc = tl.zeros([BT, BT], dtype=tl.float32)
                 for i_k in range(0, NK):
                     b_k = tl.load(k + i_k * BT * BT + offs) * 0.5
+                    # a copy: tl.dot may overwrite its left operand on Ascend (ASC301)
                     b_k_c = b_k + 0.0
                     acc += tl.dot(b_k_c, b_q) + b_k
                 tl.store(o + offs, acc)
@@ -143,6 +145,7 @@ class DotLhsReuse(Rule):
                     for j in range(0, 2):
                         b_c = tl.dot(b_a, b_b)
                         b_a = b_c.to(b_b.dtype)
+                        # reloaded: tl.dot may overwrite its left operand on Ascend (ASC301)
                         b_b_c2 = tl.load(k + offs, volatile=True)
                         b_e += tl.dot(b_b_c2, b_a)
                 tl.store(o + offs, b_a + b_e + b_b_c)
@@ -269,6 +272,7 @@ class DotLhsReuse(Rule):
             copy_of = f"{lhs.value} + 0.0"
             fix_message = f"Copy `{lhs.value}` to `{{copy}}` before the dot and pass the copy"
             applicability = Applicability.SAFE
+            why_copy = f"{COPY_NOTE} ({self.code})"
         else:
             copy_of = _volatile_reload(analysis, lhs)
             if copy_of is None:
@@ -276,13 +280,16 @@ class DotLhsReuse(Rule):
                 return
             fix_message = f"Reload `{lhs.value}` from memory into `{{copy}}` before the dot and pass the copy"
             applicability = Applicability.UNSAFE
+            why_copy = f"{RELOAD_NOTE} ({self.code})"
         copy = self._copy_name(analysis, lhs.value, copies)
 
         def build(loc):
             row = loc.span(line_node)[0].row
             indent = edits.indentation_of_line(loc, row)
             return [
-                edits.insert_before_line(loc, row, f"{indent}{copy} = {copy_of}{loc.newline}"),
+                edits.insert_before_line(
+                    loc, row, f"{indent}# {why_copy}{loc.newline}{indent}{copy} = {copy_of}{loc.newline}"
+                ),
                 edits.replace(loc, lhs, copy),
             ]
 
@@ -301,6 +308,11 @@ class DotLhsReuse(Rule):
             if candidate not in taken:
                 copies[name] = suffix
                 return candidate
+
+
+# What the inserted line's comment says, so that the next reader does not delete a copy that looks useless.
+COPY_NOTE = "a copy: tl.dot may overwrite its left operand on Ascend"
+RELOAD_NOTE = "reloaded: tl.dot may overwrite its left operand on Ascend"
 
 
 def _invariant_in_a_loop_around(analysis, lhs: cst.Name, dot: cst.Call) -> bool:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ascendlint.analysis.values import argument
-from ascendlint.analysis.block_pointers import block_pointer_origins, block_rank
+from ascendlint.analysis.block_pointers import block_pointer_origins, block_rank, imported_block
 from ascendlint.analysis.grid import host_guards, is_model_dimension_name
 from ascendlint.diagnostics import Edit, FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
@@ -483,6 +483,7 @@ class BlockPtrNoBoundaryCheck(Rule):
         resolver = block_pointer_origins(self.context, kernel)
         origins = resolver.of(argument(node, 0, "pointer"))
         if not origins:
+            self._check_imported(node, op, kernel, given, checked)
             return
         if self._full_tiles_only(node, kernel, resolver, origins):
             return
@@ -506,6 +507,34 @@ class BlockPtrNoBoundaryCheck(Rule):
             edits=None if rank is None else lambda loc: [_append_keyword(loc, node, rank)],
         )
 
+
+    def _check_imported(self, node: cst.Call, op: str, kernel, given, checked: frozenset[int]) -> None:
+        """A block pointer a jit helper of another linted module returns: its summary says which dimensions fit,
+        as this rule would read the helper in this module (the tree is one program, README)."""
+        block = imported_block(self.context.analysis(kernel), argument(node, 0, "pointer"))
+        if block is None:
+            return
+        dims = block.get("dims")
+        if dims is None:
+            ragged = {-1}
+        else:
+            model_dimensions = self.settings["check-model-dimensions"]
+            ragged = {i for i, d in enumerate(dims) if not d.get("fits") and (model_dimensions or not d.get("model"))}
+        if not ragged - checked:
+            return
+        rank = block.get("rank") if isinstance(block.get("rank"), int) else None
+        if given is not None:
+            missing = sorted(d for d in ragged - checked if d >= 0)
+            spelled = ", ".join(map(str, missing)) if missing else "a ragged dimension"
+            self.report(node, self.partial_message.format(op=op.split(".")[1], dims=spelled,
+                                                          s="s" if len(missing) > 1 else ""))
+            return
+        self.report(
+            node,
+            self.message.format(op=op.split(".")[1]),
+            fix_message=None if rank is None else f"Add `boundary_check={_checked_axes(rank)}`",
+            edits=None if rank is None else lambda loc: [_append_keyword(loc, node, rank)],
+        )
 
     # -- blocks that provably stay inside the tensor --------------------------------------------------------------
     def _full_tiles_only(self, node: cst.Call, kernel, resolver, origins: list[cst.Call]) -> bool:

@@ -112,20 +112,22 @@ class TileExtentFromRuntimeSize(Rule):
             import torch
             import triton
             import triton.language as tl
+            from triton.runtime import driver
 
             @triton.jit
-            def row_scale(x, w, y, C, BLOCK_C: tl.constexpr):
-                row = tl.program_id(0)
-                for start in range(0, C, BLOCK_C):
-                    cols = start + tl.arange(0, BLOCK_C)
-                    v = tl.load(x + row * C + cols, mask=cols < C, other=0.0)
-                    tl.store(y + row * C + cols, v * tl.load(w + cols, mask=cols < C, other=0.0), mask=cols < C)
+            def row_scale(x, w, y, rows, C, BLOCK_C: tl.constexpr):
+                for row in range(tl.program_id(0), rows, tl.num_programs(0)):
+                    for start in range(0, C, BLOCK_C):
+                        cols = start + tl.arange(0, BLOCK_C)
+                        v = tl.load(x + row * C + cols, mask=cols < C, other=0.0)
+                        tl.store(y + row * C + cols, v * tl.load(w + cols, mask=cols < C, other=0.0), mask=cols < C)
 
             def scale(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
                 rows, C = x.shape
                 y = torch.empty_like(x)
                 BLOCK_C = min(triton.next_power_of_2(C), 4096)
-                row_scale[(rows,)](x, w, y, C, BLOCK_C=BLOCK_C)
+                cores = driver.active.utils.get_device_properties(x.device.index)["num_vectorcore"]
+                row_scale[(min(rows, cores),)](x, w, y, rows, C, BLOCK_C=BLOCK_C)
                 return y
             """,
             doc=True,

@@ -117,21 +117,25 @@ class UbFootprint(Rule):
             """
             import triton
             import triton.language as tl
+            from triton.runtime import driver
 
             @triton.jit
-            def rms_bwd(dy, x, w, dx, n_cols, BLOCK_N: tl.constexpr, BLOCK_M: tl.constexpr):
-                rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
-                for start in range(0, n_cols, BLOCK_N):
-                    cols = start + tl.arange(0, BLOCK_N)
-                    mask = cols[None, :] < n_cols
-                    offs = rows[:, None] * n_cols + cols[None, :]
-                    g = tl.load(dy + offs, mask=mask, other=0.0).to(tl.float32)
-                    v = tl.load(x + offs, mask=mask, other=0.0).to(tl.float32)
-                    tl.store(dx + offs, g * v, mask=mask)
+            def rms_bwd(dy, x, w, dx, n_rows, n_cols, BLOCK_N: tl.constexpr, BLOCK_M: tl.constexpr):
+                for first in range(tl.program_id(0) * BLOCK_M, n_rows, tl.num_programs(0) * BLOCK_M):
+                    rows = first + tl.arange(0, BLOCK_M)
+                    for start in range(0, n_cols, BLOCK_N):
+                        cols = start + tl.arange(0, BLOCK_N)
+                        mask = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
+                        offs = rows[:, None] * n_cols + cols[None, :]
+                        g = tl.load(dy + offs, mask=mask, other=0.0).to(tl.float32)
+                        v = tl.load(x + offs, mask=mask, other=0.0).to(tl.float32)
+                        tl.store(dx + offs, g * v, mask=mask)
 
             def backward(dy, x, w, dx):
                 rows, n_cols = x.shape
-                rms_bwd[(triton.cdiv(rows, 2),)](dy, x, w, dx, n_cols, BLOCK_N=2048, BLOCK_M=2)
+                cores = driver.active.utils.get_device_properties(x.device.index)["num_vectorcore"]
+                grid = (min(triton.cdiv(rows, 2), cores),)
+                rms_bwd[grid](dy, x, w, dx, rows, n_cols, BLOCK_N=2048, BLOCK_M=2)
             """,
             doc=True,
         ),

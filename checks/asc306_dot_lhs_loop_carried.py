@@ -73,6 +73,7 @@ class DotLhsLoopCarried(DotLhsReuse):
                 acc = language.zeros([BT, BT], dtype=language.float32)
                 for i_k in range(0, NK):
                     b_k = language.load(k + i_k * BT * BT + offs)
+                    # reloaded: tl.dot may overwrite its left operand on Ascend (ASC306)
                     b_q_c = language.load(q + offs, volatile=True)
                     acc = language.dot(
                         b_q_c,
@@ -106,6 +107,7 @@ class DotLhsLoopCarried(DotLhsReuse):
                 b_q = tl.load(q + offs, mask=offs < BT * BT, other=0)
                 for i_k in range(0, NK):
                     b_k = tl.load(k + i_k * BT * BT + offs)
+                    # reloaded: tl.dot may overwrite its left operand on Ascend (ASC306)
                     b_q_c = tl.load(q + offs, mask=offs < BT * BT, other=0, volatile=True)
                     tl.store(o + i_k * BT * BT + offs, tl.dot(b_q_c, b_k))
             """,

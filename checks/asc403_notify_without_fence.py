@@ -378,9 +378,10 @@ class NotifyWithoutFence(Rule):
 
             @triton.jit
             def publish_shmem(buf_ptr, sig_ptr, x_ptr, nbytes, peer, epoch):
-                # one request carries the data and its signal
-                libshmem_device.putmem_signal_nbi(buf_ptr, x_ptr, nbytes, sig_ptr, epoch,
-                                                  libshmem_device.ACLSHMEM_SIGNAL_SET, peer)
+                # one request carries the data and its signal, issued by one program
+                if tl.program_id(0) == 0:
+                    libshmem_device.putmem_signal_nbi(buf_ptr, x_ptr, nbytes, sig_ptr, epoch,
+                                                      libshmem_device.ACLSHMEM_SIGNAL_SET, peer)
 
             @triton.jit
             def publish_stores_shmem(buf_ptr, sig_ptr, x_ptr, peer, epoch, BLOCK: tl.constexpr):
@@ -538,6 +539,13 @@ class NotifyWithoutFence(Rule):
         anchor = _insertion_statement(dist, notify)
         if anchor is not None and _store_first_in_statement(dist, anchor, notify):
             anchor = None  # a fence before the line cannot order a store evaluated inside it before the notify
+        message = self.message.format(fence=fence or f"{_DEVICE_MODULE}.fence",
+                                      call=(dist.qualname_of(notify) or "").replace("shmem.", ""))
+        if id(notify) in dist_analysis.credits_returned_early(dist):
+            # a credit returned before the buffer is read (ASC410): the notify must move after the reads, and a
+            # fence put here would leave that bug behind a finding that looks fixed
+            self.report(notify, message + _MOVE_FIRST)
+            return
 
         def build(loc):
             if anchor is None or fence is None:
@@ -550,12 +558,13 @@ class NotifyWithoutFence(Rule):
             return found
 
         shown = fence or f"{_DEVICE_MODULE}.fence"
-        self.report(
-            notify,
-            self.message.format(fence=shown, call=(dist.qualname_of(notify) or "").replace("shmem.", "")),
-            fix_message=f"Insert `{shown}()` before the notify",
-            edits=build,
-        )
+        self.report(notify, message, fix_message=f"Insert `{shown}()` before the notify", edits=build)
+
+
+_MOVE_FIRST = (
+    "; it also returns a credit before the buffer is read (ASC410), so move it after the reads and a fence: "
+    "no fix is offered, since a fence alone would leave the producer overwriting the buffer"
+)
 
 
 class _FenceOrder:

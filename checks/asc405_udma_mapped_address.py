@@ -127,16 +127,19 @@ class UdmaMappedAddress(Rule):
         Valid(
             """
             import triton
+            import triton.language as tl
             import triton_dist.language as dl
             from triton_dist.language.extra import libshmem_device
 
             @triton.jit
             def push(buf_ptr, x_ptr, nbytes, peer):
-                libshmem_device.putmem(buf_ptr, x_ptr, nbytes, peer)
+                if tl.program_id(0) == 0:  # the symmetric address itself; one core drives the pe
+                    libshmem_device.putmem(buf_ptr, x_ptr, nbytes, peer)
 
             @triton.jit
             def push_shmem(buf_ptr, x_ptr, nbytes, peer):
-                libshmem_device.putmem(buf_ptr, x_ptr, nbytes, peer)
+                if tl.program_id(0) == 0:
+                    libshmem_device.putmem(buf_ptr, x_ptr, nbytes, peer)
             """,
             doc=True,
         ),

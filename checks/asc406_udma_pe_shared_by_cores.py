@@ -155,7 +155,8 @@ class UdmaPeSharedByCores(Rule):
                 pid = tl.program_id(0)
                 n_programs = tl.num_programs(0)
                 for pe in range(pid, dl.num_ranks(), n_programs):
-                    libshmem_device.putmem(buf_ptr + rank * nbytes, x_ptr, nbytes, pe)
+                    if pe != rank:  # the own copy goes through tl.load / tl.store (ASC411)
+                        libshmem_device.putmem(buf_ptr + rank * nbytes, x_ptr, nbytes, pe)
 
             @triton.jit
             def _push_all_shmem(buf_ptr, x_ptr, nbytes):

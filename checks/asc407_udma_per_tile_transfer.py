@@ -114,12 +114,14 @@ class UdmaPerTileTransfer(Rule):
             @triton.jit
             def push_rows(buf_ptr, x_ptr, K):
                 peer = (dl.rank() + 1) % dl.num_ranks()
-                libshmem_device.putmem(buf_ptr, x_ptr, K * 4, peer)
+                if tl.program_id(0) == 0:  # one transfer of the whole row, from one core
+                    libshmem_device.putmem(buf_ptr, x_ptr, K * 4, peer)
 
             @triton.jit
             def pull_rows_shmem(buf_ptr, x_ptr, K):
                 peer = (libshmem_device.my_pe() + 1) % libshmem_device.n_pes()
-                libshmem_device.getmem_nbi(buf_ptr, x_ptr, K * 4, peer)
+                if tl.program_id(0) == 0:
+                    libshmem_device.getmem_nbi(buf_ptr, x_ptr, K * 4, peer)
             """,
             doc=True,
         ),

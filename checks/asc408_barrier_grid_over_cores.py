@@ -4,11 +4,9 @@ import libcst as cst
 
 from ascendlint.analysis import distributed as dist_analysis
 from ascendlint.diagnostics import Severity
-from ascendlint.analysis.distributed import PROGRAM_WAITS, DistAnalysis, call_argument
 from ascendlint.analysis.grid import Factor, Kind, grid_core_source, launch_grid
 from ascendlint.rule import Invalid, Rule, Valid
 
-_SPIN_CALLS = frozenset({"tl.atomic_cas", "tl.atomic_xchg", "tl.atomic_add"})
 # Programs every Ascend device keeps resident at once (the smallest AI-core count the distributed kernels target).
 RESIDENT_PROGRAMS = 20
 
@@ -28,7 +26,10 @@ class BarrierGridOverCores(Rule):
 
     code = "ASC408"
     name = "barrier-grid-over-cores"
-    message = "`{kernel}` waits on other programs but its grid `{grid}` is not sized by the core count"
+    message = (
+        "`{kernel}` waits on other programs but its grid `{grid}` is not sized by the core count: programs past "
+        "the resident ones never start, and the launch hangs"
+    )
     severity = Severity.WARNING
     why = """
         Only as many programs run at once as there are physical cores; the rest start when a running program
@@ -162,7 +163,7 @@ class BarrierGridOverCores(Rule):
 
             def run_shmem():
                 from triton.backends.ascend.driver import NPUUtils
-                fence_all_puts_shmem[(NPUUtils().get_aicore_num(), 1, 1)]()
+                fence_all_puts_shmem[(NPUUtils().get_aivector_core_num(), 1, 1)]()
             """,
             doc=True,
         ),
@@ -279,24 +280,36 @@ class BarrierGridOverCores(Rule):
         facts = self.context.facts
         if not facts.launches:
             return
-        waiting = _waiting_kernels(self.context)
+        waiting = dist_analysis.waiting_kernels(self.context)
         barrier_only = _barrier_only_kernels(self.context) if waiting else set()
         for launch in facts.launches:
-            kernel = launch.kernel
-            if kernel is None or kernel.name not in waiting:
+            name = _waiting_launched(launch, waiting, facts)
+            if name is None:
                 continue
             grid = " ".join(self.context.module.code_for_node(launch.grid).split())
-            if kernel.name in barrier_only and _literal_grid(facts, launch):
-                self.report(launch.call, _BARRIER_ONLY_MESSAGE.format(kernel=kernel.name, grid=grid))
+            if name in barrier_only and launch.kernel is not None and _literal_grid(facts, launch):
+                self.report(launch.call, _BARRIER_ONLY_MESSAGE.format(kernel=name, grid=grid))
                 continue
             if not _grid_is_known_and_not_core_sized(facts, launch):
                 continue
-            self.report(launch.call, self.message.format(kernel=kernel.name, grid=grid))
+            self.report(launch.call, self.message.format(kernel=name, grid=grid))
+
+
+def _waiting_launched(launch, waiting: set[str], facts) -> str | None:
+    """The launched kernel's name when it waits on other programs: a kernel of this module, or one imported from
+    another linted module whose summary says it waits."""
+    if launch.kernel is not None:
+        return launch.kernel.name if launch.kernel.name in waiting else None
+    if type(launch.target) is cst.Name:
+        summary = facts.imported_helpers.get(launch.target.value)
+        if summary is not None and summary.waits:
+            return launch.target.value
+    return None
 
 
 _BARRIER_ONLY_MESSAGE = (
     "`{kernel}` only runs a barrier, on the literal grid `{grid}`: the barrier completes the transfers of the "
-    "cores it runs on, so it must run on the core grid"
+    "cores it runs on, so the other cores' transfers may still be in flight (wrong results); run it on the core grid"
 )
 _BARRIERS = frozenset({"shmem.barrier_all", "shmem.barrier_all_vec", "shmem.barrier", "shmem.barrier_vec"})
 
@@ -354,37 +367,3 @@ def _counts_cores(name: str) -> bool:
     if "core" in lowered or "processor" in lowered:
         return True
     return bool(_CORE_WORDS & set(re.split(r"[^a-z0-9]+", lowered)))
-
-
-def _waiting_kernels(context) -> set[str]:
-    """Kernels that wait on other programs themselves or through the `triton.jit` helpers they call."""
-    kernels = context.facts.kernels
-    if not dist_analysis.imports_distributed(context.facts) and not context.index.of_type(cst.While):
-        return set()
-    analyses = {name: dist_analysis.for_kernel(context, kernel) for name, kernel in kernels.items()}
-    waiting = {name for name, dist in analyses.items() if dist.has_call(*PROGRAM_WAITS) or _spins(dist)}
-    changed = True
-    while changed:
-        changed = False
-        for name, dist in analyses.items():
-            if name not in waiting and any(f"local.{helper}" in dist.calls for helper in waiting):
-                waiting.add(name)
-                changed = True
-    return waiting
-
-
-def _spins(dist: DistAnalysis) -> bool:
-    """A `while` loop that polls memory other programs write (volatile load or atomic in its test or body)."""
-    for loop in dist.nodes:
-        if type(loop) is not cst.While:
-            continue
-        for node in dist.below(loop):
-            if type(node) is not cst.Call:
-                continue
-            name = dist.qualname_of(node)
-            if name in _SPIN_CALLS:
-                return True
-            volatile = call_argument(node, 99, "volatile")
-            if name == "tl.load" and type(volatile) is cst.Name and volatile.value == "True":
-                return True
-    return False

@@ -131,11 +131,13 @@ class CreditReturnedBeforeRead(Rule):
             @triton.jit
             def consumer(buf_ptr, signal_ptr, out_ptr, n_rounds, rank, BLOCK: tl.constexpr, RING: tl.constexpr):
                 offs = tl.arange(0, BLOCK)
+                pid = tl.program_id(0)
                 for rnd in range(n_rounds):
-                    slot = signal_ptr + (rnd % RING) * 8
+                    ring = pid * RING + rnd % RING  # each program its own slots: one resetter per slot
+                    slot = signal_ptr + ring * 8
                     token = dl.wait(slot, 1, "gpu", "acquire", waitValue=rnd + 1)
-                    tile_ptr = dl.consume_token(buf_ptr + (rnd % RING) * BLOCK, token)
-                    tl.store(out_ptr + rnd * BLOCK + offs, tl.load(tile_ptr + offs))
+                    tile_ptr = dl.consume_token(buf_ptr + ring * BLOCK, token)
+                    tl.store(out_ptr + (pid * n_rounds + rnd) * BLOCK + offs, tl.load(tile_ptr + offs))
                     libshmem_device.fence()
                     dl.notify(slot, rank, signal=0, sig_op="set")
 
@@ -143,11 +145,12 @@ class CreditReturnedBeforeRead(Rule):
             def consumer_shmem(buf_ptr, sig_ptr, out_ptr, n_rounds, BLOCK: tl.constexpr, RING: tl.constexpr):
                 offs = tl.arange(0, BLOCK)
                 me = libshmem_device.my_pe()
+                pid = tl.program_id(0)
                 for rnd in range(n_rounds):
-                    buf = rnd % RING
+                    buf = pid * RING + rnd % RING
                     slot = sig_ptr + buf * 16
                     libshmem_device.signal_wait_until(slot, libshmem_device.ACLSHMEM_CMP_EQ, rnd + 1)
-                    tl.store(out_ptr + rnd * BLOCK + offs, tl.load(buf_ptr + buf * BLOCK + offs))
+                    tl.store(out_ptr + (pid * n_rounds + rnd) * BLOCK + offs, tl.load(buf_ptr + buf * BLOCK + offs))
                     libshmem_device.fence()
                     libshmem_device.signal_op(slot, 0, libshmem_device.ACLSHMEM_SIGNAL_SET, me)
             """,
@@ -233,14 +236,6 @@ class CreditReturnedBeforeRead(Rule):
                 self._check(dist, reset, slot)
 
     def _check(self, dist: DistAnalysis, reset: cst.Call, slot: cst.BaseExpression) -> None:
-        position = dist.index.order(reset)
-        for scope in dist.enclosing_loops(reset) or [dist.kernel.node]:
-            consumed = dist_analysis.consumed_pointers(dist, scope, slot)
-            reads = dist_analysis.reads_through(dist, scope, consumed) if consumed else []
-            reads += dist_analysis.untokened_reads(dist, scope, slot)
-            if not reads:
-                continue
-            later = sorted((r for r in reads if dist.index.order(r) > position), key=dist.index.order)
-            if later:
-                self.report(reset, self.message.format(line=self.context.locator.span(later[0])[0].row))
-            return
+        read = dist_analysis.read_after_credit_return(dist, reset, slot)
+        if read is not None:
+            self.report(reset, self.message.format(line=self.context.locator.span(read)[0].row))

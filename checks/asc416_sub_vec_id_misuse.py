@@ -96,6 +96,7 @@ class SubVecIdMisuse(Rule):
             import triton
             import triton.language as tl
             import triton_dist.language as dl
+            from triton_dist.language.extra import libshmem_device
             from triton.language.extra.cann.extension import sub_vec_id
 
             @triton.jit
@@ -105,8 +106,9 @@ class SubVecIdMisuse(Rule):
                 offs = tl.arange(0, BLOCK)
                 for t in range(pid * 2 + sub_id, n_tiles, 2 * tl.num_programs(0)):
                     tl.store(dst + t * BLOCK + offs, tl.load(src + t * BLOCK + offs))
+                libshmem_device.fence()
                 if sub_id == 0:
-                    dl.notify(signal_ptr + pid, peer, signal=1, sig_op="add", comm_scope="intra_node")
+                    dl.notify(signal_ptr + pid * 8, peer, signal=1, sig_op="add", comm_scope="intra_node")
             """,
             doc=True,
         ),

@@ -15,10 +15,10 @@ def gather_rows_kernel(x_ptr, gathered_ptr, signal_ptr, M, N, BLOCK: tl.constexp
     for peer in range(world):
         remote = dl.symm_at(gathered_ptr, peer)
         tl.store(remote + rank * M * N + offs, rows, mask=offs < M * N)
-    # The notify publishes the stores without a fence: on the MTE path the data may land after the signal.
+    # The notify publishes the stores without a fence: on the MTE path the data may land after the signal (ASC403).
     for peer in range(world):
         dl.notify(signal_ptr + rank, peer, signal=1, sig_op="set", comm_scope="intra_node")
-    # The token is never consumed, so nothing depends on the wait and the compiler may drop it.
+    # The token is never consumed, so nothing depends on the wait and the compiler may drop it (ASC401).
     dl.wait(signal_ptr, world, "gpu", "acquire")
     data = tl.load(gathered_ptr + offs)
     tl.store(x_ptr + offs, data)

@@ -95,3 +95,47 @@ def test_symlink_loop_does_not_hang(cli, write, tmp_path):
     (tmp_path / "loop").symlink_to(tmp_path, target_is_directory=True)
     result = cli("check", ".", "--format", "concise", cwd=tmp_path)
     assert result.returncode == 1 and result.stdout.count("ASC101") == 1
+
+
+import pytest as _pytest
+
+
+@_pytest.mark.parametrize("value, wanted", [
+    ('"x"', "a positive integer"), ("-5", "a positive integer"), ("0", "a positive integer"),
+    ("true", "a positive integer"), ("1.5", "a positive integer"),
+])
+def test_rule_options_are_type_checked(tmp_path, value, wanted):
+    from ascendlint.config import ConfigError, load_settings
+    from ascendlint.registry import all_rules
+
+    path = tmp_path / "ascendlint.toml"
+    path.write_text(f"[narrow-inner-tile]\ngranule_bytes = {value}\n", encoding="utf-8")
+    with _pytest.raises(ConfigError, match=f"granule_bytes.*ASC503.*must be {wanted}"):
+        load_settings(path, all_rules())
+
+
+@_pytest.mark.parametrize("table, value", [
+    ("block-ptr-no-boundary-check", '"yes"'), ("block-ptr-no-boundary-check", "1"),
+    ("compile-option-placement", "3.3"), ("compile-option-placement", '""'),
+])
+def test_switches_and_strings_are_type_checked(tmp_path, table, value):
+    from ascendlint.config import ConfigError, load_settings
+    from ascendlint.registry import all_rules
+
+    option = {"block-ptr-no-boundary-check": "check-model-dimensions",
+              "compile-option-placement": "triton-ascend-version"}[table]
+    path = tmp_path / "ascendlint.toml"
+    path.write_text(f"[{table}]\n{option} = {value}\n", encoding="utf-8")
+    with _pytest.raises(ConfigError, match=option):
+        load_settings(path, all_rules())
+
+
+def test_well_typed_rule_options_are_accepted(tmp_path, cli):
+    path = tmp_path / "ascendlint.toml"
+    path.write_text('[narrow-inner-tile]\ngranule_bytes = 256\n[block-ptr-no-boundary-check]\n'
+                    'check-model-dimensions = true\n', encoding="utf-8")
+    (tmp_path / "k.py").write_text("import triton\n", encoding="utf-8")
+    assert cli("check", "k.py", "--no-cache", cwd=tmp_path).returncode == 0
+    path.write_text('[narrow-inner-tile]\ngranule_bytes = true\n', encoding="utf-8")
+    bad = cli("check", "k.py", "--no-cache", cwd=tmp_path)
+    assert bad.returncode == 2 and "must be a positive integer, not True" in bad.stderr

@@ -18,7 +18,7 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 from ascendlint import output, selection
 from ascendlint.cli import check
-from ascendlint.config import LIST_KEYS, settings_from_table
+from ascendlint.config import LIST_KEYS, BOOL_KEYS, settings_from_table
 from ascendlint.docs import render_index, render_rule
 from ascendlint.registry import all_rules
 
@@ -79,7 +79,8 @@ def test_every_rule_code_a_page_mentions_exists(page):
 
 def test_configuration_page_documents_every_key_and_rule_option():
     text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
-    for key in (*LIST_KEYS, "per-file-ignores", "respect-gitignore", "extend", "docs-url"):
+    for key in (*LIST_KEYS, *BOOL_KEYS, "per-file-ignores", "extend-per-file-ignores", "respect-gitignore", "extend",
+                "docs-url", "output-format", "cache-dir"):
         assert f"### `{key}`" in text, f"configuration.md does not document `{key}`"
     for rule in all_rules():
         for option in rule.options:
@@ -114,7 +115,7 @@ def test_documented_check_commands_are_valid(page, command):
     args = shlex.split(command)[2:]
     context = check.make_context("check", args)
     params = context.params
-    assert params["output_format"] in output.names()
+    assert params["output_format"] in (None, *output.names())  # None: the configuration's, else `full`
     for key in ("select", "extend_select", "ignore"):
         values = [v.strip() for value in params[key] for v in value.split(",") if v.strip()]
         selection.validate(values, all_rules(), key)

@@ -144,10 +144,10 @@ def test_add_noqa_keeps_crlf_line_endings():
     ],
     ids=["line-ends-inside-a-string", "backslash-continuation"],
 )
-def test_add_noqa_skips_lines_whose_end_is_not_code(code):
+def test_add_noqa_writes_at_the_end_of_a_statement_whose_line_end_is_not_code(code):
     outcome = add_noqa_to_text(code, lint(code, "ASC101"))
-    assert outcome.text == code and outcome.added == 0
-    assert [row for row, _ in outcome.skipped] == [4]
+    assert outcome.added == 1 and outcome.skipped == []
+    assert outcome.text.splitlines()[4].endswith("  # noqa: ASC101")  # where ruff reads it: the statement's end
 
 
 def test_add_noqa_on_the_command_line_silences_the_file(cli, write):

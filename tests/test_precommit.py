@@ -139,7 +139,7 @@ def test_check_hook_fails_on_a_bad_kernel_and_names_the_finding(hook_run):
 def test_fix_hook_repairs_the_file(hook_run):
     sections, user = hook_run
     assert "- files were modified by this hook" in sections["ascendlint-fix"]
-    assert "Fixed 2 (0 remaining)" in sections["ascendlint-fix"]
+    assert "Found 2 findings (2 fixed, 0 remaining)." in sections["ascendlint-fix"]
     assert (user / "kernel.py").read_text(encoding="utf-8") == FIXED
     assert lint(FIXED, "ASC101") == []
     assert (user / "generated" / "kernel.py").read_text(encoding="utf-8") == BAD, "excluded: left alone"
@@ -178,7 +178,7 @@ def test_the_documented_config_works_as_written(tmp_path, env):
     result = _pre_commit(user, path_env, "run", "--all-files")
     output = result.stdout + result.stderr
     assert result.returncode == 1, output
-    assert "- files were modified by this hook" in output and "Fixed 1 (0 remaining)" in output, output
+    assert "- files were modified by this hook" in output and "Found 1 finding (1 fixed, 0 remaining)." in output, output
     assert (user / "kernel.py").read_text(encoding="utf-8") == FIXED
     again = _pre_commit(user, path_env, "run", "--all-files")
     assert again.returncode == 0, again.stdout + again.stderr
@@ -203,7 +203,7 @@ def test_the_documented_remote_form_pinned_by_full_sha(hook_repo, tmp_path, env)
     result = _pre_commit(user, env, "run", "--all-files")
     output = result.stdout + result.stderr
     assert result.returncode == 1, output
-    assert "Fixed 1 (0 remaining)" in output, output
+    assert "Found 1 finding (1 fixed, 0 remaining)." in output, output
     assert (user / "kernel.py").read_text(encoding="utf-8") == FIXED
 
     _git(hook_repo, env, "tag", "v0.0.1-test")  # `autoupdate --freeze`: a tag becomes its full sha

@@ -42,3 +42,32 @@ def test_rule_listing_shows_the_tier(cli):
     assert "| opt-in |" in row
     row = next(line for line in listing.splitlines() if line.startswith("| [ASC101]"))
     assert "| yes |" in row
+
+
+# -- ruff's layering of the command line, and upper-case codes ---------------------------------------------------
+
+
+def test_ignore_all_on_the_command_line_turns_every_rule_off(cli, write):
+    write("k.py", "import triton\n\ndef run(k, x):\n    k[(1,)](x, num_warps=4)\n")
+    assert cli("check", "--no-cache", "k.py", cwd=write("x", "").parent).returncode == 1
+    quiet = cli("check", "--no-cache", "--ignore", "ALL", "k.py", cwd=write("x", "").parent)
+    assert quiet.returncode == 0, quiet.stdout
+    kept = cli("check", "--no-cache", "--ignore", "ALL", "--extend-select", "ASC101", "--format", "concise", "k.py",
+               cwd=write("x", "").parent)
+    assert kept.returncode == 1 and "ASC101" in kept.stdout  # the more specific selector of the same layer wins
+
+
+@pytest.mark.parametrize("option", ["--select", "--extend-select", "--ignore"])
+@pytest.mark.parametrize("selector", ["asc1", "Asc101", "asc"])
+def test_lower_case_rule_selectors_are_refused_as_ruff_refuses_them(cli, write, option, selector):
+    write("k.py", "import triton\n")
+    result = cli("check", "--no-cache", option, selector, "k.py", cwd=write("x", "").parent)
+    assert result.returncode == 2
+    assert f"`{selector}`" in result.stderr and "upper case" in result.stderr
+
+
+def test_lower_case_selectors_in_the_configuration_are_refused(cli, write):
+    write("pyproject.toml", '[tool.ascendlint]\nselect = ["asc1"]\n')
+    write("k.py", "import triton\n")
+    result = cli("check", "--no-cache", "k.py", cwd=write("x", "").parent)
+    assert result.returncode == 2 and "upper case" in result.stderr

@@ -152,3 +152,72 @@ def _collect_jit_calls(facts, index) -> dict[str, list[tuple[Kernel, cst.Call]]]
             if type(node) is cst.Call and type(node.func) is cst.Name:
                 found.setdefault(node.func.value, []).append((caller, node))
     return found
+
+
+# -- across modules: what a jit helper returns, for the modules that import it ------------------------------------
+def returned_blocks(context) -> dict[str, dict]:
+    """Jit functions of the module that return a block pointer on every path, by name: ``{"rank": r or None,
+    "dims": [{"fits": bool, "model": bool}, ...] or None}``. A dimension *fits* when its block extent equals the
+    tensor extent at offset 0 and no ``tl.advance`` moves the block in the helper; *model* when the tensor extent
+    is a model dimension's name (``K``, ``D``). ``dims`` is None when the parts are not literal tuples of one rank.
+    An importer checks a load or store of such a helper's result as if the helper were its own (ASC303)."""
+    found = {}
+    for name, kernel in context.facts.kernels.items():
+        resolver = block_pointer_origins(context, kernel)
+        returns = [node.value for node in resolver.analysis.nodes if type(node) is cst.Return]
+        if not returns or any(value is None or type(value) is cst.Tuple for value in returns):
+            continue
+        origins = [origin for value in returns for origin in (resolver.of(value) or [None])]
+        if not origins or None in origins:
+            continue
+        moved = any(type(n) is cst.Call and context.facts.qualname(n.func) == "tl.advance"
+                    for n in resolver.analysis.nodes)
+        ranks = {block_rank(origin) for origin in origins}
+        described = [_dims(context, origin, moved) for origin in origins]
+        dims = None
+        if None not in described and len({len(d) for d in described}) == 1:
+            dims = [{"fits": all(d[i]["fits"] for d in described), "model": all(d[i]["model"] for d in described)}
+                    for i in range(len(described[0]))]
+        found[name] = {"rank": ranks.pop() if len(ranks) == 1 else None, "dims": dims}
+    return found
+
+
+def _dims(context, block: cst.Call, moved: bool) -> list[dict] | None:
+    from .grid import is_model_dimension_name
+
+    parts = [argument(block, 1, "shape"), argument(block, 3, "offsets"), argument(block, 4, "block_shape")]
+    if any(type(p) not in (cst.Tuple, cst.List) for p in parts) or len({len(p.elements) for p in parts}) != 1:
+        return None
+    code = context.module.code_for_node
+    found = []
+    for extent, offset, size in zip(*(p.elements for p in parts)):
+        extent, offset, size = extent.value, offset.value, size.value
+        zero = type(offset) is cst.Integer and offset.evaluated_value == 0
+        found.append({"fits": not moved and zero and code(extent) == code(size),
+                      "model": type(extent) is cst.Name and is_model_dimension_name(extent.value)})
+    return found
+
+
+def imported_block(analysis: KernelAnalysis, expr: cst.BaseExpression | None) -> dict | None:
+    """The ``returned_blocks`` entry of the imported helper whose result ``expr`` is (the call itself, or a name
+    every reaching definition of which assigns such a call), or None."""
+    facts = analysis.facts
+    if expr is None or not facts.imported_helpers:
+        return None
+    if type(expr) is cst.Call:
+        if type(expr.func) is not cst.Name:
+            return None
+        summary = facts.imported_helpers.get(expr.func.value)
+        return summary.blocks if summary is not None else None
+    if type(expr) is not cst.Name:
+        return None
+    found = []
+    for definition in analysis.definitions(expr):
+        if definition.kind != "assign" or definition.value is None or type(definition.statement) is not cst.Assign:
+            return None
+        if any(type(t.target) is not cst.Name for t in definition.statement.targets):
+            return None
+        found.append(imported_block(analysis, definition.value) if type(definition.value) is cst.Call else None)
+    if not found or None in found or any(f != found[0] for f in found):
+        return None
+    return found[0]

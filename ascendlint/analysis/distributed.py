@@ -892,3 +892,63 @@ def targets_other_backend(context: FileContext) -> bool:
     if any(_OTHER_BACKEND.search(full) for full in context.facts.aliases.values()):
         return True
     return bool(_OTHER_BACKEND.search(context.filename.replace("\\", "/")))
+
+
+_SPIN_ATOMICS = frozenset({"tl.atomic_cas", "tl.atomic_xchg", "tl.atomic_add"})
+
+
+def waiting_kernels(context: FileContext) -> set[str]:
+    """Kernels that wait on other programs themselves or through the `triton.jit` helpers they call."""
+    kernels = context.facts.kernels
+    if not kernels or not imports_distributed(context.facts) and not context.index.of_type(cst.While):
+        return set()
+    analyses = {name: for_kernel(context, kernel) for name, kernel in kernels.items()}
+    waiting = {name for name, dist in analyses.items() if dist.has_call(*PROGRAM_WAITS) or _spins_on_memory(dist)}
+    changed = True
+    while changed:
+        changed = False
+        for name, dist in analyses.items():
+            if name not in waiting and any(f"local.{helper}" in dist.calls for helper in waiting):
+                waiting.add(name)
+                changed = True
+    return waiting
+
+
+def _spins_on_memory(dist: DistAnalysis) -> bool:
+    """A `while` loop that polls memory other programs write (volatile load or atomic in its test or body)."""
+    for loop in dist.nodes:
+        if type(loop) is not cst.While:
+            continue
+        for node in dist.below(loop):
+            if type(node) is not cst.Call:
+                continue
+            name = dist.qualname_of(node)
+            if name in _SPIN_ATOMICS:
+                return True
+            volatile = call_argument(node, 99, "volatile")
+            if name == "tl.load" and type(volatile) is cst.Name and volatile.value == "True":
+                return True
+    return False
+
+
+def read_after_credit_return(dist: DistAnalysis, reset: cst.Call, slot: cst.BaseExpression) -> cst.CSTNode | None:
+    """The first read of the buffer a slot guards that comes after the slot's credit return ``reset`` (ASC410):
+    the producer may overwrite the buffer before it is read. None when every read comes first."""
+    position = dist.index.order(reset)
+    for scope in dist.enclosing_loops(reset) or [dist.kernel.node]:
+        consumed = consumed_pointers(dist, scope, slot)
+        reads = reads_through(dist, scope, consumed) if consumed else []
+        reads += untokened_reads(dist, scope, slot)
+        if not reads:
+            continue
+        later = sorted((r for r in reads if dist.index.order(r) > position), key=dist.index.order)
+        return later[0] if later else None
+    return None
+
+
+def credits_returned_early(dist: DistAnalysis) -> set[int]:
+    """Ids of the credit returns that come before a read of the buffer they free (``read_after_credit_return``)."""
+    if not dist.has_call(CONSUME_TOKEN, SIGNAL_WAIT_UNTIL):
+        return set()
+    return {id(reset) for reset, slot in credit_returns_in(dist, dist.kernel.node)
+            if read_after_credit_return(dist, reset, slot) is not None}

@@ -31,6 +31,8 @@ class HelperSummary:
     returned: tuple[int, int] | None  # (traits, magnitude) of the returned value; None when it returns nothing
     pointer_params: frozenset[str]
     constexpr_params: frozenset[str]
+    waits: bool = False  # it waits on other programs (a signal, a barrier, a spin loop): ASC408 at its launches
+    blocks: dict | None = None  # the block pointer it returns on every path (block_pointers.returned_blocks)
 
     def to_json(self) -> dict:
         return {
@@ -38,6 +40,8 @@ class HelperSummary:
             "returned": list(self.returned) if self.returned is not None else None,
             "pointers": sorted(self.pointer_params),
             "constexprs": sorted(self.constexpr_params),
+            "waits": self.waits,
+            "blocks": self.blocks,
         }
 
     @classmethod
@@ -48,6 +52,8 @@ class HelperSummary:
             returned=(int(returned[0]), int(returned[1])) if returned is not None else None,
             pointer_params=frozenset(str(p) for p in data["pointers"]),
             constexpr_params=frozenset(str(p) for p in data["constexprs"]),
+            waits=bool(data.get("waits", False)),
+            blocks=data["blocks"] if isinstance(data.get("blocks"), dict) else None,
         )
 
 
@@ -90,8 +96,11 @@ class ModuleInProject:
     cuda_only_importers: tuple[str, ...] = ()  # set when only CUDA-only modules import it (tree_order)
 
 
-def summarise(facts: "ModuleFacts") -> dict[str, HelperSummary]:
-    """Summaries of every jit function of a module (kernels can be called as helpers too)."""
+def summarise(facts: "ModuleFacts", waiting: frozenset[str] | set[str] = frozenset(),
+              blocks: dict | None = None) -> dict[str, HelperSummary]:
+    """Summaries of every jit function of a module (kernels can be called as helpers too); ``waiting``: the names
+    of those that wait on other programs (``distributed.waiting_kernels``); ``blocks``: the block pointers some
+    return (``block_pointers.returned_blocks``)."""
     from .values import KernelAnalysis
 
     found = {}
@@ -103,6 +112,8 @@ def summarise(facts: "ModuleFacts") -> dict[str, HelperSummary]:
             returned=(returned[0] & _kept_bits(), returned[1]) if returned is not None else None,
             pointer_params=frozenset(analysis.pointer_params),
             constexpr_params=frozenset(n for n in kernel.params if kernel.is_constexpr_param(n)),
+            waits=name in waiting,
+            blocks=(blocks or {}).get(name),
         )
     return found
 

@@ -31,6 +31,8 @@ class RunReport:
     failed_paths: int = 0  # paths that could not be linted: no "All checks passed!" then
     failures: list[tuple[str, str]] = field(default_factory=list)  # (path, why it could not be linted)
     color: bool = False  # ANSI colours in the text formats (full, concise) only; machine formats never have any
+    unsafe_hint: bool = True  # unsafe fixes neither enabled nor refused: say how many wait (ruff's hint)
+    fix_only: bool = False  # --fix-only: say what was fixed, never what remains
 
     def source_of(self, diagnostic: Diagnostic) -> str | None:
         """The text a finding's positions refer to (a notebook cell's own text for findings in notebooks)."""

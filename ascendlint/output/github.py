@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..diagnostics import Diagnostic, Severity
 from . import RunReport, register, sorted_diagnostics
+from .notebook_raw import file_span
 
 COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.ADVISORY: "notice"}
 
@@ -21,7 +22,7 @@ def escape_property(value: str) -> str:
 
 
 def annotation(diagnostic: Diagnostic) -> str:
-    start, end = diagnostic.location, diagnostic.end_location
+    start, end = file_span(diagnostic)  # a notebook's cell position is mapped into the stored .ipynb
     properties = {
         "file": diagnostic.filename,
         "line": start.row,

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..diagnostics import Diagnostic, Severity
 from . import RunReport, register, sorted_diagnostics
+from .notebook_raw import file_span
 
 SEVERITIES = {Severity.ERROR: "critical", Severity.WARNING: "major", Severity.ADVISORY: "minor"}
 
@@ -59,7 +60,7 @@ def gitlab_issues(report: RunReport) -> list[dict]:
     issues = []
     for diagnostic, fingerprint in zip(diagnostics, fingerprints(diagnostics, report)):
         cell = f"cell {diagnostic.cell}: " if diagnostic.cell is not None else ""
-        start, end = diagnostic.location, diagnostic.end_location
+        start, end = file_span(diagnostic)  # a notebook's cell position is mapped into the stored .ipynb
         issues.append(
             {
                 "type": "issue",

@@ -213,5 +213,16 @@ def raw_span(filename: str, cell: int, start: Location, end: Location) -> tuple[
     return book, raw_start, raw_end
 
 
+def file_span(diagnostic) -> tuple[Location, Location]:
+    """Where a finding is in the file as stored: a notebook finding's cell position mapped into the ``.ipynb``
+    JSON (the cell position itself when it cannot be mapped); any other finding's own position."""
+    if diagnostic.cell is None:
+        return diagnostic.location, diagnostic.end_location
+    mapped = raw_span(diagnostic.filename, diagnostic.cell, diagnostic.location, diagnostic.end_location)
+    if mapped is None:
+        return diagnostic.location, diagnostic.end_location
+    return mapped[1], mapped[2]
+
+
 def cell_label(cell: int, location: Location) -> str:
     return f"cell {cell}, line {location.row}, column {location.column}"

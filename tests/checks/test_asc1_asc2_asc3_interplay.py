@@ -145,7 +145,8 @@ def test_asc306_fix_reloads_inside_the_loop_for_loop_carried_reuse_and_picks_a_f
     """
     fixed = fix(code, "ASC306").text
     assert (
-        "        if i > 0:\n            b_a_c2 = tl.load(a + offs, volatile=True).to(tl.float16)\n"
+        "        if i > 0:\n            # reloaded: tl.dot may overwrite its left operand on Ascend (ASC306)\n"
+        "            b_a_c2 = tl.load(a + offs, volatile=True).to(tl.float16)\n"
         "            acc += tl.dot(b_a_c2, b_a_c)\n"
     ) in fixed
     assert _found(fixed, "ASC306") == []

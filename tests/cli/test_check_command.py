@@ -57,7 +57,7 @@ def test_fix_removes_findings_then_file_lints_clean(cli, write):
     path = write("k.py", LAUNCH)
     result = cli("check", str(path), "--fix")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "Fixed 2 (0 remaining)" in result.stdout
+    assert "Found 2 findings (2 fixed, 0 remaining)." in result.stdout
     assert path.read_text() == CLEAN.lstrip("\n")
     again = cli("check", str(path))
     assert again.returncode == 0 and "All checks passed!" in again.stdout
@@ -74,7 +74,7 @@ def test_fix_reports_remaining_findings_and_exits_1(cli, write):
     path = write("k.py", LAUNCH + unfixable)
     result = cli("check", str(path), "--fix", "--format", "concise")
     assert result.returncode == 1
-    assert "Fixed 2 (1 remaining)" in result.stdout
+    assert "Found 3 findings (2 fixed, 1 remaining)." in result.stdout
     assert "ASC103" in result.stdout and "num_warps" not in path.read_text()
 
 
@@ -82,7 +82,7 @@ def test_fix_applies_only_selected_rules(cli, write):
     path = write("k.py", LAUNCH + CONSTEXPR_TO.replace("kernel", "other"))
     result = cli("check", str(path), "--fix", "--select", "ASC101")
     assert result.returncode == 0
-    assert "Fixed 2 (0 remaining)" in result.stdout
+    assert "Found 2 findings (2 fixed, 0 remaining)." in result.stdout
     assert "B.to(tl.int64)" in path.read_text()
 
 
@@ -225,3 +225,22 @@ def test_rule_all_lists_the_catalog(cli):
 
 def test_unknown_rule_is_an_error(cli):
     assert cli("rule", "ASC999").returncode == 2
+
+
+def test_the_fix_summary_is_said_once_and_names_the_unsafe_fixes_left(cli, write):
+    blocked = """
+    import triton.language as tl
+
+    @triton.jit
+    def copy_tile(x_ptr, y_ptr, T, D, BT: tl.constexpr, BD: tl.constexpr):
+        i_t = tl.program_id(0)
+        p_x = tl.make_block_ptr(x_ptr, (T, D), (D, 1), (i_t * BT, 0), (BT, BD), (1, 0))
+        tl.store(y_ptr + tl.arange(0, BT), tl.load(p_x))
+    """
+    path = write("k.py", LAUNCH + blocked)
+    result = cli("check", str(path), "--fix", "--no-cache", "--format", "concise")
+    assert result.returncode == 1
+    tail = result.stdout.splitlines()[-2:]
+    assert tail == ["Found 3 findings (2 fixed, 1 remaining).",
+                    "No fixes available (1 hidden fix can be enabled with the `--unsafe-fixes` option)."]
+    assert "Fixed" not in result.stdout

@@ -31,7 +31,7 @@ BWD = textwrap.dedent(
 def test_table_lists_each_launch_with_estimate_bar_and_verdict(tmp_path, cli):
     (tmp_path / "k.py").write_text(BWD)
     result = cli("ub", str(tmp_path))
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr  # one config is over the budget: a finding, as in `check`
     rows = [line for line in result.stdout.splitlines() if "rms_bwd" in line]
     assert len(rows) == 2
     big, small = rows
@@ -46,7 +46,7 @@ def test_table_lists_each_launch_with_estimate_bar_and_verdict(tmp_path, cli):
 def test_json_gives_bytes_budget_and_live_tiles(tmp_path, cli):
     (tmp_path / "k.py").write_text(BWD)
     result = cli("ub", "--format", "json", str(tmp_path / "k.py"))
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr  # 240 KB is over
     data = json.loads(result.stdout)
     assert data["budget_bytes"] == 184 * 1024
     first, second = data["configs"]
@@ -92,3 +92,12 @@ def test_no_kernels_says_so(tmp_path, cli):
     (tmp_path / "plain.py").write_text("x = 1\n")
     result = cli("ub", str(tmp_path))
     assert result.returncode == 0 and "No kernel" in result.stdout
+
+
+def test_the_exit_code_says_whether_a_config_is_over_the_budget(tmp_path, cli):
+    (tmp_path / "k.py").write_text(BWD.replace("    rms_bwd[(rows,)](dy, x, dx, n_cols, BLOCK_N=10240, BLOCK_M=2)\n", ""))
+    within = cli("ub", str(tmp_path))
+    assert within.returncode == 0 and "0 over the 184 KB budget" in within.stdout
+    (tmp_path / "k.py").write_text(BWD)
+    over = cli("ub", str(tmp_path), "--format", "json")
+    assert over.returncode == 1

@@ -111,6 +111,7 @@ def test_a_fix_on_two_lines_is_one_suggestion_covering_both():
     first = next(i for i, line in enumerate(lines, 1) if "language.dot(" in line)
     assert (suggestion["range"]["start"]["line"], suggestion["range"]["end"]["line"]) == (first, first + 1)
     assert suggestion["text"] == (
+        "        # reloaded: tl.dot may overwrite its left operand on Ascend (ASC306)\n"
         "        b_q_c = language.load(q + offs, volatile=True)\n"
         "        acc = language.dot(\n"
         "            b_q_c,"

@@ -74,3 +74,26 @@ def test_escapes_and_single_string_sources_map_to_the_same_character():
     two = book.location(2, Location(2, 5))  # `2`, in the second element of a list source
     assert raw.splitlines()[two.row - 1][two.column - 1:].startswith('2"')
     assert book.location(3, Location(1, 1)) is None and RawNotebook("not json").location(1, Location(1, 1)) is None
+
+
+def _check_text(tmp_path: Path, fmt: str) -> str:
+    result = subprocess.run([sys.executable, "-m", "ascendlint", "check", "nb.ipynb", "--format", fmt, "--no-cache"],
+                            cwd=tmp_path, capture_output=True, text=True, env={"PYTHONPATH": str(REPO), "PATH": ""})
+    assert result.returncode == 1, result.stderr
+    return result.stdout
+
+
+def test_github_annotation_is_in_the_stored_notebook_and_names_the_cell(tmp_path):
+    raw = _notebook(tmp_path / "nb.ipynb")
+    (line,) = _check_text(tmp_path, "github").splitlines()
+    properties = dict(part.split("=", 1) for part in line.split(" ", 1)[1].split("::", 1)[0].split(","))
+    assert properties["file"] == "nb.ipynb" and "cell 3" in properties["title"]
+    assert _raw_at(raw, int(properties["line"]), int(properties["col"])).startswith("num_warps=4")
+
+
+def test_gitlab_position_is_in_the_stored_notebook_and_names_the_cell(tmp_path):
+    raw = _notebook(tmp_path / "nb.ipynb")
+    (issue,) = json.loads(_check_text(tmp_path, "gitlab"))
+    begin = issue["location"]["positions"]["begin"]
+    assert issue["location"]["path"] == "nb.ipynb" and issue["description"].startswith("cell 3: ")
+    assert _raw_at(raw, begin["line"], begin["column"]).startswith("num_warps=4")
