@@ -559,7 +559,7 @@ def _config_arguments(values: tuple[str, ...]) -> tuple[Path | None, list[str]]:
     files, pairs = [], []
     for value in values:
         path = Path(value)
-        if path.is_file():
+        if path.exists() and not path.is_dir():  # a FIFO or device too: reading it says why it is refused
             files.append(path)
         elif "=" in value:
             pairs.append(value)
