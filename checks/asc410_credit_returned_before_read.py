@@ -240,7 +240,8 @@ class CreditReturnedBeforeRead(Rule):
             reads += dist_analysis.untokened_reads(dist, scope, slot)
             if not reads:
                 continue
-            later = sorted((r for r in reads if dist.index.order(r) > position), key=dist.index.order)
+            later = sorted((r for r in reads if dist.index.order(r) > position
+                            and not dist.values.compile_time_exclusive(reset, r)), key=dist.index.order)
             if later:
                 self.report(reset, self.message.format(line=self.context.locator.span(later[0])[0].row))
             return
