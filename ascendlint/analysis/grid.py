@@ -27,6 +27,7 @@ import libcst as cst
 from . import host_facts as hf
 from . import magnitudes as mag
 from . import shape_evidence as se
+from .literal_helpers import helper_item_literals, helper_literals
 from .module_facts import Kernel, Launch, ModuleFacts, dotted_name
 from ..lazy_regex import lazy
 
@@ -229,6 +230,14 @@ def literal_arguments(facts: ModuleFacts, launch: Launch) -> dict[str, int]:
         value = resolver.literal_value(arg.value, launch.call)
         if value is not None:
             found[name] = value
+    if kernel is not None:  # a tile size a helper picks from a few literals: the largest it can be
+        passed = {**dict(zip(kernel.params, (a.value for a in positional))),
+                  **{n: a.value for n, a in launch.keywords.items()}}
+        for name, expr in passed.items():
+            if name not in found:
+                choices = resolver.literal_choices(expr, launch.call, 0)
+                if choices:
+                    found[name] = max(choices)
     return found
 
 
@@ -1509,6 +1518,9 @@ class _GridAnalysis:
             return [int(expr.value, 0)]
         if depth >= _MAX_DEPTH:
             return []
+        helper = helper_literals(self.facts, expr) or helper_item_literals(self.facts, expr)
+        if helper and not isinstance(helper[0], tuple):  # BLOCK = _block_for(n); BM, BN = _tiles(M, N)
+            return list(helper)
         if type(expr) is cst.IfExp:
             body, orelse = self.literal_choices(expr.body, site, depth + 1), self.literal_choices(expr.orelse, site,
                                                                                                  depth + 1)
@@ -1930,9 +1942,15 @@ class _Classifier:
         core = _core_function_kind(short)
         if core is not None:
             return Factor(core, call, names=names)
+        helper = helper_literals(self.facts, call)
+        if helper and not isinstance(helper[0], tuple):  # a helper that returns one of a few literals
+            return Factor(Kind.LITERAL, call, value=max(helper), names=names)
         return Factor(Kind.UNKNOWN, call, names=names)
 
     def _subscript(self, expr: cst.Subscript, depth: int, names: frozenset[str]) -> Factor:
+        helper = helper_item_literals(self.facts, expr)
+        if helper:  # BM, BN = _tiles(M, N): an item of a helper's literal tuples
+            return Factor(Kind.LITERAL, expr, value=max(helper), names=names)
         key = expr.slice[0].slice if len(expr.slice) == 1 else None
         index = key.value if type(key) is cst.Index else None
         if type(index) is cst.SimpleString:
