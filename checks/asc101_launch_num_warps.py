@@ -30,14 +30,17 @@ class LaunchNumWarps(Rule):
     """Flags `num_warps` / `num_stages` passed to a launch or a `triton.Config`, including commented-out ones, and
     `num_stages=` on a `tl.range` loop.
 
-    Also found in a dict passed as `**kwargs` to a launch or Config. Left alone: a launch or Config that passes
+    Also found in a dict passed as `**kwargs` to a launch or Config, and in a dict of launch keywords whose launch
+    this module does not make (`constexpr_kwargs = {"BLOCK": 1024, "num_warps": 4}` handed to a launcher of another
+    package), reported where the dict spells the keyword. Left alone: a launch or Config that passes
     `force_simt_only=True`; a keyword that names a parameter of the launched kernel (`num_warps: tl.constexpr`
     declared by the kernel, in this module or in a linted module it imports), which is the kernel's own
     argument; and CUDA-only modules, where no Ascend rule reports (see the configuration's `lint-cuda-only`).
     Not reported either: the keywords of a launch the host code never reaches on an NPU (in a launcher the module
     rebinds under `if is_npu():`, in a branch false on the NPU such as `if not _is_npu:` or `if x.is_cuda:`, after
-    `if _is_npu: return ...` or `assert x.is_cuda`); `triton.Config` and autotune keywords are reported wherever
-    they are.
+    `if _is_npu: return ...` or `assert x.is_cuda`; device tests are read in their usual spellings:
+    `x.device.type in ("cuda", "hip")`, `"npu" in str(x.device)`, `torch.npu.is_available()`,
+    `is_torch_npu_available()`); `triton.Config` and autotune keywords are reported wherever they are.
     """
 
     code = "ASC101"
@@ -286,12 +289,20 @@ class LaunchNumWarps(Rule):
         super().__init__(context, options)
         # Every form this rule reports spells one of the two keywords out, so most files are done here.
         self._possible = any(keyword in context.text for keyword in _IGNORED)
+        self._reported: set[int] = set()  # dict entries reported once, whether reached through a launch or not
+
+    def visit_Dict(self, node: cst.Dict) -> None:
+        if self._possible:
+            self._check_keyword_dict(node, list(node.elements), _dict_entry_keyword)
 
     def visit_Call(self, node: cst.Call) -> None:
         if not self._possible:
             return
         if self.facts.qualname(node.func) == "tl.range":
             self._check_loop(node)
+            return
+        if type(node.func) is cst.Name and node.func.value == "dict":
+            self._check_keyword_dict(node, list(node.args), _dict_call_keyword)
             return
         if not self._is_launch_or_config(node) or _passes_simt(node):
             return
@@ -340,7 +351,40 @@ class LaunchNumWarps(Rule):
             return True
         return self.facts.qualname(node.func) == "triton.Config"
 
+    def _check_keyword_dict(self, node, entries: list, keyword_of) -> None:
+        """A dict of launch keywords (``{"BLOCK": 1024, "num_warps": 4}``, ``dict(num_warps=4)``) that reaches a
+        launch this module does not make, or not visibly (a launcher of another package, a helper that receives the
+        dict): reported where the dict spells the keyword. A dict that a launch or Config of this module receives as
+        ``**`` is reported through that launch (which knows whether the NPU reaches it), and one whose entry a launch
+        reads (``num_warps=cfg["num_warps"]``) through the launch keyword."""
+        found = [(index, keyword_of(entry)) for index, entry in enumerate(entries)]
+        found = [(index, keyword) for index, keyword in found if keyword in _IGNORED]
+        if not found or self._dict_left_to_a_launch(node) or not reached_on_npu(self.facts, node):
+            return
+        for index, keyword in found:
+            self._report_argument(entries[index], entries, index, keyword)
+
+    def _dict_left_to_a_launch(self, node) -> bool:
+        index = self.context.index
+        parent = index.parent(node)
+        if type(parent) is cst.Arg and parent.star == "**":
+            return self._is_launch_or_config(index.parent(parent))
+        if type(parent) is not cst.Assign or len(parent.targets) != 1 or type(parent.targets[0].target) is not cst.Name:
+            return False
+        name = parent.targets[0].target.value
+        uses = [n for n in index.nodes if type(n) is cst.Name and n.value == name and n is not parent.targets[0].target]
+        for use in uses:
+            holder = index.parent(use)
+            if type(holder) is cst.Arg and holder.star == "**" and self._is_launch_or_config(index.parent(holder)):
+                return True
+            if type(holder) is cst.Subscript and holder.value is use and _subscript_keyword(holder) in _IGNORED:
+                return True
+        return bool(uses) and not any(reached_on_npu(self.facts, use) for use in uses)
+
     def _report_argument(self, arg, args, index: int, keyword: str) -> None:
+        if id(arg) in self._reported:
+            return
+        self._reported.add(id(arg))
         self.report(
             arg,
             self.message.format(keyword=keyword),
@@ -392,6 +436,22 @@ class LaunchNumWarps(Rule):
                 fix_message=f"Remove the commented-out `{match.group(1)}`",
                 edits=lambda loc, c=comment: [_comment_edit(loc, c)],
             )
+
+
+def _dict_entry_keyword(element) -> str | None:
+    key = getattr(element, "key", None)
+    return key.evaluated_value if type(key) is cst.SimpleString else None
+
+
+def _dict_call_keyword(arg: cst.Arg) -> str | None:
+    return arg.keyword.value if arg.keyword is not None else None
+
+
+def _subscript_keyword(node: cst.Subscript) -> str | None:
+    if len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
+        return None
+    key = node.slice[0].slice.value
+    return key.evaluated_value if type(key) is cst.SimpleString else None
 
 
 def _passes_simt(call: cst.Call) -> bool:

@@ -14,7 +14,8 @@ class DotLhsReuse(Rule):
     Later reads include other dots (as left or right operand), stores, arithmetic, a copy taken after the dot,
     and reads on the next iteration of a loop other than by the same dot. Reads inside the same `tl.dot` call,
     metadata reads such as `.dtype` or `.shape`, reads after the name was reassigned and reads in the other branch
-    of an `if` do not count.
+    of an `if` do not count; nor, for an `if` whose test is a compile-time constant (a `tl.constexpr` flag,
+    arithmetic on constexprs), do reads in its other arm on a later iteration: only one arm is ever compiled.
 
     One shape is left to ASC306 (opt-in): a tile defined before a loop and read again only as the left operand of
     the same dot on the next iteration (the flash-attention query tile). Whether the cube unit clobbers an operand

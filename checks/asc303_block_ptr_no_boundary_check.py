@@ -19,7 +19,11 @@ class BlockPtrNoBoundaryCheck(Rule):
     Not reported when the block provably never overshoots: in every dimension its block extent equals the tensor
     extent at offset 0 (`(W, D)` blocks of a `(W, D)` weight), or every launch of the kernel in the module is
     guarded by the host (`if T % BT == 0 and K == BK:`, through host names, an `assert D % BD == 0` before it,
-    or an early exit such as `if T % BT != 0: raise ValueError(...)`) and the offset is a multiple of the block (`i_t * BT`); nor when the access sits in a branch of an `if`
+    or an early exit such as `if T % BT != 0: raise ValueError(...)`, in any spelling of the size: `x.shape[0]`,
+    `x.size(0)` or a name bound to either), or every shape the host lets through divides by the block (an early
+    return unless the shape is in a literal set, passes a predicate function that checks it, or is a key of a
+    literal table; also when every caller of a private launcher states it), and the offset is a multiple of the
+    block (`i_t * BT`); nor when the access sits in a branch of an `if`
     on constexprs whose other branch moves the same block with `boundary_check` (a `TAIL_MODE` split: this
     variant is launched for full tiles only).
 

@@ -12,7 +12,8 @@ class TileExtentFromRuntimeSize(Rule):
     (`BLOCK_C = C` with `C` from `x.shape`, `triton.next_power_of_2(n)`, `next_power_of_2(cdiv(batch, 32))`).
     Reported on the host expression that computes the size (the assignment's value, or the launch argument).
     Not reported: sizes under `min(..., cap)`, a conditional cap (`4096 if C > 4096 else C`) or a guard that
-    bounds them (`if N <= 1024:`), literals, tiles of a host loop that chunks the data, and sizes bounded by a
+    bounds them (`if N <= 1024:`, membership in a literal set of shapes, a predicate function that checks the
+    shape, a key of a literal table, stated by every caller of a private launcher too), literals, tiles of a host loop that chunks the data, and sizes bounded by a
     small model dimension (head dims, heads, experts, conv widths), whose whole tile fits.
     """
 

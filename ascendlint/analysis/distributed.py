@@ -941,7 +941,8 @@ def read_after_credit_return(dist: DistAnalysis, reset: cst.Call, slot: cst.Base
         reads += untokened_reads(dist, scope, slot)
         if not reads:
             continue
-        later = sorted((r for r in reads if dist.index.order(r) > position), key=dist.index.order)
+        later = sorted((r for r in reads if dist.index.order(r) > position
+                        and not dist.values.compile_time_exclusive(reset, r)), key=dist.index.order)
         return later[0] if later else None
     return None
 

@@ -3,7 +3,8 @@
 On Ascend the cube unit may overwrite a dot's left operand in UB. Each dot whose left operand is a name gets the
 later reads that see the tile the dot may have clobbered: later statements, later loop iterations (the dot's own
 operand read again on the next iteration included), later in the dot's own statement. Reads inside the same
-``tl.dot`` call and metadata reads (``.dtype``, ``.shape``) do not count.
+``tl.dot`` call, metadata reads (``.dtype``, ``.shape``) and reads in the other arm of a compile-time ``if`` (only
+one arm is compiled, so a loop around the ``if`` never takes both) do not count.
 
 ``loop_carried_only`` marks the one uncertain case (RULES.md ASC301): the tile is read again only by this same dot
 on the next iteration of a loop around it (a query tile loaded once before a KV loop and passed as the left
@@ -51,6 +52,8 @@ def _find(context, kernel) -> list[LhsReuse]:
     for call, lhs in dots:
         reads = [r for r in later[id(lhs)] if r is lhs or _counts(analysis, call, r)]
         reads += [r for r in _same_statement_reads(analysis, call, lhs) if _counts(analysis, call, r)]
+        # a read in the other arm of a compile-time `if` never follows the dot: only one arm is compiled
+        reads = [r for r in reads if not analysis.compile_time_exclusive(call, r)]
         if reads:
             found.append(LhsReuse(call, lhs, tuple(reads), all(r is lhs for r in reads)))
     return found

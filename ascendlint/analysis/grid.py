@@ -26,6 +26,8 @@ import libcst as cst
 
 from . import host_facts as hf
 from . import magnitudes as mag
+from . import shape_evidence as se
+from .literal_helpers import helper_item_literals, helper_literals
 from .module_facts import Kernel, Launch, ModuleFacts, dotted_name
 from ..lazy_regex import lazy
 from .literals import integer_value
@@ -229,6 +231,14 @@ def literal_arguments(facts: ModuleFacts, launch: Launch) -> dict[str, int]:
         value = resolver.literal_value(arg.value, launch.call)
         if value is not None:
             found[name] = value
+    if kernel is not None:  # a tile size a helper picks from a few literals: the largest it can be
+        passed = {**dict(zip(kernel.params, (a.value for a in positional))),
+                  **{n: a.value for n, a in launch.keywords.items()}}
+        for name, expr in passed.items():
+            if name not in found:
+                choices = resolver.literal_choices(expr, launch.call, 0)
+                if choices:
+                    found[name] = max(choices)
     return found
 
 
@@ -681,8 +691,17 @@ def _host_guards(facts: ModuleFacts, kernel: Kernel) -> HostGuards:
     for use in uses:
         divides: set[tuple[str, str]] = set()
         equal: set[tuple[str, str]] = set()
+        choices: dict[str, tuple[int, ...]] = {}
         for condition in _guarding_conditions(facts, use):
-            _collect_facts(resolver, condition, use, divides, equal, 0)
+            _collect_facts(resolver, condition, use, divides, equal, 0, choices)
+        function = _host_function(facts, use)
+        if function is not None:
+            inherited = _caller_guards(resolver, facts, function)
+            divides |= inherited[0]
+            equal |= inherited[1]
+            for key, values in inherited[2].items():
+                choices.setdefault(key, values)
+        divides |= _dividing_blocks(facts, resolver, use, kernel, choices)
         renames = _launch_renames(facts, use, kernel)
         divides = {(renames.get(a, a), renames.get(b, b)) for a, b in divides}
         equal = {(renames.get(a, a), renames.get(b, b)) for a, b in equal}
@@ -705,8 +724,9 @@ def _is_definition(facts: ModuleFacts, node: cst.Name) -> bool:
 def _guarding_conditions(facts: ModuleFacts, use: cst.CSTNode) -> list[cst.BaseExpression]:
     """Conditions that hold where ``use`` runs: ``if`` tests of the branches it sits in (the true side), and the
     tests of ``assert`` statements that precede it in the same host function, and the negated tests of early exits
-    before it (``if S % BT != 0: raise ValueError(...)`` holds ``S % BT == 0`` afterwards)."""
-    found: list[cst.BaseExpression] = []
+    before it (``if S % BT != 0: raise ValueError(...)`` holds ``S % BT == 0`` afterwards), and the membership that
+    a lookup in a literal table keyed by shape implies (``cfg = _CONFIGS[(M, N)]``: see ``shape_evidence``)."""
+    found: list[cst.BaseExpression] = se.lookups_before(facts, use, lambda name: _literal_table(facts, name))
     child: cst.CSTNode = use
     function = None
     for ancestor in facts.index.ancestors(use):
@@ -744,6 +764,8 @@ def _negated(test: cst.BaseExpression) -> cst.BaseExpression | None:
     """``not test`` as a conjunction of the forms ``_collect_facts`` reads, or None when it is not one."""
     if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         return test.expression
+    if type(test) is cst.BinaryOperation and type(test.operator) is cst.Modulo:  # `if M % BM:` -> M % BM == 0
+        return cst.Comparison(test, [cst.ComparisonTarget(cst.Equal(), cst.Integer("0"))])
     if type(test) is cst.BooleanOperation and type(test.operator) is cst.Or:
         left, right = _negated(test.left), _negated(test.right)
         if left is None or right is None:
@@ -758,7 +780,7 @@ def _negated(test: cst.BaseExpression) -> cst.BaseExpression | None:
 
 
 _OPPOSITE = {cst.NotEqual: cst.Equal, cst.GreaterThan: cst.LessThanEqual, cst.GreaterThanEqual: cst.LessThan,
-             cst.LessThan: cst.GreaterThanEqual, cst.LessThanEqual: cst.GreaterThan}
+             cst.LessThan: cst.GreaterThanEqual, cst.LessThanEqual: cst.GreaterThan, cst.NotIn: cst.In}
 
 
 def _conditional_in(facts: ModuleFacts, node: cst.CSTNode, function: cst.FunctionDef) -> bool:
@@ -770,31 +792,137 @@ def _conditional_in(facts: ModuleFacts, node: cst.CSTNode, function: cst.Functio
     return False
 
 
-def _collect_facts(resolver, test, site, divides: set, equal: set, depth: int) -> None:
+def _collect_facts(resolver, test, site, divides: set, equal: set, depth: int,
+                   choices: dict[str, tuple[int, ...]] | None = None) -> None:
+    """Divisibility and equality facts a condition states (``T % BT == 0``, ``K == BK``), each side spelled the
+    same way wherever the host writes it (``shape_evidence.canonical``), and in ``choices`` the literal values a
+    membership test allows (``(M, N) in _SHAPES``); a call to a shape predicate of the module states what its
+    ``True`` states, in the caller's terms."""
     if depth > _MAX_DEPTH:
         return
     if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
-        _collect_facts(resolver, test.left, site, divides, equal, depth + 1)
-        _collect_facts(resolver, test.right, site, divides, equal, depth + 1)
+        _collect_facts(resolver, test.left, site, divides, equal, depth + 1, choices)
+        _collect_facts(resolver, test.right, site, divides, equal, depth + 1, choices)
+    elif type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        negated = _negated(test.expression)
+        if negated is not None and type(negated) is not cst.UnaryOperation:
+            _collect_facts(resolver, negated, site, divides, equal, depth + 1, choices)
     elif type(test) is cst.Name:
         status, value = resolver.lookup(test.value, site)
         if status == "value" and isinstance(value, cst.BaseExpression):
-            _collect_facts(resolver, value, site, divides, equal, depth + 1)
+            _collect_facts(resolver, value, site, divides, equal, depth + 1, choices)
+    elif type(test) is cst.Call:
+        _predicate_facts(resolver, test, site, divides, equal, depth, choices)
     elif type(test) is cst.Comparison and len(test.comparisons) == 1:
         operator = test.comparisons[0].operator
         left, right = test.left, test.comparisons[0].comparator
+        if type(operator) is cst.In:
+            if choices is not None:
+                for part, values in se.membership(test, lambda c: _literal_collection(resolver, c, site)):
+                    key = se.canonical(resolver, part, site)
+                    if key is not None:
+                        kept = set(values) & set(choices[key]) if key in choices else set(values)
+                        choices[key] = tuple(sorted(kept))
+            return
         if type(operator) is not cst.Equal:
             return
         for one, other in ((left, right), (right, left)):
             if (type(one) is cst.BinaryOperation and type(one.operator) is cst.Modulo
                     and _is_integer(other, 0)):
-                pair = (_spelled(one.left), _spelled(one.right))
-                if None not in pair:
-                    divides.add(pair)
+                divides.update(_spelled_pairs(resolver, one.left, one.right, site))
                 return
-        pair = (_spelled(left), _spelled(right))
-        if None not in pair:
-            equal.add(pair)
+        equal.update(_spelled_pairs(resolver, left, right, site))
+
+
+def _spelled_pairs(resolver, left, right, site) -> set[tuple[str, str]]:
+    """The pairs of spellings of two sizes: as written (``T``) and canonical (``k.shape[1]``), so that a fact
+    matches a launch that passes either."""
+    lefts = {_spelled(left), se.canonical(resolver, left, site)} - {None}
+    rights = {_spelled(right), se.canonical(resolver, right, site)} - {None}
+    return {(a, b) for a in lefts for b in rights}
+
+
+def _predicate_facts(resolver, call: cst.Call, site, divides: set, equal: set, depth: int, choices) -> None:
+    """The facts of a shape predicate's conditions (read in its own scope), rebased on what the call passes."""
+    found = se.shape_predicate(resolver.facts, call)
+    if found is None:
+        return
+    function, _ = found
+    mapping = _argument_names(resolver, function, call, site)
+    inner = function.body.body[-1]
+    own_divides: set = set()
+    own_equal: set = set()
+    own_choices: dict = {}
+    for condition in se.predicate_conditions(resolver.facts, function):
+        _collect_facts(resolver, condition, inner, own_divides, own_equal, depth + 1, own_choices)
+    for pairs, into in ((own_divides, divides), (own_equal, equal)):
+        for a, b in pairs:
+            pair = (se.rebased(a, mapping), se.rebased(b, mapping))
+            if None not in pair:
+                into.add(pair)
+    if choices is not None:
+        for key, values in own_choices.items():
+            key = se.rebased(key, mapping)
+            if key is not None:
+                choices[key] = tuple(sorted(set(values) & set(choices[key]))) if key in choices else values
+
+
+def _argument_names(resolver, function: cst.FunctionDef, call: cst.Call, site) -> dict[str, str]:
+    """Parameter of ``function`` -> the caller's spelling of what ``call`` passes for it (a plain name, bound the
+    same way at the call and at ``site``)."""
+    params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+    keywords = {p.name.value for p in function.params.kwonly_params} | set(params)
+    mapping: dict[str, str] = {}
+    for position, arg in enumerate(call.args):
+        if arg.star:
+            return mapping
+        name = arg.keyword.value if arg.keyword is not None else (params[position] if position < len(params) else None)
+        if name is None or name not in keywords:
+            continue
+        value = arg.value
+        if type(value) is cst.Name and _same_binding(resolver, value, site):
+            mapping[name] = se.canonical(resolver, value, site) or value.value
+    return mapping
+
+
+def _literal_collection(resolver, expr: cst.BaseExpression, site) -> list | None:
+    """The items of a literal collection spelled at the test or bound to a name (``_TUNED_SHAPES``)."""
+    items = se.literal_items(expr)
+    if items is None and type(expr) is cst.Name:
+        status, value = resolver.lookup(expr.value, site)
+        if status == "value" and isinstance(value, cst.BaseExpression):
+            items = se.literal_items(value)
+    if items is None and type(expr) is cst.Call and type(expr.func) is cst.Attribute \
+            and expr.func.attr.value == "keys" and not expr.args:
+        return _literal_collection(resolver, expr.func.value, site)
+    return items
+
+
+def _literal_table(facts: ModuleFacts, name: cst.Name) -> bool:
+    """A name bound once, at module level, to a literal dict keyed by sizes (``_CONFIGS = {(4096, 128): ...}``)."""
+    status, value = _analysis(facts).lookup(name.value, name)
+    return status == "value" and type(value) is cst.Dict and se.literal_items(value) is not None
+
+
+def _dividing_blocks(facts: ModuleFacts, resolver, use: cst.Name, kernel: Kernel,
+                     choices: dict[str, tuple[int, ...]]) -> set[tuple[str, str]]:
+    """``(extent, block parameter)`` for every size whose allowed values all divide by the literal block sizes a
+    launch at ``use`` passes (``(M, N) in {(4096, 1024), (8192, 2048)}`` with ``BM=64``)."""
+    if not choices:
+        return set()
+    launch = next((l for l in facts.launches if l.kernel is kernel and l.target is use), None)
+    if launch is None:
+        return set()
+    found = set()
+    for param in kernel.params:
+        passed = launch_argument(launch, param)
+        blocks = resolver.literal_choices(passed, launch.call, 0) if passed is not None else []
+        if not blocks or 0 in blocks:
+            continue
+        for key, values in choices.items():
+            if values and all(value % block == 0 for value in values for block in blocks):
+                found.add((key, param))
+    return found
 
 
 @dataclass
@@ -818,7 +946,127 @@ def _site_facts(resolver, facts: ModuleFacts, site: cst.CSTNode) -> _SiteFacts:
     found = _SiteFacts()
     for condition in _guarding_conditions(facts, site):
         _collect_bounds(resolver, condition, site, found, 0)
+    function = _host_function(facts, site)
+    if function is not None:
+        inherited = _caller_bounds(resolver, facts, function)
+        for (tensor, dim), bound in inherited.dims.items():
+            if resolver.lookup(tensor, site)[0] == "param":
+                found.dims[(tensor, dim)] = min(bound, found.dims.get((tensor, dim), bound))
+        for name, bound in inherited.bounds.items():
+            if resolver.lookup(name, site)[0] == "param":
+                found.bounds[name] = min(bound, found.bounds.get(name, bound))
+        for tensor, bound in inherited.numels.items():
+            if resolver.lookup(tensor, site)[0] == "param":
+                found.numels[tensor] = min(bound, found.numels.get(tensor, bound))
     return found
+
+
+def _host_function(facts: ModuleFacts, site: cst.CSTNode) -> cst.FunctionDef | None:
+    return next((a for a in facts.index.ancestors(site) if type(a) is cst.FunctionDef), None)
+
+
+def _private_calls(facts: ModuleFacts, function: cst.FunctionDef) -> list[cst.Call]:
+    """The calls of a private module-level host function (``_launch``) from the rest of the module, when those are
+    its only uses (a function passed around as a value, or a public one, can be called from anywhere)."""
+    name = function.name.value
+    if not name.startswith("_") or name.startswith("__") or facts.index.parent(function) is not facts.module:
+        return []
+    calls = []
+    for node in facts.index.names(name):
+        parent = facts.index.parent(node)
+        if parent is function:
+            continue
+        if type(parent) is not cst.Call or parent.func is not node:
+            return []
+        if any(a is function for a in facts.index.ancestors(parent)):
+            return []  # a recursive call
+        calls.append(parent)
+    return calls
+
+
+def _call_mapping(resolver, function: cst.FunctionDef, call: cst.Call) -> dict[str, str]:
+    """The caller's canonical spelling of each plain-name argument -> the callee's parameter it binds."""
+    params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+    keywords = {p.name.value for p in function.params.kwonly_params} | set(params)
+    mapping: dict[str, str] = {}
+    for position, arg in enumerate(call.args):
+        if arg.star:
+            break
+        name = arg.keyword.value if arg.keyword is not None else (params[position] if position < len(params) else None)
+        if name is None or name not in keywords or type(arg.value) is not cst.Name:
+            continue
+        mapping[arg.value.value] = name
+        key = se.canonical(resolver, arg.value, call)
+        if key is not None:
+            mapping.setdefault(key, name)
+    return mapping
+
+
+def _caller_bounds(resolver, facts: ModuleFacts, function: cst.FunctionDef) -> _SiteFacts:
+    """Bounds that hold wherever a private host function runs because every call of it in the module is guarded
+    (``if (M, N) not in _SHAPES: return ...`` before ``_launch(x, y)``), in the callee's parameter names; a key
+    counts only when every call states it (the loosest bound is kept)."""
+    key = ("caller-bounds", id(function))
+    cache = facts.memo("caller-facts", dict)
+    if key in cache:
+        return cache[key] or _SiteFacts()
+    cache[key] = None  # a cycle of calls reads nothing
+    merged: _SiteFacts | None = None
+    for call in _private_calls(facts, function):
+        here = _site_facts(resolver, facts, call)
+        mapping = _call_mapping(resolver, function, call)
+        translated = _SiteFacts()
+        for (tensor, dim), bound in here.dims.items():
+            if tensor in mapping:
+                translated.dims[(mapping[tensor], dim)] = bound
+        for name, bound in here.bounds.items():
+            if name in mapping:
+                translated.bounds[mapping[name]] = bound
+        for tensor, bound in here.numels.items():
+            if tensor in mapping:
+                translated.numels[mapping[tensor]] = bound
+        merged = translated if merged is None else _SiteFacts(
+            bounds={k: max(v, translated.bounds[k]) for k, v in merged.bounds.items() if k in translated.bounds},
+            dims={k: max(v, translated.dims[k]) for k, v in merged.dims.items() if k in translated.dims},
+            numels={k: max(v, translated.numels[k]) for k, v in merged.numels.items() if k in translated.numels},
+        )
+    cache[key] = merged or _SiteFacts()
+    return cache[key]
+
+
+def _caller_guards(resolver, facts: ModuleFacts, function: cst.FunctionDef):
+    """Divisibility, equality and membership facts that every call of a private host function in the module is
+    guarded by (an ``assert M % 64 == 0`` in the caller before ``_launch(a, c)``), rebased on the callee's
+    parameters (``a.shape[0]`` in the caller is ``x.shape[0]`` when ``a`` is passed as ``x``)."""
+    key = ("caller-guards", id(function))
+    cache = facts.memo("caller-facts", dict)
+    if key in cache:
+        return cache[key] or (set(), set(), {})
+    cache[key] = None
+    merged = None
+    for call in _private_calls(facts, function):
+        divides: set = set()
+        equal: set = set()
+        choices: dict = {}
+        for condition in _guarding_conditions(facts, call):
+            _collect_facts(resolver, condition, call, divides, equal, 0, choices)
+        caller = _host_function(facts, call)
+        if caller is not None:
+            above = _caller_guards(resolver, facts, caller)
+            divides |= above[0]
+            equal |= above[1]
+            for k, v in above[2].items():
+                choices.setdefault(k, v)
+        mapping = _call_mapping(resolver, function, call)
+        rebase = lambda k: mapping.get(k) or se.rebased(k, {c: p for c, p in mapping.items() if "." not in c})
+        found = ({(rebase(a), rebase(b)) for a, b in divides if None not in (rebase(a), rebase(b))},
+                 {(rebase(a), rebase(b)) for a, b in equal if None not in (rebase(a), rebase(b))},
+                 {rebase(k): v for k, v in choices.items() if rebase(k) is not None})
+        merged = found if merged is None else (merged[0] & found[0], merged[1] & found[1],
+                                               {k: tuple(sorted(set(v) | set(found[2][k])))
+                                                for k, v in merged[2].items() if k in found[2]})
+    cache[key] = merged or (set(), set(), {})
+    return cache[key]
 
 
 def _collect_bounds(resolver, test, site, found: _SiteFacts, depth: int) -> None:
@@ -831,11 +1079,65 @@ def _collect_bounds(resolver, test, site, found: _SiteFacts, depth: int) -> None
         status, value = resolver.lookup(test.value, site)
         if status == "value" and isinstance(value, cst.BaseExpression):
             _collect_bounds(resolver, value, site, found, depth + 1)
+    elif type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        negated = _negated(test.expression)
+        if negated is not None and type(negated) is not cst.UnaryOperation:
+            _collect_bounds(resolver, negated, site, found, depth + 1)
+    elif type(test) is cst.Call:
+        _predicate_bounds(resolver, test, site, found, depth)
+    elif type(test) is cst.Comparison and len(test.comparisons) == 1 and type(test.comparisons[0].operator) is cst.In:
+        for part, values in se.membership(test, lambda c: _literal_collection(resolver, c, site)):
+            _bound_by(resolver, part, max(values), site, found)
     elif type(test) is cst.Comparison:
         left = test.left
         for target in test.comparisons:  # 0 < n <= 128 reads as 0 < n and n <= 128
             _compared(resolver, left, target.operator, target.comparator, site, found)
             left = target.comparator
+
+
+def _bound_by(resolver, part: cst.BaseExpression, bound: int, site, found: _SiteFacts) -> None:
+    """``part`` (a host name or a shape entry) is at most ``bound`` where ``site`` runs."""
+    if bound < 0:
+        return
+    if type(part) is cst.Name:
+        if bound < 2 ** mag.GRID_AXIS_BITS and _same_binding(resolver, part, site):
+            found.bounds[part.value] = min(bound, found.bounds.get(part.value, bound))
+        return
+    tensor, dim, numel = _shape_part(part)
+    if tensor is not None and _same_binding(resolver, tensor, site):
+        if numel:
+            found.numels[tensor.value] = min(bound, found.numels.get(tensor.value, bound))
+        else:
+            found.dims[(tensor.value, dim)] = min(bound, found.dims.get((tensor.value, dim), bound))
+
+
+def _predicate_bounds(resolver, call: cst.Call, site, found: _SiteFacts, depth: int) -> None:
+    """The bounds a shape predicate's ``True`` states (read in its own scope), on what the call passes: a bound on
+    a parameter's shape entry bounds the argument's, and a bound on a name the predicate binds to a parameter's
+    shape entry (``M, N = x.shape`` there) too."""
+    predicate = se.shape_predicate(resolver.facts, call)
+    if predicate is None:
+        return
+    function, _ = predicate
+    mapping = _argument_names(resolver, function, call, site)
+    inner = function.body.body[-1]
+    own = _SiteFacts()
+    for condition in se.predicate_conditions(resolver.facts, function):
+        _collect_bounds(resolver, condition, inner, own, depth + 1)
+    entries = {(tensor, dim): bound for (tensor, dim), bound in own.dims.items()}
+    for name, bound in own.bounds.items():
+        key = se.canonical(resolver, cst.Name(name), inner)
+        if key is not None and ".shape[" in key:
+            tensor, _, rest = key.partition(".shape[")
+            entries[(tensor, int(rest.rstrip("]")))] = min(bound, entries.get((tensor, int(rest.rstrip("]"))), bound))
+    for (tensor, dim), bound in entries.items():
+        target = mapping.get(tensor)
+        if target is not None and "." not in target:
+            found.dims[(target, dim)] = min(bound, found.dims.get((target, dim), bound))
+    for tensor, bound in own.numels.items():
+        target = mapping.get(tensor)
+        if target is not None and "." not in target:
+            found.numels[target] = min(bound, found.numels.get(target, bound))
 
 
 def _compared(resolver, left, operator, right, site, found: _SiteFacts) -> None:
@@ -954,15 +1256,21 @@ def _spelled(expr: cst.BaseExpression) -> str | None:
 
 
 def _launch_renames(facts: ModuleFacts, use: cst.Name, kernel: Kernel) -> dict[str, str]:
-    """Host name (or literal) -> kernel parameter for what a direct launch passes (``T=seq_len``, ``BT=128``)."""
+    """Host name (or literal) -> kernel parameter for what a direct launch passes (``T=seq_len``, ``BT=128``);
+    a size is also known by its canonical spelling (``x.shape[0]`` for ``M`` of ``M, N = x.shape``)."""
     launch = next((l for l in facts.launches if l.kernel is kernel and l.target is use), None)
     if launch is None:
         return {}
+    resolver = _analysis(facts)
     renames: dict[str, str] = {}
     for param in kernel.params:
-        passed = _spelled(launch_argument(launch, param) or cst.Name("None"))
+        argument = launch_argument(launch, param)
+        passed = _spelled(argument or cst.Name("None"))
         if passed is not None and passed != param and passed != "None":
             renames.setdefault(passed, param)
+        key = se.canonical(resolver, argument, launch.call) if argument is not None else None
+        if key is not None and key != param and key != "None":
+            renames.setdefault(key, param)
     return renames
 
 
@@ -1211,6 +1519,9 @@ class _GridAnalysis:
             return [integer_value(expr)]
         if depth >= _MAX_DEPTH:
             return []
+        helper = helper_literals(self.facts, expr) or helper_item_literals(self.facts, expr)
+        if helper and not isinstance(helper[0], tuple):  # BLOCK = _block_for(n); BM, BN = _tiles(M, N)
+            return list(helper)
         if type(expr) is cst.IfExp:
             body, orelse = self.literal_choices(expr.body, site, depth + 1), self.literal_choices(expr.orelse, site,
                                                                                                  depth + 1)
@@ -1632,9 +1943,15 @@ class _Classifier:
         core = _core_function_kind(short)
         if core is not None:
             return Factor(core, call, names=names)
+        helper = helper_literals(self.facts, call)
+        if helper and not isinstance(helper[0], tuple):  # a helper that returns one of a few literals
+            return Factor(Kind.LITERAL, call, value=max(helper), names=names)
         return Factor(Kind.UNKNOWN, call, names=names)
 
     def _subscript(self, expr: cst.Subscript, depth: int, names: frozenset[str]) -> Factor:
+        helper = helper_item_literals(self.facts, expr)
+        if helper:  # BM, BN = _tiles(M, N): an item of a helper's literal tuples
+            return Factor(Kind.LITERAL, expr, value=max(helper), names=names)
         key = expr.slice[0].slice if len(expr.slice) == 1 else None
         index = key.value if type(key) is cst.Index else None
         if type(index) is cst.SimpleString:

@@ -27,8 +27,16 @@ import libcst as cst
 
 from .module_facts import ModuleFacts, dotted_name
 
-_NPU_NAME = re.compile(r"_*is_npu", re.IGNORECASE)
+_NPU_NAME = re.compile(
+    r"_*(?:is_(?:torch_)?npu(?:_device|_available|_platform|_tensor)?|(?:torch_)?npu_(?:is_)?available|has_npu)",
+    re.IGNORECASE,
+)
 _CUDA_CALL = "is_cuda"
+# Tests of another accelerator, False on an NPU (`current_platform.is_rocm()`, vLLM's `is_cuda_alike()`).
+_OTHER_PLATFORM_CALLS = (_CUDA_CALL, "is_rocm", "is_hip", "is_cuda_alike", "is_xpu")
+# Accelerators that are not an NPU: a device test against one of them is False when running on an NPU. The CPU is
+# not among them: a tensor can sit on the host of an NPU machine, so a test against "cpu" stays unknown.
+_OTHER_DEVICES = ("cuda", "hip", "xpu", "mps", "musa", "mlu", "gpu")
 _MAX_DEPTH = 8  # names followed through other names
 _REGISTERING = ("register", "custom_op", "library", "impl")  # decorators that keep a reference to the function
 
@@ -62,8 +70,11 @@ def npu_value(test: cst.BaseExpression, names: Mapping[str, cst.BaseExpression |
         called = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute else None
         if called is not None and _NPU_NAME.fullmatch(called):
             return True
-        if called == _CUDA_CALL:
+        if called in _OTHER_PLATFORM_CALLS:
             return False
+        if called == "is_available" and type(func) is cst.Attribute:  # `torch.npu.is_available()`
+            owner = (dotted_name(func.value) or "").rsplit(".", 1)[-1]
+            return True if owner == "npu" else False if owner == "cuda" else None
         if type(func) is cst.Name and names and depth < _MAX_DEPTH:
             if called == "bool" and len(test.args) == 1:  # `bool(a and x.is_cuda)`
                 return npu_value(test.args[0].value, names, depth + 1)
@@ -86,19 +97,57 @@ def npu_value(test: cst.BaseExpression, names: Mapping[str, cst.BaseExpression |
 
 
 def _device_type_test(test: cst.Comparison) -> bool | None:
-    """``x.device.type == "npu"`` (either side, ``!=`` too)."""
+    """A test of the device a tensor lives on: ``x.device.type == "npu"`` (either side, ``!=`` too), against any
+    device name (``device_type == "cuda"``), membership in a literal set of device names
+    (``x.device.type in ("cuda", "hip")``) and a device name found in its text (``"npu" in str(x.device)``)."""
     comparison = test.comparisons[0]
     operator = type(comparison.operator)
-    if operator not in (cst.Equal, cst.NotEqual):
+    if operator in (cst.Equal, cst.NotEqual):
+        for one, other in ((test.left, comparison.comparator), (comparison.comparator, test.left)):
+            if _names_a_device(one) and type(other) is cst.SimpleString:
+                value = _on_npu(other.evaluated_value)
+                if value is None:
+                    return None
+                return value if operator is cst.Equal else not value
         return None
-    for one, other in ((test.left, comparison.comparator), (comparison.comparator, test.left)):
-        if type(one) is cst.Attribute and one.attr.value == "type" and type(other) is cst.SimpleString:
-            device = other.evaluated_value
-            value = True if device == "npu" else False if device == "cuda" else None
-            if value is None:
-                return None
-            return value if operator is cst.Equal else not value
-    return None
+    if operator not in (cst.In, cst.NotIn):
+        return None
+    left, right = test.left, comparison.comparator
+    if _names_a_device(left) and type(right) in (cst.Tuple, cst.List, cst.Set):
+        devices = [e.value.evaluated_value for e in right.elements if type(e.value) is cst.SimpleString]
+        if len(devices) != len(right.elements) or not devices:
+            return None
+        values = [_on_npu(device) for device in devices]
+        if None in values:
+            return None
+        value = any(values)
+    elif type(left) is cst.SimpleString and _mentions_a_device(right):
+        value = _on_npu(left.evaluated_value)
+        if value is None:
+            return None
+    else:
+        return None
+    return value if operator is cst.In else not value
+
+
+def _on_npu(device: str) -> bool | None:
+    """Whether a device name (``"npu"``, ``"npu:0"``, ``"cuda"``) names the NPU; None for a name not known."""
+    kind = device.split(":", 1)[0].strip().lower()
+    return True if kind == "npu" else False if kind in _OTHER_DEVICES else None
+
+
+def _names_a_device(node: cst.BaseExpression) -> bool:
+    """``x.device.type``, ``device``, ``self.device_type``: an expression whose value is a device or its type."""
+    if type(node) is cst.Attribute:
+        return node.attr.value == "type" or "device" in node.attr.value.lower()
+    return type(node) is cst.Name and "device" in node.value.lower()
+
+
+def _mentions_a_device(node: cst.BaseExpression) -> bool:
+    """A device, its type, or its text (``str(x.device)``)."""
+    if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "str" and len(node.args) == 1:
+        return _names_a_device(node.args[0].value)
+    return _names_a_device(node)
 
 
 class _Walk:

@@ -352,6 +352,27 @@ class KernelAnalysis:
             child = ancestor
         return False
 
+    def compile_time_exclusive(self, first: cst.CSTNode, second: cst.CSTNode) -> bool:
+        """True when the two nodes sit in different arms of one ``if`` (or conditional expression) whose test the
+        compiler folds (a constexpr test, arithmetic on constexprs): only one arm exists in any compiled kernel, so
+        neither node runs after the other, not even on a later iteration of a loop around the ``if``."""
+        branch_of = {}
+        child = first
+        for ancestor in self.index.ancestors(first):
+            if type(ancestor) in (cst.If, cst.IfExp):
+                branch_of[id(ancestor)] = _branch(ancestor, child)
+            child = ancestor
+        child = second
+        for ancestor in self.index.ancestors(second):
+            side = branch_of.get(id(ancestor))
+            if side is not None:
+                other = _branch(ancestor, child)
+                if side == other or "test" in (side, other):
+                    return False
+                return self.is_compile_time(ancestor.test)
+            child = ancestor
+        return False
+
     def enclosing_loops(self, node: cst.CSTNode) -> list[cst.CSTNode]:
         """The ``for``/``while`` loops whose body holds ``node``, innermost first (inside the kernel)."""
         found = []
