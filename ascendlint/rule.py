@@ -90,6 +90,8 @@ class Rule:
     # when a selector names them more precisely than the bare `ASC` prefix (`extend-select = ["ASC5"]`) or `ALL`.
     default: ClassVar[bool] = True
     opt_in_reason: ClassVar[str] = ""
+    # an optional extra the rule needs ("compiler"); without it the rule reports nothing and the CLI says so
+    requires: ClassVar[str | None] = None
 
     def __init__(self, context: "FileContext", options: dict | None = None) -> None:
         self.context = context
@@ -125,6 +127,12 @@ class Rule:
 
     def finish(self) -> None:
         """Called once after the walk, for rules that decide on the whole module."""
+
+    @classmethod
+    def environment(cls) -> str:
+        """What besides the file and the options decides the findings (an installed tool's version): part of the
+        result cache's key."""
+        return ""
 
     # -- metadata ----------------------------------------------------------------------------------------------
     @classmethod
