@@ -105,8 +105,8 @@ def linked_modules(kernels: Sequence[tuple[Path, bytes]], others: Sequence[tuple
         return []
     import re
 
-    # the last part of each name: ``from .kernels import``, ``from pkg.kernels import``, ``import pkg.kernels``;
-    # a package's own name covers ``from . import kernels`` in its modules only through the package itself
+    # the last part of each name: ``from .kernels import``, ``from pkg.kernels import``, ``import pkg.kernels``
+    # (``from . import kernels`` names the package: such a module is linked when the package's own module is one)
     words = sorted({name.rpartition(".")[2] for name in names}, key=len, reverse=True)
     mentions = re.compile(rb"\b(?:" + b"|".join(re.escape(w.encode()) for w in words) + rb")\b")
     found = []

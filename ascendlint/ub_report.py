@@ -35,13 +35,6 @@ class Row:
     compiler: dict | None = None  # BiShengIR's verdict at this config (with the `compiler` extra): status, bits
 
     @property
-    def over(self) -> bool:
-        """Over the budget: by the compiler's verdict where it gave one, else by the estimate."""
-        if self.compiler and self.compiler["status"] in ("fits", "overflow"):
-            return self.compiler["status"] == "overflow"
-        return self.percent > 100.0
-
-    @property
     def compiler_text(self) -> str:
         """``fits 96 KB``, ``OVER 256 KB``, ``error``, or ``-`` (not compiled)."""
         found = self.compiler
@@ -66,6 +59,15 @@ class Row:
             "live_tiles": [{"name": n, "shape": list(s), "bytes": b} for n, s, b in self.tiles],
             "compiler": self.compiler,
         }
+
+
+def over_budget(row: Row) -> bool:
+    """Is this config over the Unified Buffer (`ub`'s exit code)? BiShengIR's verdict when it gave one (fits or
+    overflow), else the estimate."""
+    status = (row.compiler or {}).get("status")
+    if status in ("fits", "overflow"):
+        return status == "overflow"
+    return row.bytes > ub.UB_BUDGET
 
 
 def python_files(paths: list[Path]) -> list[Path]:

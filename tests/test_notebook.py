@@ -4,6 +4,7 @@ writes the fixed cells back with the file's formatting kept."""
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 
 import nbformat
@@ -57,10 +58,14 @@ def test_positions_are_cell_relative_in_machine_formats(cli, book_path, tmp_path
     (item,) = json.loads(run("json"))
     assert item["cell"] == 5 and item["location"] == {"row": 4, "column": 30}
     assert item["fix"]["edits"][0]["location"] == {"row": 4, "column": 28}, "fix edits are cell-relative too"
-    (issue,) = json.loads(run("gitlab"))
-    assert issue["location"]["positions"]["begin"] == {"line": 4, "column": 30}
+    raw = book_path.read_text(encoding="utf-8").splitlines()
+    (issue,) = json.loads(run("gitlab"))  # GitLab and GitHub place it in the stored .ipynb, as SARIF does
+    begin = issue["location"]["positions"]["begin"]
+    assert raw[begin["line"] - 1][begin["column"] - 1:].startswith("num_warps=4")
     assert issue["description"].startswith("cell 5: ASC101")
-    assert "line=4,col=30" in run("github") and "(cell 5)" in run("github")
+    github = run("github")
+    line, column = (int(re.search(rf"{key}=(\d+)", github).group(1)) for key in ("line", "col"))
+    assert raw[line - 1][column - 1:].startswith("num_warps=4") and "(cell 5)" in github
     case = ET.fromstring(run("junit")).find("testsuite/testcase")
     assert case.get("name").endswith("at cell 5:4:30")
     assert "  cell 5:4:30 ASC101" in run("grouped")
