@@ -249,8 +249,16 @@ def _host_default(facts: ModuleFacts, argument: cst.BaseExpression | None, site:
     return None
 
 
-def _cap(argument: cst.BaseExpression | None) -> int | None:
-    """The literal bound of ``min(next_power_of_2(n), 4096)``: the largest size the host can pass."""
+def _cap(argument: cst.BaseExpression | None, facts: ModuleFacts | None = None, site=None) -> int | None:
+    """The literal bound of ``min(next_power_of_2(n), 4096)``, passed as is or through host names
+    (``BLOCK_C = min(...)``): the largest size the host can pass."""
+    for _ in range(4):
+        if type(argument) is not cst.Name or facts is None:
+            break
+        status, value = grid.host_resolver(facts).lookup(argument.value, site)
+        if status != "value" or not isinstance(value, cst.BaseExpression) or value is argument:
+            break
+        argument = value
     if type(argument) is cst.Call and (dotted_name(argument.func) or "") == "min":
         literals = [_literal_number(a.value) for a in argument.args]
         bounds = [x for x in literals if isinstance(x, int)]
@@ -269,7 +277,7 @@ def _request(facts, kernel, config, text, pointers, target, pointer_dtype, exten
         argument = grid.launch_argument(launch, name) if launch is not None else None
         if name in kernel.constexpr:
             if name not in values:
-                cap = _cap(argument)
+                cap = _cap(argument, facts, site)
                 if cap is not None:
                     values[name] = cap
                 elif launch is not None and argument is not None and name in extents and runtime is None:

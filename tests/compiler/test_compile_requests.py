@@ -174,3 +174,21 @@ def run(x):
     (request,) = _requests(source)
     params = {p["name"]: p for p in request.job.params}
     assert params["n"]["value"] == 16 and params["m"]["value"] is None and request.values["BLOCK"] == 64
+
+
+def test_a_cap_bound_to_a_host_name_is_read_through_the_name():
+    source = '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x + offs, tl.load(x + offs, mask=offs < n) * 2, mask=offs < n)
+
+def run(x, n):
+    block = min(triton.next_power_of_2(n), 4096)
+    k[(1,)](x, n, BLOCK=block)
+'''
+    (request,) = _requests(source)
+    assert request.values["BLOCK"] == 4096 and request.runtime is None
