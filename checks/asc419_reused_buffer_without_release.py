@@ -56,8 +56,10 @@ class ReusedBufferWithoutRelease(Rule):
                     tl.store(dl.symm_at(staging_ptr, peer) + rank * BLOCK + offs, x)
                 libshmem_device.fence()
                 for peer in range(world):
-                    dl.notify(flags_ptr + rank, peer, signal=epoch)
-                token = dl.wait(flags_ptr, world, "gpu", "acquire", waitValue=epoch)
+                    dl.notify(flags_ptr + rank * 8, peer, signal=epoch)  # one 64-byte line per rank
+                token = dl.wait(flags_ptr, 1, "gpu", "acquire", waitValue=epoch)
+                for src in range(1, world):
+                    token += dl.wait(flags_ptr + src * 8, 1, "gpu", "acquire", waitValue=epoch)
                 staging = dl.consume_token(staging_ptr, token)
                 total = tl.zeros((BLOCK,), tl.float32)
                 for src in range(world):
@@ -85,8 +87,10 @@ class ReusedBufferWithoutRelease(Rule):
                     tl.store(dl.symm_at(staging_ptr, peer) + rank * BLOCK + offs, x)
                 libshmem_device.fence()
                 for peer in range(world):
-                    dl.notify(flags_ptr + rank, peer, signal=epoch)
-                token = dl.wait(flags_ptr, world, "gpu", "acquire", waitValue=epoch)
+                    dl.notify(flags_ptr + rank * 8, peer, signal=epoch)  # one 64-byte line per rank
+                token = dl.wait(flags_ptr, 1, "gpu", "acquire", waitValue=epoch)
+                for src in range(1, world):
+                    token += dl.wait(flags_ptr + src * 8, 1, "gpu", "acquire", waitValue=epoch)
                 staging = dl.consume_token(staging_ptr, token)
                 total = tl.zeros((BLOCK,), tl.float32)
                 for src in range(world):
