@@ -1,8 +1,13 @@
-"""Which rules run: ruff's select / extend-select / ignore by code or prefix, the most specific selector winning."""
+"""Which rules run: ruff's select / extend-select / ignore by code or prefix, the most specific selector winning.
+
+A suite name (``default``, ``review``, ``all``: ``suites.py``) selects the suite's members, as ``ALL`` selects every
+rule, and is as little specific as ``ALL``: any code or prefix decides over it."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable, Sequence
+
+from .suites import SUITES, member
 
 if TYPE_CHECKING:
     from .rule import Rule
@@ -12,8 +17,14 @@ class SelectionError(ValueError):
     pass
 
 
-def _matches(selector: str, code: str) -> bool:
-    return selector == "ALL" or code.startswith(selector)
+def _matches(selector: str, rule) -> bool:
+    if selector in SUITES:
+        return member(selector, rule)
+    return rule.code.startswith(selector)
+
+
+def _specificity(selector: str) -> int:
+    return 0 if selector in SUITES else len(selector)
 
 
 def validate(selectors: Iterable[str], rules: Sequence[type[Rule]], origin: str) -> list[str]:
@@ -23,7 +34,7 @@ def validate(selectors: Iterable[str], rules: Sequence[type[Rule]], origin: str)
         selector = raw.strip().upper()
         if not selector:
             continue
-        if not any(_matches(selector, rule.code) for rule in rules):
+        if not any(_matches(selector, rule) for rule in rules):
             raise SelectionError(f"Unknown rule selector `{raw.strip()}` in {origin}")
         normalised.append(selector)
     return normalised
@@ -39,19 +50,20 @@ def resolve(
     ignore: Sequence[str] = (),
 ) -> list[type[Rule]]:
     """The rules a selection enables: the most specific matching selector wins, as in ruff. An opt-in rule
-    (``Rule.default`` false) is enabled only by ``ALL`` or by a selector more specific than the bare ``ASC``."""
+    (``Rule.default`` false) is enabled only by ``ALL``, a suite it belongs to, or a selector more specific than the bare
+    ``ASC``."""
     enabled = []
     enabling = [*select, *extend_select]
     for rule in rules:
-        matching = [s for s in enabling if _matches(s, rule.code)]
+        matching = [s for s in enabling if _matches(s, rule)]
         if not rule.default:
-            matching = [s for s in matching if s == "ALL" or s != DEFAULT_PREFIX]
-        best_on = max((len(s) if s != "ALL" else 0 for s in matching), default=-1)
-        best_off = max((len(s) if s != "ALL" else 0 for s in ignore if _matches(s, rule.code)), default=-1)
+            matching = [s for s in matching if s != DEFAULT_PREFIX]
+        best_on = max((_specificity(s) for s in matching), default=-1)
+        best_off = max((_specificity(s) for s in ignore if _matches(s, rule)), default=-1)
         if best_on >= 0 and best_on > best_off:
             enabled.append(rule)
     return enabled
 
 
 def without(rules: Sequence[type[Rule]], ignored: Sequence[str]) -> list[type[Rule]]:
-    return [rule for rule in rules if not any(_matches(s, rule.code) for s in ignored)]
+    return [rule for rule in rules if not any(_matches(s, rule) for s in ignored)]
