@@ -5,6 +5,7 @@ import libcst as cst
 from ascendlint import edits
 from ascendlint.analysis.grid import allocated_per_head_matrices, host_argument_bounds, indexes_small_tensor
 from ascendlint.analysis.magnitudes import FEATURE_BITS
+from ascendlint.analysis.offset_threshold import offset_threshold
 from ascendlint.analysis.spelling import as_parsed
 from ascendlint.analysis.test_shapes import tests_allocate_small_tensors
 from ascendlint.diagnostics import FixSafety, Severity
@@ -567,9 +568,10 @@ class Int32OffsetOverflow(Rule):
             unique = {id(leaf): leaf for leaf in leaves}.values()
             return [edits.replace(loc, leaf, f"{tl}.cast({_bare_code(module, leaf)}, {tl}.int64)") for leaf in unique]
 
+        threshold = offset_threshold(analysis, wrapping[0], lambda node: " ".join(module.code_for_node(node).split()))
         self.report(
             pointer_expression,
-            self.message.format(product=shown, where=where) + also,
+            self.message.format(product=shown, where=where) + (f"; it {threshold}" if threshold else "") + also,
             fix_message="Cast the first runtime index to int64" + (" in each of them" if more else ""),
             edits=build,
             span=span,
