@@ -776,6 +776,13 @@ def _token_axis_reason(grid: LaunchGrid, growing: list, code):
     if others:
         return (f"token tiles {_spelled(grid, tokens[0], code)} times `{_text(code, others[0].expr)}` grow with the"
                 " tokens of a launch"), tokens[0]
+    # tiles over every token of the launch (routed MoE M-tiles) times a model dimension's tiles
+    # (`(num_m_tiles, cdiv(I, BLOCK_N))`)
+    wide_tokens = [f for f in tokens if f.launch_wide]
+    model = [f for f in grid.factors if f.model_bounded and f.grows and f.kind is Kind.TILE_COUNT]
+    if wide_tokens and model:
+        return (f"routed token tiles {_spelled(grid, wide_tokens[0], code)} times `{_text(code, model[0].expr)}` grow"
+                " with the tokens of a launch"), wide_tokens[0]
     # token tiles times the batch they belong to count the token tiles of the launch (`(NT, B)`); a further tile
     # count of a model dimension multiplies them (`(cdiv(D, BD), NT, B)`)
     batch = [f for f in grid.factors if f.batch_axis and f.grows]

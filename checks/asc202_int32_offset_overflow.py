@@ -578,7 +578,9 @@ class Int32OffsetOverflow(Rule):
         )
 
 
-_ROW_STRIDE_EVIDENCE = re.compile(r"^=.*stride\((0|1)\)")  # read from the host tensor itself, a leading stride
+# read from the host tensor itself: a leading stride, or the row length of a contiguous activation passed for it
+# (`N=x.shape[-1]` as a `tl.constexpr`: the index is int32 whatever the constexpr)
+_ROW_STRIDE_EVIDENCE = re.compile(r"^=.*stride\((0|1)\)|^=.*\.shape\[(-1|1)\], a per-token size$")
 
 
 def _names_token_offset(analysis, name: cst.Name) -> bool:

@@ -58,11 +58,26 @@ def _written(grid: LaunchGrid, primary: Factor, text) -> str | None:
         node = element.value if isinstance(element, cst.BaseElement) else element
         if len(axis) == 1 and axis[0] is primary and type(node) is cst.Name:
             return text(node)
+        leaves = _product_leaves(node)  # `B * H`: one host name per factor, in order
+        if len(leaves) == len(axis) > 1 and all(type(leaf) is cst.Name for leaf in leaves):
+            for factor, leaf in zip(axis, leaves):
+                if factor is primary:
+                    return text(leaf)
     return None
 
 
+def _product_leaves(node) -> list:
+    if type(node) is cst.BinaryOperation and type(node.operator) is cst.Multiply:
+        return _product_leaves(node.left) + _product_leaves(node.right)
+    return [node]
+
+
 def _condition(primary: Factor, room: int, text, written: str | None = None) -> str:
-    """``cdiv(n, t) > room`` exactly when ``n > room * t``; a plain extent passes at ``room + 1``."""
+    """``cdiv(n, t) > room`` exactly when ``n > room * t``; a plain extent passes at ``room + 1``. A conditional
+    expression (``len(idx) if varlen else cdiv(T, 16)``) passes on either side: both thresholds."""
+    if type(primary.expr) is cst.IfExp:
+        sides = [_side(primary, side) for side in (primary.expr.body, primary.expr.orelse)]
+        return " or ".join(_condition(side, room, text) for side in sides)
     parts = division_parts(primary.expr) if primary.kind in (Kind.TILE_COUNT, Kind.TOTAL_SIZE) else None
     if parts is None:
         return f"`{written or text(primary.expr)}` > {room:,}"
@@ -75,6 +90,12 @@ def _condition(primary: Factor, room: int, text, written: str | None = None) -> 
     if _floors(primary.expr):  # `n // t` passes `room` only at n >= (room + 1) * t
         return f"`{text(dividend)}` > {(room + 1) * tile - 1:,}"
     return f"`{text(dividend)}` > {room * tile:,}"
+
+
+def _side(primary: Factor, side: cst.BaseExpression) -> Factor:
+    """One side of a conditional grid factor, read as a factor of its own (a tile count when it divides)."""
+    kind = Kind.TILE_COUNT if division_parts(side) is not None else Kind.EXTENT
+    return Factor(kind=kind, expr=side, tile=primary.tile if kind is Kind.TILE_COUNT else None)
 
 
 def _floors(expr) -> bool:
