@@ -30,6 +30,12 @@ class GridOver65535(Rule):
     `x.shape[0]` of an activation, `len(x)`) is reported, since a prefill of 64K tokens passes the limit; a tile count
     of tokens (`cdiv(T, BT)`, `len(block_info)` of a list of row blocks) is reported once another runtime size
     multiplies it (`[cdiv(T, BT), B * H]`, `(cdiv(M, BM), ngroups)`) or when its tile holds fewer than 16 rows.
+    The M-tiles of routed MoE tokens (a host name such as `num_m_tiles`, `tile_row_start.shape[0]`) count tiles over
+    every token of the launch: times a model dimension's tile count (`lambda meta: (num_m_tiles, cdiv(I,
+    meta["BLOCK_N"]))`) they are reported, alone (`(num_m_tiles,)`) they are not. A launch through a local name
+    bound to one of several kernels (`fn = k32 if BT == 32 else k64`, then `fn[grid](...)`) is read as a launch of
+    the first. The message states the size at which the grid passes the limit, in the host's names (`passes 65535
+    programs once T > 1,048,560`), the other factors taken at 1; a conditional axis gives the threshold of each side.
     Magnitudes: up to about a million tokens per launch; the leading dimension of weights, biases, rotary tables,
     block tables, sequence offsets and states, and host names that say heads, batch or speculative lengths, are not
     token counts. A host `while` loop before the launch that grows a block until a size fits a literal

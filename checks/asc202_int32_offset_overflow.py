@@ -33,6 +33,13 @@ class Int32OffsetOverflow(Rule):
     alone. The products this leaves out (rows of a grid or loop with no host sign of a large tensor, an extent
     the analysis cannot classify) are ASC207's review sweep.
 
+    A row length the launch passes as a `tl.constexpr` from an activation's shape (`N=x.shape[-1]`) steps by rows
+    like a row stride: the index stays int32 whatever the constexpr. An index loaded from a tensor that every launch
+    passes as int64 (`torch.zeros(n, dtype=torch.int64)`, `.long()`, `.to(torch.int64)`) is int64 already, however it
+    is named; narrowed with `.to(tl.int32)`, or loaded from an int32 tensor, it is not. The message states the index
+    at which the product wraps (`row * row_stride` wraps once `row` >= 2^31 / `row_stride`), with a figure at the
+    sizes the magnitude model allows the other factors.
+
     A product computed in an earlier statement (`base = row * stride_b`, used in `x + base + offs` below) is
     reported as a range from the product to the pointer expression: the first line, where `# noqa` goes, is the
     product the fix edits.
