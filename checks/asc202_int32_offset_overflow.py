@@ -4,7 +4,7 @@ import libcst as cst
 
 from ascendlint import edits
 from ascendlint.analysis.grid import allocated_per_head_matrices, host_argument_bounds, indexes_small_tensor
-from ascendlint.analysis.magnitudes import FEATURE_BITS
+from ascendlint.analysis.magnitudes import FEATURE_BITS, SMALL_BITS, name_bits
 from ascendlint.analysis.offset_threshold import offset_threshold
 from ascendlint.analysis.spelling import as_parsed
 from ascendlint.analysis.test_shapes import tests_allocate_small_tensors
@@ -551,6 +551,9 @@ class Int32OffsetOverflow(Rule):
                 bound = host_argument_bounds(self.facts, kernel, node.value)
                 if bound is not None and _ROW_STRIDE_EVIDENCE.search(bound.evidence) and bound.bits >= FEATURE_BITS:
                     return True
+                if bound is not None and _ROW_LENGTH_EVIDENCE.search(bound.evidence) and _row_length_step(
+                        product, node.value):
+                    return True
         return False
 
     def _report(self, analysis, members, tl: str) -> None:
@@ -585,9 +588,19 @@ class Int32OffsetOverflow(Rule):
         )
 
 
-# read from the host tensor itself: a leading stride, or the row length of a contiguous activation passed for it
-# (`N=x.shape[-1]` as a `tl.constexpr`: the index is int32 whatever the constexpr)
-_ROW_STRIDE_EVIDENCE = re.compile(r"^=.*stride\((0|1)\)|^=.*\.shape\[(-1|1)\], a per-token size$")
+_ROW_STRIDE_EVIDENCE = re.compile(r"^=.*stride\((0|1)\)")  # read from the host tensor itself, a leading stride
+# the row length of an activation passed for a row stride (`N=x.shape[-1]`, also as a `tl.constexpr`: the index
+# stays int32 whatever the constexpr)
+_ROW_LENGTH_EVIDENCE = re.compile(r"^=.*\.shape\[(-1|1)\], a per-token size$")
+
+
+def _row_length_step(product, name: str) -> bool:
+    """`row * N`: the index times the row length alone steps by rows of a `[rows, N]` tensor. With more factors
+    (`i * HV * V`, `i_b * seq_len * NUM_HEADS`) the length is an inner extent of a larger layout, and a length
+    named for a small count (heads, groups) is no row of an activation."""
+    factors = _factors(product)
+    return len(factors) == 2 and any(type(f) is cst.Name and f.value == name for f in factors) and (
+        name_bits(name) > SMALL_BITS)
 
 
 def _names_token_offset(analysis, name: cst.Name) -> bool:
