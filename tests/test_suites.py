@@ -81,10 +81,11 @@ def test_every_rule_has_a_precision_on_codeqls_scale():
     assert suites.precision_band(25, 45) == "medium" and suites.precision_band(0, 0) == "low"
 
 
-def test_the_review_suite_admits_no_rule_measured_below_70_percent():
-    for code, figure in suites.MEASURED.items():
-        if figure.review:
-            assert figure.precision in ("very-high", "high"), code
+def test_the_review_suite_admits_no_opt_in_rule_measured_below_70_percent():
+    for rule in RULES:
+        if not rule.default and suites.in_review(rule):
+            assert suites.measured(rule).precision in ("very-high", "high"), rule.code
+    assert "ASC107" not in codes(["review"])  # 4 of 6 on the untuned sets: below the bar
 
 
 @pytest.mark.parametrize("where", ["select", "extend-select"])
