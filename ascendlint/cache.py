@@ -63,6 +63,8 @@ def rules_fingerprint(rules: Sequence[type["Rule"]], options: dict[str, dict]) -
         "code": _code_stamp(tuple(sorted({i.source or i.module for i in infos}))),
         "rules": sorted(f"{i.module}.{i.qualname}:{i.code}" for i in infos),
         "options": {code: options[code] for code in sorted(options) if code in codes},
+        "environment": sorted(f"{r.code}:{r.environment()}" for r in rules if getattr(r, "environment", None)
+                              and r.environment()),
     }
     encoded = json.dumps(described, sort_keys=True, default=repr).encode()
     return hashlib.blake2b(encoded, digest_size=12).hexdigest()

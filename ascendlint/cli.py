@@ -17,6 +17,8 @@ from .per_file import LinterSet
 from .rule_index import rule_index
 from .runner import FileResult, Linter, Options
 
+COMPILER_RULES = ("ASC307", "ASC308")  # the rules `--compile` selects; they need the `compiler` extra
+
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
@@ -97,10 +99,13 @@ def main() -> None:
 @click.option("--color", "color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="Colour the full and concise formats: auto = on a terminal (NO_COLOR / FORCE_COLOR honoured).")
 @click.option("--watch", "-w", is_flag=True, help="Lint again whenever a Python file or configuration changes.")
+@click.option("--compile", "compile_kernels", is_flag=True,
+              help="Also compile every kernel at each stated config with the Ascend compiler (rules ASC307, ASC308; "
+                   "needs the `compiler` extra).")
 def check(paths, select, extend_select, ignore, output_format, output_file, fix, unsafe_fixes, diff, show_fixes,
           statistics, exit_zero, exit_non_zero_on_fix, no_cache, jobs, stdin_filename, config_path, force_exclude,
           show_settings, show_files, quiet, add_noqa, lint_cuda_only, verbose, exclude, extend_exclude, isolated,
-          unfixable, color, watch) -> None:
+          unfixable, color, watch, compile_kernels) -> None:
     """Lint PATHS (files or folders; `-` reads standard input). Default: the current folder."""
     from_stdin = list(paths) == [Path("-")] or (not paths and stdin_filename is not None)
     paths = [Path("-")] if from_stdin else (list(paths) or [Path(".")])
@@ -119,6 +124,8 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
         context = click.get_current_context()
         watch_and_rerun(paths, lambda: context.invoke(check, **{**context.params, "watch": False}))
         return
+    if compile_kernels:
+        extend_select = (*extend_select, ",".join(COMPILER_RULES))
     overrides = (select, extend_select, ignore)
     adjust = _exclude_overrides(_split(exclude), _split(extend_exclude)) if exclude or extend_exclude else None
     try:
@@ -319,7 +326,25 @@ def _enabled_rules(rules, settings: Settings, select, extend_select, ignore):
         selection.validate(_split(ignore), rules, "--ignore")
     for glob, codes in settings.per_file_ignores.items():
         selection.validate(codes, rules, _origin(settings, f"per-file-ignores.{glob}"))
-    return selection.resolve(rules, chosen_select, chosen_extend, chosen_ignore)
+    enabled = selection.resolve(rules, chosen_select, chosen_extend, chosen_ignore)
+    _warn_compiler_missing(enabled)
+    return enabled
+
+
+_COMPILER_WARNED: list[bool] = []
+
+
+def _warn_compiler_missing(enabled) -> None:
+    """Rules that need the compiler say once that they cannot run, instead of passing silently."""
+    wanted = sorted({r.code for r in enabled} & set(COMPILER_RULES))
+    if not wanted or _COMPILER_WARNED:
+        return
+    from .compiler import missing
+
+    reason = missing()
+    if reason is not None:
+        _COMPILER_WARNED.append(True)
+        click.echo(f"warning: {', '.join(wanted)} not run: {reason}", err=True)
 
 
 def _origin(settings: Settings, key: str) -> str:
@@ -443,14 +468,22 @@ def rule(code: str | None, show_all: bool) -> None:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="Output format.")
-def ub(paths: tuple[Path, ...], output_format: str) -> None:
+@click.option("--compile/--no-compile", "compile_kernels", default=None,
+              help="Show BiShengIR's verdict beside each estimate (default: when the `compiler` extra is installed).")
+def ub(paths: tuple[Path, ...], output_format: str, compile_kernels: bool | None) -> None:
     """Print the estimated Unified Buffer use of each kernel per launch or autotune config against the budget."""
     from . import ub_report
+    from .compiler import missing
 
-    rows, errors = ub_report.collect(list(paths))
+    reason = missing()
+    if compile_kernels and reason:
+        click.echo(f"warning: no compiler verdicts: {reason}", err=True)
+    compiled = bool(compile_kernels if compile_kernels is not None else True) and reason is None
+    rows, errors = ub_report.collect(list(paths), compile_kernels=compiled)
     for error in errors:
         click.echo(f"warning: {error}", err=True)
-    click.echo(ub_report.render_json(rows) if output_format == "json" else ub_report.render_table(rows), nl=False)
+    click.echo(ub_report.render_json(rows) if output_format == "json" else ub_report.render_table(rows, compiled),
+               nl=False)
 
 
 @main.command()

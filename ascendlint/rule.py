@@ -94,6 +94,8 @@ class Rule:
     # what docs/precision.md measured (``ascendlint.suites.MEASURED``), or what the tier implies for a plugin
     precision: ClassVar[str | None] = None
     review: ClassVar[bool | None] = None
+    # an optional extra the rule needs ("compiler"); without it the rule reports nothing and the CLI says so
+    requires: ClassVar[str | None] = None
 
     def __init__(self, context: "FileContext", options: dict | None = None) -> None:
         self.context = context
@@ -129,6 +131,12 @@ class Rule:
 
     def finish(self) -> None:
         """Called once after the walk, for rules that decide on the whole module."""
+
+    @classmethod
+    def environment(cls) -> str:
+        """What besides the file and the options decides the findings (an installed tool's version): part of the
+        result cache's key."""
+        return ""
 
     # -- metadata ----------------------------------------------------------------------------------------------
     @classmethod

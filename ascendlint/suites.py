@@ -74,6 +74,8 @@ MEASURED: dict[str, Measured] = {
     "ASC201": Measured("low", False, "corpus 10/17, held out 0/12"),
     "ASC206": Measured("low", False, "no finding on real code: not measured"),
     "ASC207": Measured("medium", False, f"{_UNTUNED}: set 1 22/37, set 3 3/8 = 56%"),
+    "ASC307": Measured("low", False, "the compiler's verdict (needs the compiler extra); not judged on real kernels"),
+    "ASC308": Measured("low", False, "the compiler's verdict (needs the compiler extra); not judged on real kernels"),
     "ASC305": Measured("low", False, "corpus 0/10 read, held out 0/1 (an estimate for tuning); 1/1 fix"),
     "ASC306": Measured("low", False, "no finding judged on real code"),
     "ASC407": Measured("low", False, "advisory; no finding on real code"),

@@ -32,6 +32,19 @@ class Row:
     complete: bool  # every tile shape was known at this config
     missing: list[str]
     tiles: list[tuple[str, tuple[int, ...], int]]
+    compiler: dict | None = None  # BiShengIR's verdict at this config (with the `compiler` extra): status, bits
+
+    @property
+    def compiler_text(self) -> str:
+        """``fits 96 KB``, ``OVER 256 KB``, ``error``, or ``-`` (not compiled)."""
+        found = self.compiler
+        if not found:
+            return "-"
+        if found["status"] == "fits":
+            return f"fits {found['ub_bits'] // 8192} KB" if found.get("ub_bits") else "fits"
+        if found["status"] == "overflow":
+            return f"OVER {found['required_bits'] // 8192} KB {found['scope']}"
+        return found["status"]
 
     @property
     def percent(self) -> float:
@@ -44,6 +57,7 @@ class Row:
             "budget_bytes": ub.UB_BUDGET, "physical_bytes": ub.UB_PHYSICAL, "over_budget": self.bytes > ub.UB_BUDGET,
             "complete": self.complete, "missing": self.missing,
             "live_tiles": [{"name": n, "shape": list(s), "bytes": b} for n, s, b in self.tiles],
+            "compiler": self.compiler,
         }
 
 
@@ -59,7 +73,28 @@ def python_files(paths: list[Path]) -> list[Path]:
     return found
 
 
-def rows_for_file(path: Path) -> tuple[list[Row], str | None]:
+def _compiler_verdicts(facts) -> dict[tuple[str, str], dict]:
+    """(kernel, config label) -> BiShengIR's verdict, at the estimate's assumptions (4-byte loads of unknown type)."""
+    from .compiler import findings
+
+    found = {}
+    for outcome in findings.module_outcomes(facts, findings.CONFIRM_SETTINGS):
+        verdict = outcome.verdict
+        if outcome.request.runtime is not None:
+            continue
+        ub_scope, overflow = verdict.scope("ub"), verdict.overflow
+        found[(outcome.request.kernel.name, outcome.request.label)] = {
+            "status": verdict.status, "target": outcome.target,
+            "ub_bits": ub_scope.peak_bits if ub_scope else None,
+            "scope": overflow.label if overflow else None,
+            "required_bits": overflow.required_bits if overflow else None,
+            "available_bits": overflow.available_bits if overflow else None,
+            "fits_after_retry": verdict.fits_after_retry, "message": verdict.message,
+        }
+    return found
+
+
+def rows_for_file(path: Path, compile_kernels: bool = False) -> tuple[list[Row], str | None]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -71,20 +106,22 @@ def rows_for_file(path: Path) -> tuple[list[Row], str | None]:
     except cst.ParserSyntaxError as exc:
         return [], f"{path}: cannot be parsed ({exc.message})"
     facts = ModuleFacts(module, NodeIndex(module))
+    verdicts = _compiler_verdicts(facts) if compile_kernels else {}
     rows = []
     for estimate in ub.estimates(facts):
         config = estimate.config
         shown = {k: v for k, v in sorted(config.values.items()) if k in estimate.extents}
         rows.append(Row(str(path), ub.line_of(facts, config.anchor), estimate.kernel.name, config.label.split(" line")[0],
                         shown, config.multibuffer, estimate.bytes, not estimate.unknown, sorted(estimate.unknown),
-                        [(t.name, t.shape, t.bytes) for t in estimate.live]))
+                        [(t.name, t.shape, t.bytes) for t in estimate.live],
+                        verdicts.get((estimate.kernel.name, config.label))))
     return rows, None
 
 
-def collect(paths: list[Path]) -> tuple[list[Row], list[str]]:
+def collect(paths: list[Path], compile_kernels: bool = False) -> tuple[list[Row], list[str]]:
     rows, errors = [], []
     for path in python_files(paths):
-        found, error = rows_for_file(path)
+        found, error = rows_for_file(path, compile_kernels)
         rows += found
         if error:
             errors.append(error)
@@ -102,12 +139,13 @@ def bar(fraction: float, width: int = BAR_WIDTH) -> str:
     return f"[{text}|]"
 
 
-def render_table(rows: list[Row]) -> str:
+def render_table(rows: list[Row], compiled: bool = False) -> str:
     if not rows:
         return "No kernel with tiles of a known shape found.\n"
     budget = ub.kib(ub.UB_BUDGET)
     lines = [f"Unified Buffer estimate per program, budget {budget} KB of {ub.kib(ub.UB_PHYSICAL)} KB "
-             f"(vector core; an estimate, not a compile)", ""]
+             f"(vector core; an estimate, not a compile)" + ("; BiShengIR's verdict beside it" if compiled else ""),
+             ""]
     current = None
     for row in rows:
         if row.path != current:
@@ -120,8 +158,9 @@ def render_table(rows: list[Row]) -> str:
         flag = "OVER" if row.bytes > ub.UB_BUDGET else "ok"
         if not row.complete:
             flag = "partial"  # a shape needs a value the module does not give: a lower bound
+        compiler = f"{row.compiler_text:<16} " if compiled else ""
         lines.append(f"  {row.line:>5}  {row.kernel:<32.32} {row.config:<8} {estimate} {row.percent:>5.0f}% "
-                     f"{bar(row.bytes / ub.UB_BUDGET)} {flag:<7} {values}")
+                     f"{bar(row.bytes / ub.UB_BUDGET)} {flag:<7} {compiler}{values}")
     over = sum(1 for r in rows if r.bytes > ub.UB_BUDGET and r.complete)
     lines += ["", f"{len(rows)} config{'s' if len(rows) != 1 else ''}, {over} over the {budget} KB budget. "
               "'partial': a tile needs a value the module does not give (the figure is a lower bound)."]

@@ -1,4 +1,5 @@
 from ascendlint.analysis.ub import uncapped_extents
+from ascendlint.compiler import findings
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
@@ -23,6 +24,8 @@ class TileExtentFromRuntimeSize(Rule):
     )
     severity = Severity.WARNING
     fix_safety = FixSafety.NONE
+    options = dict(findings.CONFIRM_OPTION)
+    options_notes = findings.CONFIRM_NOTES
     default = False
     opt_in_reason = (
         "below the default bar: of 10 held-out findings read with their host code, 8 size a tile from a batch, a "
@@ -198,7 +201,20 @@ class TileExtentFromRuntimeSize(Rule):
         ),
     ]
 
+    @classmethod
+    def environment(cls) -> str:
+        return findings.environment()
+
     def finish(self) -> None:
-        for found in uncapped_extents(self.facts):
+        extents = uncapped_extents(self.facts)
+        swept = {}
+        if extents and findings.confirming(self.settings):
+            swept = {(id(o.request.launch.call), o.request.runtime): o
+                     for o in findings.module_outcomes(self.facts, findings.CONFIRM_SETTINGS)
+                     if o.request.runtime is not None and o.request.launch is not None}
+        for found in extents:
+            outcome = swept.get((id(found.launch.call), found.param))
+            if findings.accepted(outcome):
+                continue  # the compiler fits the tile at every size up to the limit
             self.report(found.anchor, self.message.format(param=found.param, kernel=found.launch.kernel.name,
-                                                          source=found.source))
+                                                          source=found.source) + findings.overflow_note(outcome))

@@ -1,4 +1,5 @@
 from ascendlint.analysis.ub import UB_BUDGET, estimates, kib
+from ascendlint.compiler import findings
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
@@ -25,6 +26,8 @@ class UbFootprint(Rule):
     )
     severity = Severity.ADVISORY
     fix_safety = FixSafety.NONE
+    options = dict(findings.CONFIRM_OPTION)
+    options_notes = findings.CONFIRM_NOTES
     default = False
     opt_in_reason = (
         "an estimate, not a compile: a load of unknown dtype counts 4 bytes an element (most real overflows it "
@@ -94,7 +97,7 @@ class UbFootprint(Rule):
             @triton.autotune(
                 configs=[
                     triton.Config({"BLOCK": 4096}),
-                    triton.Config({"BLOCK": 16384, "multibuffer": True}),
+                    triton.Config({"BLOCK": 32768, "multibuffer": True}),
                 ],
                 key=["n"],
             )
@@ -151,10 +154,20 @@ class UbFootprint(Rule):
         ),
     ]
 
+    @classmethod
+    def environment(cls) -> str:
+        return findings.environment()
+
     def finish(self) -> None:
-        for estimate in estimates(self.facts):
-            if not estimate.over or estimate.unknown:
-                continue
+        over = [e for e in estimates(self.facts) if e.over and not e.unknown]
+        verdicts = {}
+        if over and findings.confirming(self.settings):
+            verdicts = {(o.request.kernel.name, o.request.label): o
+                        for o in findings.module_outcomes(self.facts, findings.CONFIRM_SETTINGS) if o.request.job is not None}
+        for estimate in over:
+            outcome = verdicts.get((estimate.kernel.name, estimate.config.label))
+            if findings.accepted(outcome):
+                continue  # the compiler fits it: the estimate was wrong
             config = estimate.config
             anchor = config.anchor
             sized = [name for name in config.anchors if name in estimate.extents]
@@ -163,4 +176,5 @@ class UbFootprint(Rule):
             tiles = ", ".join(f"{t.name} {'x'.join(map(str, t.shape))}" for t in estimate.live[:3])
             label = config.label + (" with multibuffer" if config.multibuffer else "")
             self.report(anchor, self.message.format(kernel=estimate.kernel.name, estimate=kib(estimate.bytes),
-                                                    budget=kib(UB_BUDGET), config=label, tiles=tiles))
+                                                    budget=kib(UB_BUDGET), config=label, tiles=tiles)
+                        + findings.overflow_note(outcome))

@@ -94,7 +94,9 @@ def allgather_gemm_kernel(
     n_programs = tl.num_programs(0)
     n_rounds = tl.cdiv(M, BLOCK_M)
     block_elems = BLOCK_M * K
-    elem_bytes = a_ptr.dtype.element_ty.primitive_bitwidth // 8
+    # `bitwidth // 8` does not compile in triton-ascend 3.2.0's frontend (the int's floor division
+    # by a constexpr gives NotImplemented); tl.cdiv folds to the same constant.
+    elem_bytes = tl.cdiv(a_ptr.dtype.element_ty.primitive_bitwidth, 8)
     if pid < n_producers:
         for pe in range(pid, n_ranks, n_producers):
             for rnd in range(n_rounds):

@@ -92,7 +92,9 @@ def allgather_gemm_two_phase_kernel(
     n_iterations = tl.cdiv(M, chunk_rows)
     tiles_n = tl.cdiv(N, BLOCK_N)
     copy_tiles_k = tl.cdiv(K, COPY_K)
-    elem_bytes = a_ptr.dtype.element_ty.primitive_bitwidth // 8
+    # `bitwidth // 8` does not compile in triton-ascend 3.2.0's frontend (the int's floor division
+    # by a constexpr gives NotImplemented); tl.cdiv folds to the same constant.
+    elem_bytes = tl.cdiv(a_ptr.dtype.element_ty.primitive_bitwidth, 8)
     # MTE copiers: sub-block 0 of every program, then sub-block 1 of the programs that send no putmem
     n_copiers = n_programs + tl.maximum(n_programs - n_ranks, 0)
     copier = pid

@@ -47,7 +47,9 @@ def allgather_shmem_kernel(
     n_ranks = libshmem_device.n_pes()
     pid = tl.program_id(0)
     n_programs = tl.num_programs(0)
-    elem_bytes = x_ptr.dtype.element_ty.primitive_bitwidth // 8
+    # `bitwidth // 8` does not compile in triton-ascend 3.2.0's frontend (the int's floor division
+    # by a constexpr gives NotImplemented); tl.cdiv folds to the same constant.
+    elem_bytes = tl.cdiv(x_ptr.dtype.element_ty.primitive_bitwidth, 8)
     if pid < n_producers:
         own = window_ptr + tl.cast(rank, tl.int64) * block_elems
         slot = signal_ptr + rank * SLOT_STRIDE

@@ -67,14 +67,16 @@ def _chunked_linear_attention_kernel(
 
             # b_q feeds two dots and a dot may overwrite its lhs: the first one gets a copy.
             b_q_c = b_q + 0.0
-            b_o = tl.dot(b_q_c, b_h.to(b_q.dtype))
+            # Each dot's result is scaled as it leaves the cube: the sum of two raw fp32 dot results makes
+            # BiShengIR copy one L0C buffer into another, which it cannot do (`Unsupported copy from cc to cc`).
+            b_o = tl.dot(b_q_c, b_h.to(b_q.dtype)) * scale
             b_s = tl.dot(b_q, tl.trans(b_k))
             b_s = tl.where(causal, b_s, 0.0)
-            b_o += tl.dot(b_s.to(b_v.dtype), b_v)
+            b_o += tl.dot(b_s.to(b_v.dtype), b_v) * scale
             b_h += tl.dot(tl.trans(b_k), b_v)
 
             p_o = tl.make_block_ptr(o_base, (seq_len, V), (H * V, 1), (i_t * BT, 0), (BT, BV), (1, 0))
-            tl.store(p_o, (b_o * scale).to(o.dtype.element_ty), boundary_check=(0, 1))
+            tl.store(p_o, b_o.to(o.dtype.element_ty), boundary_check=(0, 1))
 
 
 def run(

@@ -1,12 +1,15 @@
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+# compile verdicts of this run live in a folder of its own, never in the user's cache
+os.environ.setdefault("ASCENDLINT_COMPILER_CACHE", tempfile.mkdtemp(prefix="ascendlint-test-verdicts-"))
 
 
 def run_cli(*args: str, cwd: Path | str | None = None, stdin: str | None = None) -> subprocess.CompletedProcess:

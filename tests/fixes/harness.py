@@ -112,6 +112,20 @@ class CompileOutcome:
             return "no-linalg"
         return "broken-linalg"
 
+    @property
+    def bisheng_status(self) -> str:
+        """What BiShengIR says of the fixed kernel next to the original: fits (reached the last step) |
+        same (neither side fits, alike) | broken-bisheng (the fix made the verdict worse) | n/a (not compiled)."""
+        fixed = self.fixed.get("bisheng")
+        if fixed is None:
+            return "n/a"
+        if fixed["status"] == "fits":
+            return "fits"
+        before = (self.original or {}).get("bisheng")
+        if before is not None and before["status"] != "fits":
+            return "same"
+        return "broken-bisheng"
+
 
 @dataclass
 class CaseReport:

@@ -101,7 +101,20 @@ def compile_job(job: dict, target) -> dict:
         except Exception as error:  # noqa: BLE001
             detail = getattr(error, "stderr", b"") or b""
             result["linalg_error"] = describe(error) + "\n" + detail.decode("utf-8", "replace")[-2000:]
+    if result["linalg"] is not None:
+        result["bisheng"] = _bisheng(result["linalg"])
     return result
+
+
+def _bisheng(linalg: str) -> dict | None:
+    """BiShengIR's verdict on the Linalg, at triton-ascend's default launch options (None without the compiler)."""
+    from ascendlint.compiler import missing
+    from ascendlint.compiler.bisheng import compile_linalg
+    from ascendlint.compiler.jobs import compiler_flags
+
+    if missing():
+        return None
+    return compile_linalg(linalg, compiler_flags(TARGET_ARCH, {}), TARGET_ARCH, timeout=120).as_json()
 
 
 # -- interpret -------------------------------------------------------------------------------------------------

@@ -118,6 +118,9 @@ def test_fixed_kernels_compile_offline(reports, case):
             f"{o.variant}: {o.fixed.get('linalg_error')}" for o in outcomes if o.linalg_status == "broken-linalg"
         ]
         assert not no_linalg, "\n".join(no_linalg)
+        worse = [f"{o.variant}: {o.fixed['bisheng']['status']}: {o.fixed['bisheng']['message']}" for o in outcomes
+                 if o.bisheng_status == "broken-bisheng"]
+        assert not worse, "the fix makes the NPU compiler's verdict worse:\n" + "\n".join(worse)
         if harness.REPAIRS_COMPILE in report.claims:
             assert any(o.status == "repaired" for o in outcomes), "the original compiled everywhere: nothing repaired"
         if not report.plans[kernel].distributed:
@@ -327,3 +330,16 @@ def test_the_harness_judges_repairs_by_what_they_leave(harness_cache, case_id, r
     case = fix_cases.FixCase(good.id, good.codes, good.original, fixed, good.lint_codes, good.fixed_counts)
     (report,) = harness.evaluate([case], harness_cache)[0].values()
     assert [r.get("fixed_unexpected") for _, _, r in report.runs] == [wrong]
+
+
+def test_fixed_kernels_go_through_the_npu_compiler(reports):
+    """With the compiler installed, every fix that lowers to Linalg is also compiled by BiShengIR, and most fixed
+    kernels reach its last step (the rest overflow or fail alike before and after the fix)."""
+    from ascendlint.compiler import missing
+
+    if missing():
+        pytest.skip(f"the NPU compiler is not installed: {missing()}")
+    outcomes = [o for report in reports.values() for o in report.compiles if o.fixed.get("linalg") is not None]
+    judged = [o.bisheng_status for o in outcomes]
+    assert outcomes and "n/a" not in judged
+    assert judged.count("fits") >= len(judged) // 2, sorted(set(judged))

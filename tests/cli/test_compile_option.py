@@ -1,0 +1,69 @@
+"""`ascendlint check --compile` and `ascendlint ub` with the compiler: what a user sees."""
+
+import json
+
+import pytest
+
+from ascendlint import cli
+from ascendlint import compiler as compiler_package
+from tests.compiler.support import needs_compiler
+from tests.conftest import run_cli
+
+AUTOTUNED = '''
+import triton
+import triton.language as tl
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 4096}), triton.Config({"BLOCK": 65536})], key=["n"])
+@triton.jit
+def add(x, y, out, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out + offs, tl.load(x + offs, mask=offs < n) + tl.load(y + offs, mask=offs < n), mask=offs < n)
+'''
+
+
+def test_compile_reports_exactly_the_config_the_compiler_rejects_with_its_numbers(tmp_path):
+    needs_compiler()
+    (tmp_path / "k.py").write_text(AUTOTUNED, encoding="utf-8")
+    result = run_cli("check", "k.py", "--compile", "--select", "ASC307,ASC308", "--format", "json", "--no-cache",
+                     cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    (finding,) = json.loads(result.stdout)
+    assert finding["code"] == "ASC307" and finding["location"]["row"] == 5
+    assert "at least 256 KB of UB, 192 KB available" in finding["message"] and "BLOCK=65536" in finding["message"]
+
+
+def test_compile_selects_both_compiler_rules_besides_the_configured_ones():
+    assert cli.COMPILER_RULES == ("ASC307", "ASC308")
+    assert "--compile" in run_cli("check", "--help").stdout
+
+
+def test_selected_compiler_rules_say_once_that_they_cannot_run_without_the_extra(monkeypatch, capsys):
+    monkeypatch.setattr(compiler_package, "missing", lambda: "ascendnpu-ir not installed")
+    monkeypatch.setattr(cli, "_COMPILER_WARNED", [])
+
+    class Enabled:
+        def __init__(self, code):
+            self.code = code
+
+    cli._warn_compiler_missing([Enabled("ASC101"), Enabled("ASC307")])
+    cli._warn_compiler_missing([Enabled("ASC307")])
+    assert capsys.readouterr().err == "warning: ASC307 not run: ascendnpu-ir not installed\n"
+
+
+def test_ub_prints_the_compilers_verdict_beside_the_estimate(tmp_path):
+    needs_compiler()
+    (tmp_path / "k.py").write_text(AUTOTUNED, encoding="utf-8")
+    table = run_cli("ub", "k.py", cwd=tmp_path)
+    assert "BiShengIR's verdict beside it" in table.stdout
+    assert "fits 32 KB" in table.stdout and "OVER 512 KB UB" in table.stdout  # at the estimate's 4-byte loads
+    rows = json.loads(run_cli("ub", "k.py", "--format", "json", cwd=tmp_path).stdout)["configs"]
+    assert [r["compiler"]["status"] for r in rows] == ["fits", "overflow"]
+    plain = run_cli("ub", "k.py", "--no-compile", cwd=tmp_path)
+    assert "BiShengIR" not in plain.stdout
+
+
+@pytest.mark.parametrize("spelling", ["ASC307", "ASC3"])
+def test_compiler_rules_are_opt_in(spelling, tmp_path):
+    (tmp_path / "k.py").write_text(AUTOTUNED, encoding="utf-8")
+    result = run_cli("check", "k.py", "--no-cache", "--format", "json", cwd=tmp_path)
+    assert all(f["code"] not in cli.COMPILER_RULES for f in json.loads(result.stdout or "[]"))

@@ -1,0 +1,46 @@
+"""A compiler that crashes or hangs gives no verdict, says why, and is never cached (no real compiler needed)."""
+
+import os
+import stat
+
+from ascendlint.compiler import bisheng, service
+from ascendlint.compiler import verdict as v
+from ascendlint.compiler.jobs import CompileJob
+
+
+def _fake_compiler(tmp_path, body: str):
+    script = tmp_path / "bishengir-compile"
+    script.write_text("#!/bin/sh\necho run >> " + str(tmp_path / "runs") + "\n" + body + "\n")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return script
+
+
+def test_a_crashing_compiler_is_run_twice_then_reported_as_crashed(tmp_path, monkeypatch):
+    monkeypatch.setattr(bisheng, "compiler_binary", lambda target: _fake_compiler(tmp_path, "kill -SEGV $$"))
+    found = bisheng.compile_linalg("module {}", [], "Ascend910B1", timeout=10)
+    assert found.status == v.NOT_COMPILED and found.message == f"{bisheng.CRASHED} (signal 11)"
+    assert (tmp_path / "runs").read_text().count("run") == 2
+
+
+def test_a_compiler_past_its_time_limit_is_stopped(tmp_path, monkeypatch):
+    monkeypatch.setattr(bisheng, "compiler_binary", lambda target: _fake_compiler(tmp_path, "exec sleep 30"))
+    found = bisheng.compile_linalg("module {}", [], "Ascend910B1", timeout=0.5)
+    assert found.status == v.NOT_COMPILED and "0.5 s limit" in found.message
+
+
+def test_the_compiler_runs_single_threaded(tmp_path, monkeypatch):
+    monkeypatch.setattr(bisheng, "compiler_binary",
+                        lambda target: _fake_compiler(tmp_path, 'echo "$@" > ' + str(tmp_path / "argv")))
+    bisheng.compile_linalg("module {}", ["--target=Ascend910B1"], "Ascend910B1", timeout=10)
+    assert bisheng.SINGLE_THREADED in (tmp_path / "argv").read_text().split()
+
+
+def test_verdicts_that_may_differ_next_time_are_not_cached(tmp_path, monkeypatch):
+    monkeypatch.setenv(service.CACHE_ENV, str(tmp_path / "cache"))
+    job = CompileJob("k", "", [])
+    service._store(job.key(), v.Verdict(v.NOT_COMPILED, message=f"{bisheng.CRASHED} (signal 11)"))
+    service._store("f" * 64, v.Verdict(v.FITS))
+    service._memory.clear()
+    assert service._cached(job.key()) is None
+    assert service._cached("f" * 64) == v.Verdict(v.FITS)
+    assert not any(name.endswith(".tmp") for _, _, names in os.walk(tmp_path) for name in names)
