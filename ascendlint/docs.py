@@ -8,6 +8,7 @@ from __future__ import annotations
 import textwrap
 
 from .rule import Rule
+from .suites import measured, suites_of
 
 _SAFETY_TEXT = {
     "safe": "This rule's fix is safe: `--fix` applies it.",
@@ -52,10 +53,11 @@ def render_rule(rule: type[Rule]) -> str:
 
 
 def _tier_text(rule: type[Rule]) -> str:
+    suites = f"Suites: {', '.join(f'`{name}`' for name in suites_of(rule))}; precision: **{measured(rule).precision}**."
     if rule.default:
-        return "Enabled by default."
+        return f"Enabled by default. {suites}"
     reason = f" ({rule.opt_in_reason})" if rule.opt_in_reason else ""
-    return f"Opt-in{reason}: enable it with `extend-select = [\"{rule.code}\"]`."
+    return f"Opt-in{reason}: enable it with `extend-select = [\"{rule.code}\"]`. {suites}"
 
 
 def render_index(rules) -> str:
@@ -66,15 +68,22 @@ def render_index(rules) -> str:
         "advisories, and rules or cases that cannot hold that precision) run only when selected by their code or a",
         "prefix more specific than `ASC`, e.g. `extend-select = [\"ASC5\"]`, or by `ALL`.",
         "",
-        "| Code | Name | Severity | Fix | Default | Summary |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "Suites, selected by name (`select = [\"review\"]`, `--select review`): `default` (the default rules),",
+        "`review` (the default rules and the opt-in rules that catch real upstream fixes at 70% precision or more on",
+        "code no rule was tuned on: the grid-size and int32-overflow rules) and `all`. Precision is CodeQL's scale",
+        "(very-high: 90% or more, high: 70%, medium: 50%, low: less, or too few findings to say), from the figures of",
+        "docs/precision.md.",
+        "",
+        "| Code | Name | Severity | Fix | Default | Suites | Precision | Summary |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for rule in rules:
         first = rule.summary().split("\n\n")[0].replace("\n", " ")
         tier = "yes" if rule.default else "opt-in"
+        suites = ", ".join(suites_of(rule))
         lines.append(
             f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.severity.value} | {rule.fix_safety.value} "
-            f"| {tier} | {first} |"
+            f"| {tier} | {suites} | {measured(rule).precision} | {first} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -90,6 +90,10 @@ class Rule:
     # when a selector names them more precisely than the bare `ASC` prefix (`extend-select = ["ASC5"]`) or `ALL`.
     default: ClassVar[bool] = True
     opt_in_reason: ClassVar[str] = ""
+    # CodeQL's precision word (very-high / high / medium / low) and membership of the `review` suite; None takes
+    # what docs/precision.md measured (``ascendlint.suites.MEASURED``), or what the tier implies for a plugin
+    precision: ClassVar[str | None] = None
+    review: ClassVar[bool | None] = None
     # an optional extra the rule needs ("compiler"); without it the rule reports nothing and the CLI says so
     requires: ClassVar[str | None] = None
 

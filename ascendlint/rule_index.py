@@ -23,10 +23,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import __version__, docs_links
+from . import __version__, docs_links, suites
 
 CACHE_ENV = "ASCENDLINT_USER_CACHE"  # overrides the user cache folder (tests, read-only homes)
-_FORMAT = 5  # 2: a digest of the records, checked on reading; 3: each rule's default tier; 4: the repository URL; 5: no placeholder URL
+_FORMAT = 6  # 6: review-suite membership; 2: a digest of the records, checked on reading; 3: each rule's default tier; 4: the repository URL; 5: no placeholder URL
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,7 @@ class RuleInfo:
     source: str | None  # the defining file, for the cache's code stamp
     tool_rule: bool = False
     default: bool = True  # enabled by the default selection (see selection.resolve)
+    review: bool = True  # a member of the `review` suite (see suites.py)
 
 
 def describe(rule) -> RuleInfo:
@@ -55,6 +56,7 @@ def describe(rule) -> RuleInfo:
         source=getattr(module, "__file__", None),
         tool_rule=bool(getattr(rule, "tool_rule", False)),
         default=bool(getattr(rule, "default", True)),
+        review=suites.in_review(rule),
     )
 
 
@@ -169,6 +171,7 @@ def _read(path: Path) -> tuple[RuleInfo, ...] | None:
                 source=None if r["source"] is None else str(r["source"]),
                 tool_rule=bool(r["tool_rule"]),
                 default=bool(r["default"]),
+                review=bool(r["review"]),
             )
             for r in stored["rules"]
         )
@@ -187,7 +190,8 @@ def _read(path: Path) -> tuple[RuleInfo, ...] | None:
 def _write(path: Path, infos: tuple[RuleInfo, ...]) -> None:
     records = [
         {"code": i.code, "name": i.name, "options": list(i.options), "module": i.module, "qualname": i.qualname,
-         "source": i.source, "tool_rule": i.tool_rule, "default": i.default}
+         "source": i.source, "tool_rule": i.tool_rule, "default": i.default,
+         "review": i.review}
         for i in infos
     ]
     sources = {i.source: _stat_line(i.source) for i in infos if i.source}

@@ -1,12 +1,13 @@
 """Real-bug benchmark: does ascendlint catch the traps real teams fixed, at the lines they fixed, and not after?
 
-    python bench/realbugs.py [--ascendlint PATH] [--root /work/realbugs] [--modes default,all,rule]
-                             [--rules ASC105,ASC202] [--tolerance 2] [--json]
+    python bench/realbugs.py [--ascendlint PATH] [--root /work/realbugs] [--modes default,review,all,rule]
+                             [--rules ASC105,ASC202] [--half tuning|measured|both] [--tolerance 2] [--json]
 
 The pairs come from ``bench/realbugs_tree.py`` (``<root>/index.json``). ascendlint is run by subprocess with
-``--format json --no-cache --exit-zero`` on every before and after file, in up to three modes:
+``--format json --no-cache --exit-zero`` on every before and after file, in up to four modes:
 
 - ``default``: the default rule set (no ``--select``);
+- ``review``: the review suite (``--select review``; nothing is caught by a build without suites);
 - ``all``: ``--select ALL``;
 - ``rule``: each labelled rule selected alone (``--select <code>``), which shows whether the rule can see the
   trap at all, whatever other rules or tiers do.
@@ -17,6 +18,11 @@ finding of its rule overlaps the widened after ranges. The tolerance absorbs the
 (the grid assignment or the launch under it, a multi-line call); 2 lines by default. The report gives, per rule
 and overall: labelled fixes, flagged before, caught (flagged before and not after), and flagged after.
 Nothing is imported from the linted code or from ascendlint; only its command line is used.
+
+The benchmark has two halves (``half`` in ``index.json``): the *tuning* half, fixes committed before the manifest's
+``tuning-cutoff``, which rules may be changed on; and the *measured* half, the later fixes and every fix added
+after the split (``measured = true``), which are only scored, never read while changing a rule. Each half is
+reported apart; ``--half`` keeps one.
 """
 
 from __future__ import annotations
@@ -31,7 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 DEFAULT_ROOT = Path("/work/realbugs")
-MODES = ("default", "all", "rule")
+MODES = ("default", "review", "all", "rule")
+HALVES = ("tuning", "measured")
+_MODE_SELECT = {"default": None, "review": "review", "all": "ALL"}
 Range = tuple[int, int]
 
 
@@ -123,7 +131,7 @@ def lint(ascendlint: str, root: Path, paths: list[str], select: str | None) -> d
     if select:
         cmd += ["--select", select]
     proc = subprocess.run([*cmd, *paths], cwd=root, capture_output=True, text=True)
-    if proc.returncode != 0 and select and "Unknown rule selector" in proc.stderr:
+    if proc.returncode != 0 and select and "Unknown rule selector" in proc.stderr:  # also a build without suites
         raise UnknownRule(select)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd[:8])} ... exited {proc.returncode}: {proc.stderr.strip()[-2000:]}")
@@ -149,11 +157,21 @@ def run_mode(mode: str, entries: list[dict], ascendlint: str, root: Path, tolera
             outcomes += [score(e, found.get(os.path.normpath(e["before_path"]), []),
                                found.get(os.path.normpath(e["after_path"]), []), tolerance) for e in group]
     else:
-        found = lint(ascendlint, root, paths_of(entries), "ALL" if mode == "all" else None)
+        try:
+            found = lint(ascendlint, root, paths_of(entries), _MODE_SELECT[mode])
+        except UnknownRule:
+            if absent is not None:
+                absent.add(f"--select {_MODE_SELECT[mode]}")
+            found = {}
         outcomes = [score(e, found.get(os.path.normpath(e["before_path"]), []),
                           found.get(os.path.normpath(e["after_path"]), []), tolerance) for e in entries]
     order = {e["id"]: i for i, e in enumerate(entries)}
     return sorted(outcomes, key=lambda o: order[o.id])
+
+
+def half_of(entry: dict) -> str:
+    """The entry's half; an index written before the split has none, and was all tuned on."""
+    return entry.get("half", "tuning")
 
 
 def default_ascendlint() -> str:
@@ -184,7 +202,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ascendlint", default=default_ascendlint(), help="the ascendlint executable to measure",
                         type=lambda value: os.path.abspath(value) if os.sep in value else value)  # runs in --root
     parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="the materialised benchmark")
-    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated: default, all, rule")
+    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated: default, review, all, rule")
+    parser.add_argument("--half", choices=(*HALVES, "both"), default="both",
+                        help="score only the tuning half, only the measured half, or both (reported apart)")
     parser.add_argument("--rules", default="", help="only the labelled fixes of these rules (comma-separated)")
     parser.add_argument("--tolerance", type=int, default=2, help="lines of slack around each labelled range")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
@@ -199,24 +219,34 @@ def main(argv: list[str] | None = None) -> int:
     if args.rules:
         wanted = {r.strip().upper() for r in args.rules.split(",")}
         entries = [e for e in entries if e["rule"] in wanted]
+    if args.half != "both":
+        entries = [e for e in entries if half_of(e) == args.half]
     if not entries:
         print("no labelled fixes selected", file=sys.stderr)
         return 1
     results, details, absent = {}, {}, set()
+    halves: dict[str, dict] = {h: {} for h in HALVES if any(half_of(e) == h for e in entries)}
     for mode in modes:
         outcomes = run_mode(mode, entries, args.ascendlint, args.root, args.tolerance, absent)
         results[mode] = summarise(outcomes)
+        for half in halves:
+            ids = {e["id"] for e in entries if half_of(e) == half}
+            halves[half][mode] = summarise([o for o in outcomes if o.id in ids])
         details[mode] = [{"id": o.id, "rule": o.rule, "before_hit": o.before_hit, "after_hit": o.after_hit,
                           "caught": o.caught, "other_findings_before": o.other_before} for o in outcomes]
     if args.json:
         json.dump({"ascendlint": args.ascendlint, "root": str(args.root), "tolerance": args.tolerance,
-                   "modes": modes, "rules_absent": sorted(absent), "results": results,
-                   "fixes": details}, sys.stdout, indent=1)
+                   "tuning_cutoff": index.get("tuning_cutoff", ""), "modes": modes, "rules_absent": sorted(absent),
+                   "results": results, "halves": halves, "fixes": details}, sys.stdout, indent=1)
         print()
         return 0
     print(f"ascendlint: {args.ascendlint}\nbenchmark: {args.root} ({len(entries)} labelled fixes), "
-          f"tolerance {args.tolerance} lines\n")
-    print(table(results, modes))
+          f"tolerance {args.tolerance} lines, tuning cut-off {index.get('tuning_cutoff') or 'none'}\n")
+    for half, by_mode in halves.items():
+        count = sum(half_of(e) == half for e in entries)
+        print(f"{half} half ({count} fixes):\n\n{table(by_mode, modes)}\n")
+    if len(halves) > 1:
+        print(f"both halves:\n\n{table(results, modes)}")
     if absent:
         print(f"\nrules this ascendlint does not have (counted as not flagged): {', '.join(sorted(absent))}")
     for mode in modes:

@@ -45,6 +45,8 @@ class Entry:
     lines: list[list[int]] = field(default_factory=list)
     match: str = ""
     after: list[list[int]] = field(default_factory=list)
+    # added after the benchmark was split: measured, never read while changing a rule, whatever its date
+    measured: bool = False
 
     @property
     def pair_dir(self) -> str:
@@ -59,6 +61,22 @@ class Entry:
 def load_manifest(path: Path) -> list[Entry]:
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     return [Entry(**item) for item in data.get("fix", [])]
+
+
+def tuning_cutoff(path: Path) -> str:
+    """The manifest's ``tuning-cutoff`` (an ISO date, ``""`` when absent): fixes committed before it are the tuning
+    half; the ones on or after it, and every entry marked ``measured``, are the measured half."""
+    return str(tomllib.loads(path.read_text(encoding="utf-8")).get("tuning-cutoff", ""))
+
+
+def half_of(date: str, cutoff: str, measured: bool) -> str:
+    """``tuning`` or ``measured``, from the fix's commit date (``%cI``, compared in UTC) and the cut-off."""
+    if measured or not cutoff:
+        return "measured" if measured else "tuning"
+    from datetime import datetime, timezone
+
+    when = datetime.fromisoformat(date).astimezone(timezone.utc).date().isoformat()
+    return "tuning" if when < cutoff else "measured"
 
 
 def merge(lines: list[int]) -> list[Range]:
@@ -156,7 +174,7 @@ The baseline figures (and what each mode means) are in `docs/precision.md`, sect
 """
 
 
-def materialise(entries: list[Entry], mirror: Path, out: Path) -> tuple[list[dict], list[str]]:
+def materialise(entries: list[Entry], mirror: Path, out: Path, cutoff: str = "") -> tuple[list[dict], list[str]]:
     index, errors = [], []
     by_commit: dict[tuple[str, str], list[str]] = {}
     for entry in entries:
@@ -196,6 +214,8 @@ def materialise(entries: list[Entry], mirror: Path, out: Path) -> tuple[list[dic
         meta = git(gitdir, "log", "-1", "--format=sha: %H%nparent: %P%nauthor: %an <%ae>%ndate: %aI%n%n%B", entry.sha)
         (pair / "COMMIT.txt").write_bytes(meta)
         record = asdict(entry)
+        date = git(gitdir, "log", "-1", "--format=%cI", entry.sha).decode().strip()
+        record.update(date=date, half=half_of(date, cutoff, entry.measured))
         record.update(id=entry.ident, before_path=f"{entry.pair_dir}/before/{entry.file}",
                       after_path=f"{entry.pair_dir}/after/{entry.file}",
                       before_ranges=[list(r) for r in before_ranges], after_ranges=[list(r) for r in after_ranges])
@@ -212,28 +232,33 @@ def main(argv: list[str] | None = None) -> int:
     entries = load_manifest(args.manifest)
     idents = [e.ident for e in entries]
     args.out.mkdir(parents=True, exist_ok=True)
-    index, errors = materialise(entries, args.mirror, args.out)
+    cutoff = tuning_cutoff(args.manifest)
+    index, errors = materialise(entries, args.mirror, args.out, cutoff)
     counts: dict[str, int] = {}
     for record in index:  # the same commit, file stem and rule more than once (several labelled places): number them
         base = record["id"]
         if idents.count(base) > 1:
             counts[base] = counts.get(base, 0) + 1
             record["id"] = f"{base}-{counts[base]}"
-    (args.out / "index.json").write_text(json.dumps({"entries": index}, indent=1) + "\n", encoding="utf-8")
+    (args.out / "index.json").write_text(json.dumps({"tuning_cutoff": cutoff, "entries": index}, indent=1) + "\n",
+                                         encoding="utf-8")
     (args.out / "pyproject.toml").write_text("[tool.ascendlint]\n", encoding="utf-8")
     rules: dict[str, int] = {}
     for record in index:
         rules[record["rule"]] = rules.get(record["rule"], 0) + 1
-    listing = ["", "## Labelled fixes", "", "| id | rule | before lines | commit subject |", "|---|---|---|---|"]
+    listing = ["", "## Labelled fixes", "", "| id | rule | half | before lines | commit subject |",
+               "|---|---|---|---|---|"]
     for record in index:
         spans = ", ".join(f"{a}-{b}" if a != b else f"{a}" for a, b in record["before_ranges"])
         subject = record["subject"].replace("|", "/")
-        listing.append(f"| `{record['id']}` | {record['rule']} | {spans} | {subject} |")
+        listing.append(f"| `{record['id']}` | {record['rule']} | {record['half']} | {spans} | {subject} |")
     counts_line = ", ".join(f"{k} {v}" for k, v in sorted(rules.items()))
     (args.out / "README.md").write_text(README + f"\n{len(index)} labelled fixes: {counts_line}.\n"
                                         + "\n".join(listing) + "\n", encoding="utf-8")
     print(f"{len(index)} labelled fixes from {len({(r['repo'], r['sha']) for r in index})} commits written to "
           f"{args.out}: " + ", ".join(f"{k} {v}" for k, v in sorted(rules.items())))
+    halves = {h: sum(r["half"] == h for r in index) for h in ("tuning", "measured")}
+    print(f"tuning half (before {cutoff or 'no cut-off'}): {halves['tuning']}; measured half: {halves['measured']}")
     for error in errors:
         print(f"error: {error}", file=sys.stderr)
     return 1 if errors else 0

@@ -2,6 +2,7 @@ import libcst as cst
 
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.analysis.grid import Kind, LaunchGrid, division_parts, launch_grid
+from ascendlint.analysis.grid_threshold import grid_threshold
 from ascendlint.analysis.module_role import is_test_or_benchmark, launches_for_decode
 from ascendlint.analysis.npu_reach import reached_on_npu
 from ascendlint.analysis.run_sizes import launch_bound
@@ -30,6 +31,12 @@ class GridOver65535(Rule):
     `x.shape[0]` of an activation, `len(x)`) is reported, since a prefill of 64K tokens passes the limit; a tile count
     of tokens (`cdiv(T, BT)`, `len(block_info)` of a list of row blocks) is reported once another runtime size
     multiplies it (`[cdiv(T, BT), B * H]`, `(cdiv(M, BM), ngroups)`) or when its tile holds fewer than 16 rows.
+    The M-tiles of routed MoE tokens (a host name such as `num_m_tiles`, `tile_row_start.shape[0]`) count tiles over
+    every token of the launch: times a model dimension's tile count (`lambda meta: (num_m_tiles, cdiv(I,
+    meta["BLOCK_N"]))`) they are reported, alone (`(num_m_tiles,)`) they are not. A launch through a local name
+    bound to one of several kernels (`fn = k32 if BT == 32 else k64`, then `fn[grid](...)`) is read as a launch of
+    the first. The message states the size at which the grid passes the limit, in the host's names (`passes 65535
+    programs once T > 1,048,560`), the other factors taken at 1; a conditional axis gives the threshold of each side.
     Magnitudes: up to about a million tokens per launch; the leading dimension of weights, biases, rotary tables,
     block tables, sequence offsets and states, and host names that say heads, batch or speculative lengths, are not
     token counts. A host `while` loop before the launch that grows a block until a size fits a literal
@@ -653,15 +660,17 @@ class GridOver65535(Rule):
             # a test or benchmark runs its launches at sizes it picks, and a decode step's rows are its requests: every
             # such grid is the sweep's
             if suite or launches_for_decode(self.facts, launch):
-                reason = unbounded_reason(grid, code) or unbounded_reason(grid, code, True) if self.sweep else None
+                found = unbounded_finding(grid, code) or unbounded_finding(grid, code, True) if self.sweep else None
             else:
-                reason = unbounded_reason(grid, code, self.sweep)
-            if reason is None:
+                found = unbounded_finding(grid, code, self.sweep)
+            if found is None:
                 continue
             bound = launch_bound(self.facts, launch, grid.expr)
             if bound is not None and bound <= _LIMIT:
                 continue  # a test or script that runs it only at the sizes it spells out
-            self.report(launch.call, self.message.format(reason=reason))
+            reason, blamed = found
+            threshold = grid_threshold(grid, blamed, lambda node: _text(code, node)) if blamed is not None else None
+            self.report(launch.call, self.message.format(reason=reason) + (f"; {threshold}" if threshold else ""))
 
 
 def _opts_into_block_clamping(index) -> bool:
@@ -702,13 +711,19 @@ _PRECISE_TILE = 4096
 
 
 def unbounded_reason(grid: LaunchGrid, code, sweep: bool = False) -> str | None:
-    """Why the grid can pass the limit, or None when it is bounded or not visible. ASC105 takes the first reason the
-    host code backs with tokens, rows or a small literal tile; the sweep takes the first reason of a grid that has
-    none of those."""
+    """Why the grid can pass the limit, or None when it is bounded or not visible."""
+    found = unbounded_finding(grid, code, sweep)
+    return found[0] if found else None
+
+
+def unbounded_finding(grid: LaunchGrid, code, sweep: bool = False):
+    """(why the grid can pass the limit, the factor that grows), or None when it is bounded or not visible. ASC105
+    takes the first reason the host code backs with tokens, rows or a small literal tile; the sweep takes the first
+    reason of a grid that has none of those."""
     found = list(_reasons(grid, code))
-    precise = [reason for reason, backed in found if backed]
+    precise = [(reason, factor) for reason, backed, factor in found if backed]
     if sweep:
-        return found[0][0] if found and not precise else None
+        return (found[0][0], found[0][2]) if found and not precise else None
     return precise[0] if precise else None
 
 
@@ -719,32 +734,37 @@ def _reasons(grid: LaunchGrid, code):
     size = grid.static_size
     if size is not None:
         if size > _LIMIT:
-            yield f"it launches {size} programs", True
+            yield f"it launches {size} programs", True, None
         return
     growing = [factor for factor in grid.factors if factor.grows_with_data]
     wide = [factor for factor in grid.factors if factor.wide and not factor.capped and not factor.chunked]
     others = [factor for factor in growing if not factor.wide]
     if wide and others:
         yield (f"{_spelled(grid, wide[0], code)} splits the channels of a weight into tiles of at most 16 (about a"
-               f" thousand programs) times `{_text(code, others[0].expr)}`"), True
+               f" thousand programs) times `{_text(code, others[0].expr)}`"), True, others[0]
     totals = [factor for factor in growing if factor.kind is Kind.TOTAL_SIZE]
     backed = [f for f in totals if f.tokens and f.host_tokens or f.tile is not None and f.tile <= _PRECISE_TILE]
     for total in backed[:1] or totals[:1]:
-        yield f"{_spelled(grid, total, code)} counts the rows or elements of a whole tensor", bool(backed)
+        yield f"{_spelled(grid, total, code)} counts the rows or elements of a whole tensor", bool(backed), total
     tiles = [factor for factor in growing if factor.kind is Kind.TILE_COUNT]
     if len(tiles) >= 2:
         yield (f"tile counts of two runtime extents multiply (`{_text(code, tiles[0].expr)}` and "
-               f"`{_text(code, tiles[1].expr)}`)"), any(t.tokens and t.host_tokens for t in tiles)
+               f"`{_text(code, tiles[1].expr)}`)"), any(t.tokens and t.host_tokens for t in tiles), tiles[0]
     runtime = sum(factor.weight for factor in growing)
     if runtime >= 3:
         yield f"{runtime} runtime sizes multiply in `{_text(code, grid.expr)}`", any(
-            f.tokens and f.host_tokens for f in growing)
-    reason = _token_axis_reason(grid, growing, code)
-    if reason is not None:
-        yield reason, any(f.tokens and f.host_tokens for f in growing)
+            f.tokens and f.host_tokens for f in growing), _largest(growing)
+    found = _token_axis_reason(grid, growing, code)
+    if found is not None:
+        yield found[0], any(f.tokens and f.host_tokens for f in growing), found[1]
 
 
-def _token_axis_reason(grid: LaunchGrid, growing: list, code) -> str | None:
+def _largest(factors: list):
+    """The factor that grows fastest: a token count first, then the heaviest (``B * T * D`` counts three)."""
+    return max(factors, key=lambda f: (f.tokens, f.kind is Kind.TOTAL_SIZE, f.weight)) if factors else None
+
+
+def _token_axis_reason(grid: LaunchGrid, growing: list, code):
     """Case (e): an axis counting tokens or rows. One program per token or row passes 65535 at a prefill of 64K
     tokens; a token tile count (`cdiv(T, BT)`) does once another runtime size (heads, groups, `B * H`) multiplies
     it. Batch sizes multiplied with a token count are part of it (`B * T` tokens per launch)."""
@@ -753,23 +773,30 @@ def _token_axis_reason(grid: LaunchGrid, growing: list, code) -> str | None:
         return None
     per_token = [f for f in tokens if f.kind is not Kind.TILE_COUNT]
     if per_token:
-        return f"{_spelled(grid, per_token[0], code)} launches one program per token or row"
+        return f"{_spelled(grid, per_token[0], code)} launches one program per token or row", per_token[0]
     few = [f for f in tokens if _tile_of(f) is not None and _tile_of(f) < 16]
     if few:  # a million tokens over tiles of fewer than 16 rows
-        return f"{_spelled(grid, few[0], code)} launches one program per {_tile_of(few[0])} tokens or rows"
+        return f"{_spelled(grid, few[0], code)} launches one program per {_tile_of(few[0])} tokens or rows", few[0]
     others = [f for f in grid.factors if not f.tokens and not f.chunked and not f.model_bounded and not f.batch_axis
               and f.kind in (Kind.EXTENT, Kind.TILE_COUNT, Kind.TOTAL_SIZE, Kind.UNKNOWN)
               and not (f.kind is Kind.EXTENT and f.capped and f.value is not None)]
     if others:
         return (f"token tiles {_spelled(grid, tokens[0], code)} times `{_text(code, others[0].expr)}` grow with the"
-                " tokens of a launch")
+                " tokens of a launch"), tokens[0]
+    # tiles over every token of the launch (routed MoE M-tiles) times a model dimension's tiles
+    # (`(num_m_tiles, cdiv(I, BLOCK_N))`)
+    wide_tokens = [f for f in tokens if f.launch_wide]
+    model = [f for f in grid.factors if f.model_bounded and f.grows and f.kind is Kind.TILE_COUNT]
+    if wide_tokens and model:
+        return (f"routed token tiles {_spelled(grid, wide_tokens[0], code)} times `{_text(code, model[0].expr)}` grow"
+                " with the tokens of a launch"), wide_tokens[0]
     # token tiles times the batch they belong to count the token tiles of the launch (`(NT, B)`); a further tile
     # count of a model dimension multiplies them (`(cdiv(D, BD), NT, B)`)
     batch = [f for f in grid.factors if f.batch_axis and f.grows]
     model = [f for f in grid.factors if f.model_bounded and f.grows and f.kind is Kind.TILE_COUNT]
     if batch and model:
         return (f"token tiles {_spelled(grid, tokens[0], code)} of the batch `{_text(code, batch[0].expr)}` times"
-                f" `{_text(code, model[0].expr)}` grow with the tokens of a launch")
+                f" `{_text(code, model[0].expr)}` grow with the tokens of a launch"), tokens[0]
     return None
 
 

@@ -4,7 +4,8 @@ import libcst as cst
 
 from ascendlint import edits
 from ascendlint.analysis.grid import allocated_per_head_matrices, host_argument_bounds, indexes_small_tensor
-from ascendlint.analysis.magnitudes import FEATURE_BITS
+from ascendlint.analysis.magnitudes import FEATURE_BITS, SMALL_BITS, name_bits
+from ascendlint.analysis.offset_threshold import offset_threshold
 from ascendlint.analysis.spelling import as_parsed
 from ascendlint.analysis.test_shapes import tests_allocate_small_tensors
 from ascendlint.diagnostics import FixSafety, Severity
@@ -31,6 +32,13 @@ class Int32OffsetOverflow(Rule):
     scalar reads, and the kernels of a pytest module whose tests allocate tensors of at most 2^31 elements are left
     alone. The products this leaves out (rows of a grid or loop with no host sign of a large tensor, an extent
     the analysis cannot classify) are ASC207's review sweep.
+
+    A row length the launch passes as a `tl.constexpr` from an activation's shape (`N=x.shape[-1]`) steps by rows
+    like a row stride: the index stays int32 whatever the constexpr. An index loaded from a tensor that every launch
+    passes as int64 (`torch.zeros(n, dtype=torch.int64)`, `.long()`, `.to(torch.int64)`) is int64 already, however it
+    is named; narrowed with `.to(tl.int32)`, or loaded from an int32 tensor, it is not. The message states the index
+    at which the product wraps (`row * row_stride` wraps once `row` >= 2^31 / `row_stride`), with a figure at the
+    sizes the magnitude model allows the other factors.
 
     A product computed in an earlier statement (`base = row * stride_b`, used in `x + base + offs` below) is
     reported as a range from the product to the pointer expression: the first line, where `# noqa` goes, is the
@@ -543,6 +551,9 @@ class Int32OffsetOverflow(Rule):
                 bound = host_argument_bounds(self.facts, kernel, node.value)
                 if bound is not None and _ROW_STRIDE_EVIDENCE.search(bound.evidence) and bound.bits >= FEATURE_BITS:
                     return True
+                if bound is not None and _ROW_LENGTH_EVIDENCE.search(bound.evidence) and _row_length_step(
+                        product, node.value):
+                    return True
         return False
 
     def _report(self, analysis, members, tl: str) -> None:
@@ -567,9 +578,10 @@ class Int32OffsetOverflow(Rule):
             unique = {id(leaf): leaf for leaf in leaves}.values()
             return [edits.replace(loc, leaf, f"{tl}.cast({_bare_code(module, leaf)}, {tl}.int64)") for leaf in unique]
 
+        threshold = offset_threshold(analysis, wrapping[0], lambda node: " ".join(module.code_for_node(node).split()))
         self.report(
             pointer_expression,
-            self.message.format(product=shown, where=where) + also,
+            self.message.format(product=shown, where=where) + (f"; it {threshold}" if threshold else "") + also,
             fix_message="Cast the first runtime index to int64" + (" in each of them" if more else ""),
             edits=build,
             span=span,
@@ -577,6 +589,18 @@ class Int32OffsetOverflow(Rule):
 
 
 _ROW_STRIDE_EVIDENCE = re.compile(r"^=.*stride\((0|1)\)")  # read from the host tensor itself, a leading stride
+# the row length of an activation passed for a row stride (`N=x.shape[-1]`, also as a `tl.constexpr`: the index
+# stays int32 whatever the constexpr)
+_ROW_LENGTH_EVIDENCE = re.compile(r"^=.*\.shape\[(-1|1)\], a per-token size$")
+
+
+def _row_length_step(product, name: str) -> bool:
+    """`row * N`: the index times the row length alone steps by rows of a `[rows, N]` tensor. With more factors
+    (`i * HV * V`, `i_b * seq_len * NUM_HEADS`) the length is an inner extent of a larger layout, and a length
+    named for a small count (heads, groups) is no row of an activation."""
+    factors = _factors(product)
+    return len(factors) == 2 and any(type(f) is cst.Name and f.value == name for f in factors) and (
+        name_bits(name) > SMALL_BITS)
 
 
 def _names_token_offset(analysis, name: cst.Name) -> bool:

@@ -3,11 +3,21 @@ import re
 import libcst as cst
 
 from ascendlint import edits
+from ascendlint.analysis.offset_threshold import offset_threshold
 from ascendlint.analysis.test_shapes import tests_allocate_small_tensors
 from ascendlint.analysis.values import argument
 from ascendlint.diagnostics import Applicability, FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 from ascendlint.lazy_regex import lazy
+
+
+def _threshold(analysis, product, module) -> str:
+    """Where the product the offset reaches wraps: ``; `bos * H * K` wraps once `bos` >= 2^31 / `H * K`, ...``."""
+    if product is None:
+        return ""
+    shown = lambda node: " ".join(module.code_for_node(node).split())  # noqa: E731
+    found = offset_threshold(analysis, product, shown)
+    return f"; `{_short(shown(product))}` {found}" if found else ""
 
 
 class SeqlensLoadedInt32(Rule):
@@ -26,7 +36,10 @@ class SeqlensLoadedInt32(Rule):
 
     code = "ASC203"
     name = "seqlens-loaded-int32"
-    message = "`{call}` narrows a loaded offset to 32 bits and it is multiplied in pointer arithmetic; load it as int64"
+    message = (
+        "`{call}` narrows a loaded offset to 32 bits and it is multiplied in pointer arithmetic{threshold}; load it as"
+        " int64"
+    )
     severity = Severity.WARNING
     default = False
     opt_in_reason = (
@@ -253,23 +266,27 @@ class SeqlensLoadedInt32(Rule):
         reported: set[int] = set()
         block_sources = _block_offset_sources(analysis)
         uses: dict[int, list] = {}  # narrowed load -> the wrapping pointer expressions it reaches
+        products: dict[int, cst.BaseExpression] = {}  # narrowed load -> the first wrapping product it reaches
         for pointer_expression, offsets in analysis.pointer_expressions:
             if _pointer_name(pointer_expression) in tables:
                 continue
-            factors = []
             for product in analysis.offset_nodes(offsets):
-                if _is_product(product) and analysis.can_wrap(product) and not analysis.is_int64(product):
-                    factors += [product.left, product.right]
-            for leaf in analysis.offset_nodes(factors, stop=lambda node: _is_length(analysis, node)):
-                if _narrowed_load(analysis, leaf):
-                    uses.setdefault(id(leaf), [leaf]).append(pointer_expression)
+                if not (_is_product(product) and analysis.can_wrap(product) and not analysis.is_int64(product)):
+                    continue
+                factors = [product.left, product.right]
+                for leaf in analysis.offset_nodes(factors, stop=lambda node: _is_length(analysis, node)):
+                    if _narrowed_load(analysis, leaf):
+                        uses.setdefault(id(leaf), [leaf])
+                        if pointer_expression not in uses[id(leaf)][1:]:
+                            uses[id(leaf)].append(pointer_expression)
+                        products.setdefault(id(leaf), product)
         for key, (leaf, *pointers) in uses.items():
             if key in reported or not _is_token_offset(analysis, leaf):
                 continue
             reported.add(key)
-            self._report(analysis, leaf, pointers, reaches_block_offsets=key in block_sources)
+            self._report(analysis, leaf, pointers, reaches_block_offsets=key in block_sources, product=products[key])
 
-    def _report(self, analysis, call: cst.Call, pointers, reaches_block_offsets: bool) -> None:
+    def _report(self, analysis, call: cst.Call, pointers, reaches_block_offsets: bool, product=None) -> None:
         _, dtype = analysis.cast_target(call)
         tl = self.facts.local_alias("tl", "tl")
         module = self.context.module
@@ -294,7 +311,7 @@ class SeqlensLoadedInt32(Rule):
             applicability = None
         self.report(
             call,
-            self.message.format(call=_short(module.code_for_node(call))),
+            self.message.format(call=_short(module.code_for_node(call)), threshold=_threshold(analysis, product, module)),
             fix_message=fix_message,
             edits=build,
             applicability=applicability,

@@ -182,3 +182,59 @@ def test_a_wrong_parent_is_reported(tmp_path):
                         f'rule = "ASC101"\nlines = [[1, 1]]\n')
     assert realbugs_tree.main(["--manifest", str(manifest), "--mirror", str(tmp_path / "mirror"),
                                "--out", str(tmp_path / "out")]) == 1
+
+
+def test_the_half_follows_the_commit_date_in_utc_and_the_measured_mark():
+    cutoff = "2026-08-23"
+    assert realbugs_tree.half_of("2026-08-22T16:25:44+08:00", cutoff, False) == "tuning"
+    assert realbugs_tree.half_of("2026-08-22T20:00:00-05:00", cutoff, False) == "measured"  # 01:00 UTC on the 23rd
+    assert realbugs_tree.half_of("2024-01-01T00:00:00+00:00", cutoff, True) == "measured"  # added after the split
+    assert realbugs_tree.half_of("2030-01-01T00:00:00+00:00", "", False) == "tuning"  # no cut-off: all tuned on
+    assert realbugs.half_of({"id": "old-index"}) == "tuning"
+
+
+def test_the_shipped_manifest_keeps_every_fix_the_rules_were_tuned_on_before_its_cutoff():
+    manifest = Path(realbugs_tree.__file__).parent / "realbugs" / "MANIFEST.toml"
+    cutoff = realbugs_tree.tuning_cutoff(manifest)
+    assert cutoff == "2026-08-23"
+    entries = realbugs_tree.load_manifest(manifest)
+    assert any(e.measured for e in entries)  # fixes added after the split
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_each_half_is_scored_and_reported_apart(tmp_path, capsys):
+    ascendlint = Path(sys.executable).parent / "ascendlint"
+    if not ascendlint.exists():
+        pytest.skip("the ascendlint console script is not installed next to this interpreter")
+    work = tmp_path / "src"
+    work.mkdir()
+    _git(work, "init", "-q")
+    (work / "copy_npu.py").write_text(BEFORE)
+    _git(work, "add", ".")
+    _git(work, "commit", "-q", "-m", "add kernel")
+    (work / "copy_npu.py").write_text(AFTER)
+    _git(work, "commit", "-q", "-am", "drop num_warps")
+    sha, parent = _git(work, "rev-parse", "HEAD"), _git(work, "rev-parse", "HEAD^1")
+    mirror = tmp_path / "mirror" / "us+k"
+    mirror.mkdir(parents=True)
+    shutil.copytree(work / ".git", mirror / "repo")
+    fix = f'repo = "us/k"\nsha = "{sha}"\nparent = "{parent}"\nfile = "copy_npu.py"\nmatch = "num_warps"\n'
+    manifest = tmp_path / "M.toml"
+    manifest.write_text(f'tuning-cutoff = "2999-01-01"\n[[fix]]\n{fix}rule = "ASC101"\n'
+                        f'[[fix]]\n{fix}rule = "ASC105"\nmeasured = true\n')
+    out = tmp_path / "out"
+    assert realbugs_tree.main(["--manifest", str(manifest), "--mirror", str(tmp_path / "mirror"),
+                               "--out", str(out)]) == 0
+    index = json.loads((out / "index.json").read_text())
+    assert index["tuning_cutoff"] == "2999-01-01"
+    assert [e["half"] for e in index["entries"]] == ["tuning", "measured"]
+    capsys.readouterr()
+    assert realbugs.main(["--ascendlint", str(ascendlint), "--root", str(out), "--modes", "default,review",
+                          "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["halves"]["tuning"]["default"]["overall"]["caught"] == 1  # the num_warps fix
+    assert report["halves"]["measured"]["review"]["overall"]["labelled"] == 1
+    assert realbugs.main(["--ascendlint", str(ascendlint), "--root", str(out), "--modes", "default",
+                          "--half", "measured", "--json"]) == 0
+    only = json.loads(capsys.readouterr().out)
+    assert set(only["halves"]) == {"measured"} and only["results"]["default"]["overall"]["labelled"] == 1

@@ -115,6 +115,9 @@ class Factor:
     # ``tokens`` read from the host tensors themselves (the leading dimension of an activation, its flattened rows,
     # ``batch * seq_len``, the sequence axis of ``B, T, H, K = k.shape``), not from how a host name is spelled
     host_tokens: bool = False
+    # counts tiles over every token of the launch, whatever its batch (the M-tiles of routed MoE tokens,
+    # ``num_m_tiles = tile_row_start.shape[0]``): multiplied by a model dimension's tile count it passes the limit
+    launch_wide: bool = False
 
     @property
     def is_core_count(self) -> bool:
@@ -1808,6 +1811,9 @@ class _Classifier:
         if len(found) == 1 and found[0].tokens and not found[0].rows and mag.name_bits(name) <= mag.BATCH_BITS:
             found = [replace(found[0], tokens=False, host_tokens=False, evidence="", batch_rows=True,
                              batch_axis=True)]  # batch = x.shape[0]
+        if len(found) == 1 and found[0].kind in (*RUNTIME_KINDS, Kind.UNKNOWN) and _ROUTED_TILES.fullmatch(name):
+            found = [replace(found[0], kind=Kind.TILE_COUNT, tokens=True, host_tokens=True, launch_wide=True,
+                             evidence=f"`{name}` counts tiles of the routed tokens")]
         if len(found) == 1 and found[0].kind in RUNTIME_KINDS and not found[0].tokens and _is_token_name(name):
             found = [replace(found[0], tokens=True, evidence=found[0].evidence or f"`{name}` counts tokens or rows",
                              host_tokens=found[0].host_tokens or _SEQUENCE_LENGTH.fullmatch(name) is not None)]
@@ -2289,6 +2295,8 @@ _SEQUENCE_LENGTH = lazy(
 _CHUNKS = lazy(r"chunk", re.I)
 # speculative-decoding lengths (``max_spec_len``, ``num_draft_tokens``) count a few draft tokens per request
 _SPECULATIVE = lazy(r"spec|draft|accepted", re.I)
+# M-tiles of the tokens a MoE routing sends to the experts (``num_m_tiles``, ``n_row_tiles``, ``token_blocks``)
+_ROUTED_TILES = lazy(r"(num_?|n_?|total_?)?(m|rows?|tokens?)_?(tiles|blocks)", re.I)
 # a host list or tensor of blocks or tiles (``block_info``, ``tile_row_start``): its length counts tiles of rows
 _TILE_LIST = lazy(r"block|tile|chunk", re.I)
 

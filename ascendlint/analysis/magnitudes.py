@@ -64,7 +64,7 @@ _FEATURE = lazy(
 _TOKEN = lazy(
     r"^(t|l|s|m|seq_?len|seqlen|seq_?length|max_?seq_?len|max_?seqlen|seqlens?|num_?tokens?|n_?tokens?"
     r"|total_?tokens?|tokens?|n_?rows?|num_?rows?|rows?|context_?len|ctx_?len|kv_?len|q_?len|max_?len"
-    r"|n_?ctx|n_?(q|kv)_?ctx|num_?ctx"
+    r"|n_?ctx|n_?(q|kv)_?ctx|num_?ctx|(start|first|base)_?(rows?|tokens?)|(row|token)_?(start|offset|off)"
     r"|\w*_len|\w*_tokens)$",
     re.IGNORECASE,
 )

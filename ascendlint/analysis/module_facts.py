@@ -456,8 +456,35 @@ class ModuleFacts:
             if dotted is None:
                 continue
             kernel = kernels.get(dotted)
+            if kernel is None and type(target) is cst.Name:
+                kernel = self._kernel_bound_to(target, call)
             if kernel is None and dotted.split(".")[0] not in self.imported_names:
                 continue
             keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
             found.append(Launch(call=call, target=target, grid=element.value, kernel=kernel, keywords=keywords))
         return found
+
+    def _kernel_bound_to(self, name: cst.Name, call: cst.Call) -> Kernel | None:
+        """The kernel a local name launches when the function binds it to one of several kernels (``fn = k32 if
+        BT == 32 else k64``, ``fn = k32`` in one branch and ``fn = k64`` in another): the first one it can be. The
+        variants of such a dispatch take the same arguments, so the launch is read against the first."""
+        scope = next((a for a in self.index.ancestors(call) if type(a) is cst.FunctionDef), None)
+        if scope is None:
+            return None
+        for assign in self.index.of_type(cst.Assign):
+            if len(assign.targets) != 1 or type(assign.targets[0].target) is not cst.Name:
+                continue
+            if assign.targets[0].target.value != name.value:
+                continue
+            if next((a for a in self.index.ancestors(assign) if type(a) is cst.FunctionDef), None) is not scope:
+                continue
+            found = self._kernel_of_choice(assign.value)
+            if found is not None:
+                return found
+        return None
+
+    def _kernel_of_choice(self, value: cst.BaseExpression) -> Kernel | None:
+        if type(value) is cst.IfExp:
+            return self._kernel_of_choice(value.body) or self._kernel_of_choice(value.orelse)
+        dotted = dotted_name(value)
+        return self.kernels.get(dotted) if dotted is not None else None

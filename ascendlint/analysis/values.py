@@ -32,6 +32,7 @@ import libcst as cst
 from . import magnitudes as mag
 from .cfg import BIND, ENTRY, HEAD, ITERABLE, STATEMENT, TEST, WITH, Graph, Point
 from .flow import Definition, Mark, ReachingDefinitions, binding_key, bound_names, loop_targets, solve, with_targets
+from .host_dtypes import pointer_dtype
 from .module_facts import Kernel, ModuleFacts, integer_value
 from .walk import NodeIndex
 
@@ -738,7 +739,10 @@ class KernelAnalysis:
         if name == "tl.load":
             table = _pointer_base(positional[0]) if positional else None
             size = mag.GRID_AXIS_BITS if table is not None and mag.names_index_table(table) else mag.LOADED_BITS
-            return (T.DYNAMIC | T.TENSOR | T.NARROW | T.INDEX | T.LOADED | T.FLOAT | T.INT, size, _NO_DIVISORS)
+            # an index loaded from a tensor every launch passes as int64 is int64 already (dtypes, not spellings)
+            width = T.WIDE if table is not None and table in self.kernel.params and pointer_dtype(
+                self.facts, self.kernel, table) == "int64" else T.NARROW
+            return (T.DYNAMIC | T.TENSOR | width | T.INDEX | T.LOADED | T.FLOAT | T.INT, size, _NO_DIVISORS)
         if name in ("tl.make_block_ptr", "tl.advance"):
             return (T.DYNAMIC | T.TENSOR | T.BLOCK, 0, _NO_DIVISORS)
         if name in _TRANSPARENT_CALLS and arguments:

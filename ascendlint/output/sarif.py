@@ -21,6 +21,7 @@ from urllib.parse import quote
 from .. import __version__
 from ..diagnostics import Applicability, Diagnostic, Severity
 from ..docs_links import home_url
+from ..suites import measured, suites_of
 from ..text_positions import line_starts, offset_to_location
 from . import RunReport, register, shown, sorted_diagnostics
 from .notebook_raw import cell_label, raw_span
@@ -79,10 +80,17 @@ def _rule_descriptor(rule) -> dict:
         **({"helpUri": url} if url else {}),
         "defaultConfiguration": {"level": LEVELS[rule.severity]},
         "properties": {
-            "tags": ["ascend", "triton"],
+            "tags": _tags(rule),
+            "precision": measured(rule).precision,
             "problem.severity": PROBLEM_SEVERITY[rule.severity],
         },
     }
+
+
+def _tags(rule) -> list[str]:
+    """What code-scanning services filter on: the platform, the kind of problem, and the suites (``suite:review``)."""
+    kind = "performance" if rule.severity is Severity.ADVISORY else "correctness"
+    return ["ascend", "triton", kind, *(f"suite:{name}" for name in suites_of(rule))]
 
 
 def artifact_uri(filename: str) -> tuple[str, bool]:
