@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from . import grid
+from .walk import child_nodes
 from . import magnitudes as mag
 from .module_facts import Kernel, Launch, ModuleFacts, dotted_name
 from ..lazy_regex import lazy
@@ -234,13 +235,15 @@ def _lines(facts: ModuleFacts) -> dict[int, int]:
 
 
 def _first_lines(facts: ModuleFacts) -> dict[int, int]:
-    from libcst.metadata import MetadataWrapper, PositionProvider
+    """The first line of every node, from one printing of the module that records character offsets (libcst's
+    position metadata gives the same lines at several times the cost, which dominated a corpus run)."""
+    from bisect import bisect_right
 
-    try:
-        positions = MetadataWrapper(facts.module, unsafe_skip_copy=True).resolve(PositionProvider)
-    except Exception:  # noqa: BLE001 - a module nested deeper than the stack (libcst fails inside codegen)
-        positions = {}
-    return {id(node): pos.start.line for node, pos in positions.items()}
+    from ..locator import printed_offsets
+
+    printed, ranges = printed_offsets(facts.module)
+    starts = [0, *(i + 1 for i, char in enumerate(printed) if char == "\n")]
+    return {key: bisect_right(starts, start) for key, (start, _) in ranges.items()}
 
 
 def line_of(facts: ModuleFacts, node: cst.CSTNode) -> int:
@@ -816,7 +819,7 @@ def _names(expr):
         if type(node) is cst.Arg and node.keyword is not None:
             stack.append(node.value)
             continue
-        stack.extend(node.children)
+        stack.extend(child_nodes(node))
 
 
 def _pointer_name(name: str) -> bool:
@@ -842,7 +845,7 @@ def _walk(node):
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(current.children)
+        stack.extend(child_nodes(current))
 
 
 def _broadcast(a: Shape | None, b: Shape | None) -> Shape | None:

@@ -11,6 +11,7 @@ import libcst as cst
 
 from ..analysis import grid, ub
 from ..analysis.module_facts import Kernel, Launch, ModuleFacts, dotted_name
+from ..analysis.walk import child_nodes
 from . import kernel_text
 from .jobs import LAUNCH_OPTIONS, CompileJob
 
@@ -81,7 +82,7 @@ def _walk(node):
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(current.children)
+        stack.extend(child_nodes(current))
 
 
 def host_dtype(facts: ModuleFacts, expr: cst.BaseExpression | None, site: cst.CSTNode, depth: int = 0) -> str | None:
