@@ -131,16 +131,24 @@ def _compute(facts: ModuleFacts) -> list[Estimate]:
         if kernel.name in getattr(facts, "helpers", ()):
             continue
         for config in configs(facts, kernel):
-            model = _Model(facts, kernel, config.values, config.multibuffer)
-            try:
-                model.run()
-            except RecursionError:  # expressions nested deeper than the interpreter's stack: not estimated
-                continue
-            if not model.tiles_seen:
-                continue
-            peak, live = model.peak()
-            found.append(Estimate(kernel, config, peak, live, model.extent_names, model.unknown_extents))
+            estimate = estimate_at(facts, kernel, config, config.values)
+            if estimate is not None:
+                found.append(estimate)
     return found
+
+
+def estimate_at(facts: ModuleFacts, kernel: Kernel, config: Config, values: dict[str, int]) -> Estimate | None:
+    """The estimate of ``kernel`` at ``config`` with these constexpr values (a tile sized at run time, at one
+    size); None when the kernel holds no tile or is nested too deep to read."""
+    model = _Model(facts, kernel, values, config.multibuffer)
+    try:
+        model.run()
+    except RecursionError:  # expressions nested deeper than the interpreter's stack: not estimated
+        return None
+    if not model.tiles_seen:
+        return None
+    peak, live = model.peak()
+    return Estimate(kernel, config, peak, live, model.extent_names, model.unknown_extents)
 
 
 # -- configs ---------------------------------------------------------------------------------------------------
