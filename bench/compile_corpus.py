@@ -110,20 +110,23 @@ def _compiler_bits(verdict: v.Verdict) -> int | None:
     return max(scope.peak_bits, scope.required_bits or 0)
 
 
-def _estimate_bits(facts, outcome, estimates) -> tuple[int | None, bool | None, str]:
+def _estimate_bits(facts, outcome) -> tuple[int | None, bool | None, str]:
+    """The estimate at the constexpr values the compiler was given (a runtime-sized tile at the size compiled last,
+    a flag at the value the request chose), so that both read the same kernel."""
     request = outcome.request
-    match = next((e for e in estimates if e.kernel is request.kernel and e.config.label == request.label), None)
-    if request.runtime is None:
-        return (match.bytes * 8, not match.unknown, "") if match is not None else (None, None, "")
-    size = outcome.overflow_from or max(outcomes._sizes(findings.RULE_OPTIONS["runtime-size-limit"]))
     config = next((c for c in ub.configs(facts, request.kernel) if c.label == request.label), None)
     if config is None:
         return None, None, ""
-    values = {**config.values, request.runtime: size}
+    values = {**config.values, **{k: x for k, x in request.values.items() if type(x) is int}}
+    swept = ""
+    if request.runtime is not None:
+        size = outcome.overflow_from or max(outcomes._sizes(findings.RULE_OPTIONS["runtime-size-limit"]))
+        values[request.runtime] = size
+        swept = f"{request.runtime}={size}"
     found = ub.estimate_at(facts, request.kernel, config, values)
     if found is None:
-        return None, None, ""
-    return found.bytes * 8, not found.unknown, f"{request.runtime}={size}"
+        return None, None, swept
+    return found.bytes * 8, not found.unknown, swept
 
 
 def rows_for(tree: Path) -> list[Row]:
@@ -133,7 +136,6 @@ def rows_for(tree: Path) -> list[Row]:
         facts = _facts(path, tree)
         if facts is None or not facts.kernels:
             continue
-        estimates = ub.estimates(facts)
         for outcome in findings.module_outcomes(facts, settings):
             verdict = outcome.verdict
             row = Row(path.relative_to(tree).as_posix(), outcome.request.kernel.name, outcome.request.label,
@@ -146,7 +148,7 @@ def rows_for(tree: Path) -> list[Row]:
                 row.fits_after_retry = verdict.fits_after_retry
             if verdict.status in (v.FITS, v.OVERFLOW):
                 row.compiler_bits = _compiler_bits(verdict)
-                row.estimate_bits, row.estimate_complete, row.swept = _estimate_bits(facts, outcome, estimates)
+                row.estimate_bits, row.estimate_complete, row.swept = _estimate_bits(facts, outcome)
             rows.append(row)
     return rows
 
