@@ -561,7 +561,8 @@ class _Model:
         inside a loop is held twice (the next iteration's copy arrives while this one is used) and a tile stored
         inside a loop gets its own pair of buffers; the compiler gives up the stores' pairs (down to the loads'
         two copies) before it gives up, so the peak is the full plan when it fits, else the UB when the loads'
-        pairs fit, else their total. Loop-free kernels are planned the same either way."""
+        pairs fit (the budget, or the loads' pairs when they take more), else their total. Loop-free kernels are
+        planned the same either way."""
         address_only = self._address_only()
         intervals = []
         for name, tile in self.sizes.items():
@@ -586,7 +587,7 @@ class _Model:
         full = _sweep(intervals + pairs)
         if full[0] <= UB_PHYSICAL or least[0] > UB_PHYSICAL:
             return full if full[0] <= UB_PHYSICAL else least
-        return UB_PHYSICAL, full[1]
+        return max(least[0], UB_BUDGET), full[1]  # the compiler fills what is left: as full as the UB allows
 
     def _lifetimes(self, name: str) -> list[tuple[float, float]]:
         """The spans over which ``name`` holds a live buffer: one per binding, from it to the last use before the
