@@ -109,6 +109,10 @@ def integer_pointers(kernel: Kernel, pointers: set[str]) -> set[str]:
                 changed = True
     found: set[str] = set()
     for node in _walk(kernel.node.body):
+        if type(node) is cst.Assign and len(node.targets) == 1 and _base_param(_leftmost(node.value), kernel, aliases):
+            first = _leftmost(node.value)  # an address bound to a name (``p = base + token * stride``)
+            for name in _names(node.value) - {first.value}:
+                found |= origin.get(name, set())
         if type(node) is cst.Call and (dotted_name(node.func) or "").split(".")[-1] in ("load", "store") and node.args:
             address = node.args[0].value
             first = _leftmost(address)

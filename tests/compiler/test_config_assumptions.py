@@ -50,17 +50,21 @@ def test_a_pointer_read_through_a_local_name_is_a_pointer():
 
 GATHERED = """
 @triton.jit
-def pick(out, logits, tokens, stride, BLOCK: tl.constexpr):
+def pick(out, logits, tokens, slots_src, stride, BLOCK: tl.constexpr):
     row = tl.program_id(0)
     row_start = logits + row * stride
     token = tl.load(tokens + row)
     chosen = tl.load(row_start + token)
     bucket = tl.load(tokens + row + 1) // 32
     tl.store(out + row, chosen + bucket)
+    slot = tl.load(slots_src + row)
+    kept = tl.where(slot > 0, slot, 0)
+    count_at = out + kept * stride
+    tl.store(count_at, 1.0)
 
 
 def run(out, logits, tokens):
-    pick[(8,)](out, logits, tokens, logits.stride(0), BLOCK=16)
+    pick[(8,)](out, logits, tokens, tokens, logits.stride(0), BLOCK=16)
 """
 
 
@@ -68,6 +72,7 @@ def test_a_pointer_whose_values_index_another_tensor_holds_integers():
     (request,) = configs.requests(_facts(GATHERED), "Ascend910B1", "fp16")
     params = _params(request)
     assert params["tokens"]["dtype"] == "i32"
+    assert params["slots_src"]["dtype"] == "i32"  # its value offsets an address bound to a name first
     assert params["logits"]["dtype"] == "fp16" and request.assumed["logits"] == "fp16"
 
 
