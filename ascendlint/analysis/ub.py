@@ -23,16 +23,17 @@ literal defaults, or those of one ``triton.Config`` of its autotune list togethe
   operands and results of ``tl.dot`` (the cube core's L1/L0 buffers); compile hints (``tl.compile_hint(x, ...)``)
   are not reads of ``x``;
 - multi-buffering (triton-ascend's default; ``multibuffer=False`` on the launch or the config turns it off), as
-  BiShengIR plans it: a load's buffer inside a loop is held twice and a tile stored inside a loop gets a pair of
-  buffers of its own; when that does not fit the compiler gives up the stores' pairs first, and overflows only
-  when the loads' two copies alone do not fit. A loop-free kernel is planned the same either way;
+  BiShengIR plans it: a load's buffer inside a loop is held twice and a one-dimensional tile stored inside a loop
+  (at most one axis longer than 1) gets a pair of buffers of its own; when that does not fit the compiler gives up
+  the stores' pairs first, and overflows only when the loads' two copies alone do not fit. A loop-free kernel is
+  planned the same either way;
 - the compiler's own buffers: a load inside a larger expression (``acc += tl.load(p)``) is a buffer for that
   statement, and an upcast load (``tl.load(p).to(tl.float32)``) keeps its narrow (2-byte) copy beside the
   converted one; ``tl.dot`` accumulators live in L0C, not here.
 
 What it leaves out: unnamed temporaries inside one expression other than loads, the compiler's own scratch
-(reductions, casts, broadcast copies), alignment padding, buffer sharing between tiles of exclusive branches bound to different names,
-helpers called from the kernel, and any tile whose shape depends on a value the module does not give.
+(reductions, casts, broadcast copies), alignment padding, buffer sharing between tiles of exclusive branches bound
+to different names, helpers called from the kernel, and any tile whose shape depends on a value the module does not give.
 
 Computed once per module and cached on the module facts.
 """
@@ -785,7 +786,9 @@ class _Model:
             value = positional[1] if len(positional) > 1 else keywords.get("value")
             stored = self._expr(value) if value is not None else _SCALAR
             direct = type(value) is cst.Name and stored.dma
-            if stored.shape and not stored.pointer and not direct:
+            # probed: a 2-D stored tile gets no pair of its own, one with a single long axis does
+            flat = stored.shape is not None and sum(1 for d in stored.shape if d > 1) <= 1
+            if stored.shape and not stored.pointer and not direct and flat:
                 self.loop_stores.append((self.position, _elements(stored.shape) * stored.size))
         if name == "dot" and len(positional) >= 2:
             for operand in positional[:2]:

@@ -56,6 +56,15 @@ def k(x, y, n, BLOCK: tl.constexpr):
     a = tl.load(x + offs, mask=offs < n).to(tl.float32)
     tl.store(y + offs, a * 2, mask=offs < n)
 """
+STORE_2D = """
+@triton.jit
+def k(x, y, n, BM: tl.constexpr, BN: tl.constexpr):
+    rows = tl.arange(0, BM)
+    for c in range(0, n, BN):
+        cols = c + tl.arange(0, BN)
+        t = tl.load(x + rows[:, None] * n + cols[None, :])
+        tl.store(y + rows[:, None] * n + cols[None, :], t * 2)
+"""
 DOT = """
 @triton.jit
 def k(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
@@ -82,9 +91,11 @@ PROBES = [
     (ACCUMULATE, "fp32 fp32", {"BLOCK": 8192}, True, 96, v.FITS),  # the carried accumulator is not doubled
     (LOOP_FREE, "fp32 fp32", {"BLOCK": 16384}, True, 64, v.FITS),  # no loop: multi-buffering changes nothing
     (UPCAST, "bf16 fp32", {"BLOCK": 8192}, False, 48, v.FITS),  # the bf16 copy beside the fp32 one
+    (STORE_2D, "fp32 fp32", {"BM": 8, "BN": 1024}, True, 64, v.FITS),  # a 2-D stored tile gets no pair of its own
+    (STORE_2D, "fp32 fp32", {"BM": 1, "BN": 8192}, True, 128, v.FITS),  # one row: planned as a 1-D tile
 ]
 IDS = ["loop", "loop-mb", "loop-mb-shrunk", "loop-mb-over", "two-mb", "two-mb-over", "two", "acc", "acc-mb",
-       "loop-free-mb", "upcast"]
+       "loop-free-mb", "upcast", "store-2d-mb", "store-one-row-mb"]
 
 
 def _estimate_kb(source: str, values: dict, multibuffer: bool) -> int:
