@@ -264,7 +264,12 @@ def requests(facts: ModuleFacts, target: str, pointer_dtype: str) -> list[Reques
     for kernel in facts.kernels.values():
         if kernel.name in helpers or _device_function(facts, kernel):
             continue
-        text = kernel_text.rebuild(facts, kernel)
+        try:
+            text = kernel_text.rebuild(facts, kernel)
+        except RecursionError:  # an expression nested deeper than the printer's stack: no text to compile
+            found.append(Request(kernel, f"kernel line {ub.line_of(facts, kernel.node)}", kernel.node.name, None,
+                                 reason="the kernel's text is nested too deep to rebuild"))
+            continue
         pointers = pointer_params(facts, kernel)
         kernel_configs = ub.configs(facts, kernel)
         if not kernel_configs and not kernel.constexpr:
