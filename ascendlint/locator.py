@@ -410,6 +410,17 @@ def _move(offset: int, starts: list[int], other_starts: list[int], other_length:
     return min(other_starts[row - 1] + offset - starts[row - 1], other_length)
 
 
+def printed_offsets(module: cst.Module) -> tuple[str, dict[int, tuple[int, int]]]:
+    """The module printed back, and each node's character range in that text (by ``id``), in one printing."""
+    state = _OffsetRecordingState(module.default_indent, module.default_newline)
+    try:
+        module._codegen(state)
+    except RecursionError:
+        state = _OffsetRecordingState(module.default_indent, module.default_newline)
+        generate(module, state)
+    return "".join(state.tokens), state.ranges
+
+
 class _OffsetRecordingState(CodegenState):
     """A codegen state that records every node's character range instead of (line, column) pairs."""
 

@@ -12,7 +12,9 @@ class UbFootprint(Rule):
     tiles used as data, each binding of a name live from its assignment to its last use (to the end of a loop it
     is used in, across the whole loop when the loop carries it), an element-wise result reusing the buffer of an
     operand that dies at the same statement, at 4 bytes an element unless a cast or `dtype=` says otherwise, with
-    the loaded tiles doubled under `multibuffer=True`. Reported on the argument that sets the largest tile extent
+    the loads a loop makes held twice and the tiles it stores given a pair of buffers under multi-buffering
+    (triton-ascend's default), a load inside an expression and the narrow copy of an upcast load counted as the
+    compiler's own buffers. Reported on the argument that sets the largest tile extent
     (or on the `triton.Config`) when the peak exceeds 184 KB. Configs whose tile shapes need a value the module
     does not give (a heuristic, a runtime size) are not estimated. Nothing here compiles for the NPU: the figure is
     an estimate, checked against real fixes that overflowed before and fit after (see below).
@@ -39,7 +41,7 @@ class UbFootprint(Rule):
         The vector core's Unified Buffer is 192 KB, about 184 KB of it usable by the compiler, and every tile a
         program holds lives there. A config that holds more fails to compile for Ascend (or spills to global
         memory): an rmsnorm backward of 2 x 10240 fp32 tiles holds five 80 KB tiles at once (~440 KB), and padding a
-        7168-wide row to 8192 under `multibuffer=True` doubles every loaded block. How it is computed: tile shapes
+        7168-wide row to 8192 inside a multi-buffered loop (triton-ascend's default) holds every loaded block twice. How it is computed: tile shapes
         are folded at the config's constexpr values (`tl.arange`, `tl.zeros`, broadcasting, reductions, `tl.dot`,
         block pointers' `block_shape`, `keep_dims` reductions, `insert_slice`/`extract_slice`); each binding of a
         named tile is one buffer live from its assignment to its last use before the name is bound again; an
@@ -60,7 +62,7 @@ class UbFootprint(Rule):
     """
     fix_notes = """
         Shrink the tile (a smaller block, fewer rows per program), loop over the long axis inside the kernel, drop
-        `multibuffer=True` for this config, or cast loaded tiles to fp32 only where needed. Run
+        multi-buffering for this config (`multibuffer=False`), or cast loaded tiles to fp32 only where needed. Run
         `ascendlint ub PATH` to see the estimate for every config and the tiles that make it up.
     """
     INVALID = [
@@ -97,18 +99,19 @@ class UbFootprint(Rule):
             @triton.autotune(
                 configs=[
                     triton.Config({"BLOCK": 4096}),
-                    triton.Config({"BLOCK": 32768, "multibuffer": True}),
+                    triton.Config({"BLOCK": 16384}),
                 ],
                 key=["n"],
             )
             @triton.jit
             def add(x, y, z, n, BLOCK: tl.constexpr):
-                offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-                a = tl.load(x + offs, mask=offs < n)
-                b = tl.load(y + offs, mask=offs < n)
-                c = a * a + b
-                d = c * b
-                tl.store(z + offs, c + d, mask=offs < n)
+                for start in range(0, n, BLOCK):
+                    offs = start + tl.arange(0, BLOCK)
+                    a = tl.load(x + offs, mask=offs < n)
+                    b = tl.load(y + offs, mask=offs < n)
+                    c = a * a + b
+                    d = c * b
+                    tl.store(z + offs, c + d, mask=offs < n)
             """,
         ),
     ]

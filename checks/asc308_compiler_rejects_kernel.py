@@ -1,4 +1,4 @@
-from ascendlint.compiler import findings, verdict
+from ascendlint.compiler import findings, outcomes, verdict
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
@@ -13,7 +13,7 @@ class CompilerRejectsKernel(Rule):
 
     code = "ASC308"
     name = "compiler-rejects-kernel"
-    message = "`{kernel}` does not compile for {target} at {config}: {error}"
+    message = "`{kernel}` does not compile for {target} at {config}{sweep}: {error}"
     severity = Severity.ERROR
     fix_safety = FixSafety.NONE
     requires = "compiler"
@@ -95,6 +95,8 @@ class CompilerRejectsKernel(Rule):
             error = outcome.verdict.message
             if len(error) > 300:
                 error = error[:297] + "..."
+            sweep = (f"; `{request.runtime}` is sized at run time and is refused from {outcome.overflow_from}"
+                     if request.runtime and (outcome.overflow_from or 0) > outcomes.SMALLEST_SWEPT else "")
             self.report(findings.anchor_for(outcome), self.message.format(
                 kernel=request.kernel.name, target=outcome.target, config=findings.describe_config(outcome),
-                error=error))
+                sweep=sweep, error=error))

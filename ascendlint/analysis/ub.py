@@ -22,11 +22,18 @@ literal defaults, or those of one ``triton.Config`` of its autotune list togethe
   are bound into (``offs``, ``mask = offs < n``): the compiler turns them into strided or bounded transfers; the
   operands and results of ``tl.dot`` (the cube core's L1/L0 buffers); compile hints (``tl.compile_hint(x, ...)``)
   are not reads of ``x``;
-- ``multibuffer=True`` (on the launch or the config) doubles the loaded tiles (the compiler double-buffers them).
+- multi-buffering (triton-ascend's default; ``multibuffer=False`` on the launch or the config turns it off), as
+  BiShengIR plans it: a load's buffer inside a loop is held twice and a one-dimensional tile stored inside a loop
+  (at most one axis longer than 1) gets a pair of buffers of its own; when that does not fit the compiler gives up
+  the stores' pairs first, and overflows only when the loads' two copies alone do not fit. A loop-free kernel is
+  planned the same either way;
+- the compiler's own buffers: a load inside a larger expression (``acc += tl.load(p)``) is a buffer for that
+  statement, and an upcast load (``tl.load(p).to(tl.float32)``) keeps its narrow (2-byte) copy beside the
+  converted one; ``tl.dot`` accumulators live in L0C, not here.
 
-What it leaves out: unnamed temporaries inside one expression, the compiler's own scratch (reductions, casts,
-broadcast copies), alignment padding, buffer sharing between tiles of exclusive branches bound to different names,
-helpers called from the kernel, and any tile whose shape depends on a value the module does not give.
+What it leaves out: unnamed temporaries inside one expression other than loads, the compiler's own scratch
+(reductions, casts, broadcast copies), alignment padding, buffer sharing between tiles of exclusive branches bound
+to different names, helpers called from the kernel, and any tile whose shape depends on a value the module does not give.
 
 Computed once per module and cached on the module facts.
 """
@@ -39,6 +46,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from . import grid
+from .walk import child_nodes
 from . import magnitudes as mag
 from .module_facts import Kernel, Launch, ModuleFacts, dotted_name
 from ..lazy_regex import lazy
@@ -69,6 +77,7 @@ class Tile:
     shape: Shape
     bytes: int
     loaded: bool
+    dma: bool = False  # the buffer a load copies into (multi-buffered inside loops)
 
 
 @dataclass
@@ -78,7 +87,7 @@ class Config:
     label: str  # "launch line 40", "config 2 line 12"
     anchor: cst.CSTNode  # where a finding about this config goes
     values: dict[str, int]
-    multibuffer: bool = False
+    multibuffer: bool = True  # triton-ascend's default launch option
     launch: Launch | None = None
     anchors: dict[str, cst.CSTNode] = field(default_factory=dict)  # per constexpr: the argument that sets it
 
@@ -131,16 +140,24 @@ def _compute(facts: ModuleFacts) -> list[Estimate]:
         if kernel.name in getattr(facts, "helpers", ()):
             continue
         for config in configs(facts, kernel):
-            model = _Model(facts, kernel, config.values, config.multibuffer)
-            try:
-                model.run()
-            except RecursionError:  # expressions nested deeper than the interpreter's stack: not estimated
-                continue
-            if not model.tiles_seen:
-                continue
-            peak, live = model.peak()
-            found.append(Estimate(kernel, config, peak, live, model.extent_names, model.unknown_extents))
+            estimate = estimate_at(facts, kernel, config, config.values)
+            if estimate is not None:
+                found.append(estimate)
     return found
+
+
+def estimate_at(facts: ModuleFacts, kernel: Kernel, config: Config, values: dict[str, int]) -> Estimate | None:
+    """The estimate of ``kernel`` at ``config`` with these constexpr values (a tile sized at run time, at one
+    size); None when the kernel holds no tile or is nested too deep to read."""
+    model = _Model(facts, kernel, values, config.multibuffer)
+    try:
+        model.run()
+    except RecursionError:  # expressions nested deeper than the interpreter's stack: not estimated
+        return None
+    if not model.tiles_seen:
+        return None
+    peak, live = model.peak()
+    return Estimate(kernel, config, peak, live, model.extent_names, model.unknown_extents)
 
 
 # -- configs ---------------------------------------------------------------------------------------------------
@@ -162,7 +179,8 @@ def configs(facts: ModuleFacts, kernel: Kernel) -> list[Config]:
                 values[name] = value
                 arg = launch.keywords.get(name)
                 anchors[name] = arg if arg is not None else argument
-        multibuffer = _is_true(launch.keywords["multibuffer"].value) if "multibuffer" in launch.keywords else False
+        # triton-ascend multi-buffers unless the launch says otherwise
+        multibuffer = _is_true(launch.keywords["multibuffer"].value) if "multibuffer" in launch.keywords else True
         launch_configs.append(Config(f"launch line {_line(facts, launch.call)}", launch.call, values, multibuffer,
                                      launch, anchors))
     tuned = _autotune_configs(facts, kernel, resolver)
@@ -174,14 +192,14 @@ def configs(facts: ModuleFacts, kernel: Kernel) -> list[Config]:
     base = launch_configs[0] if launch_configs else None
     for label, call, values, multibuffer in tuned:
         merged = {**defaults, **(base.values if base else {}), **values}
-        if base is not None and base.multibuffer:
-            multibuffer = True
+        if multibuffer is None:  # the config does not say: the launch's choice, else triton-ascend's default
+            multibuffer = base.multibuffer if base is not None else True
         found.append(Config(label, call, merged, multibuffer, base.launch if base else None,
                             {name: call for name in values}))
     return found
 
 
-def _autotune_configs(facts, kernel, resolver) -> list[tuple[str, cst.Call, dict[str, int], bool]]:
+def _autotune_configs(facts, kernel, resolver) -> list[tuple[str, cst.Call, dict[str, int], bool | None]]:
     autotune = kernel.autotune
     if autotune is None:
         return []
@@ -200,7 +218,7 @@ def _autotune_configs(facts, kernel, resolver) -> list[tuple[str, cst.Call, dict
         if type(call) is not cst.Call:
             continue
         values: dict[str, int] = {}
-        multibuffer = False
+        multibuffer = None
         if call.args and call.args[0].keyword is None and type(call.args[0].value) is cst.Dict:
             for item in call.args[0].value.elements:
                 if type(item) is not cst.DictElement or type(item.key) is not cst.SimpleString:
@@ -235,13 +253,15 @@ def _lines(facts: ModuleFacts) -> dict[int, int]:
 
 
 def _first_lines(facts: ModuleFacts) -> dict[int, int]:
-    from libcst.metadata import MetadataWrapper, PositionProvider
+    """The first line of every node, from one printing of the module that records character offsets (libcst's
+    position metadata gives the same lines at several times the cost, which dominated a corpus run)."""
+    from bisect import bisect_right
 
-    try:
-        positions = MetadataWrapper(facts.module, unsafe_skip_copy=True).resolve(PositionProvider)
-    except Exception:  # noqa: BLE001 - a module nested deeper than the stack (libcst fails inside codegen)
-        positions = {}
-    return {id(node): pos.start.line for node, pos in positions.items()}
+    from ..locator import printed_offsets
+
+    printed, ranges = printed_offsets(facts.module)
+    starts = [0, *(i + 1 for i, char in enumerate(printed) if char == "\n")]
+    return {key: bisect_right(starts, start) for key, (start, _) in ranges.items()}
 
 
 def line_of(facts: ModuleFacts, node: cst.CSTNode) -> int:
@@ -295,6 +315,7 @@ class _Value:
     size: int = 4
     loaded: bool = False
     pointer: bool = False
+    dma: bool = False  # the result of a load itself, not a value computed from one
 
 
 _SCALAR = _Value(None)
@@ -327,6 +348,9 @@ class _Model:
         self.address_uses: dict[str, int] = {}  # uses of a name inside a load's or store's address or mask
         self.feeds: dict[str, dict[str, int]] = {}  # uses of a name in the value bound to another (name -> target)
         self.hint_uses: dict[str, int] = {}  # uses as the tile a compile hint annotates (``tl.compile_hint(x, ...)``)
+        self.binding = None  # the expression the statement being read binds to a name (a load there is that tile)
+        self.temporaries: list[tuple[int, Tile]] = []  # unnamed buffers the compiler materialises, by position
+        self.loop_stores: list[tuple[int, int]] = []  # (position, bytes) of tiles stored inside a loop
 
     # statements
     def run(self) -> None:
@@ -388,6 +412,7 @@ class _Model:
             self._loop_stack[-1][2].update(assigned)
 
     def _small(self, node) -> None:
+        self.binding = node.value if type(node) in (cst.Assign, cst.AnnAssign) else None
         if type(node) is cst.Assign:
             value = self._expr(node.value)
             self._uses(node.value)
@@ -474,7 +499,7 @@ class _Model:
         size = elements * value.size
         old = self.sizes.get(name)
         if old is None or old.bytes < size:
-            self.sizes[name] = Tile(name, value.shape, size, value.loaded)
+            self.sizes[name] = Tile(name, value.shape, size, value.loaded, value.dma)
 
     def _use(self, name: str, carried: bool = False) -> None:
         if name in self.env:
@@ -485,6 +510,26 @@ class _Model:
     def _uses(self, expr) -> None:
         for node in _names(expr):
             self._use(node)
+
+    def _temporary(self, kind: str, shape: Shape, size: int, dma: bool = False) -> None:
+        """An unnamed buffer the compiler allocates for one statement (a load inside an expression)."""
+        self.tiles_seen = True
+        self.temporaries.append((self.position, Tile(f"<{kind}>", shape, _elements(shape) * size, False, dma)))
+
+    def _upcast_of(self, call: cst.Call) -> bool:
+        """The load is converted to a 4-byte type by the statement's bound value (``tl.load(p).to(tl.float32)``):
+        the compiler keeps the loaded (narrower) copy beside the converted one."""
+        bound = self.binding
+        if type(bound) is not cst.Call or type(bound.func) is not cst.Attribute or bound.func.value is not call:
+            return False
+        if bound.func.attr.value != "to" or not bound.args:
+            return False
+        return _dtype_size(bound.args[0].value) == 4
+
+    def _in_loop(self, position: float) -> tuple[int, int] | None:
+        """The innermost loop holding ``position``."""
+        inside = [(b, f) for b, f, _, _ in self.loops if b <= position <= f]
+        return max(inside, default=None)
 
     # liveness
     def _address_only(self) -> set[str]:
@@ -514,6 +559,12 @@ class _Model:
         return candidates
 
     def peak(self) -> tuple[int, list[Tile]]:
+        """The largest total of live buffers. With multi-buffering (triton-ascend's default), a load's buffer
+        inside a loop is held twice (the next iteration's copy arrives while this one is used) and a tile stored
+        inside a loop gets its own pair of buffers; the compiler gives up the stores' pairs (down to the loads'
+        two copies) before it gives up, so the peak is the full plan when it fits, else the UB when the loads'
+        pairs fit (the budget, or the loads' pairs when they take more), else their total. Loop-free kernels are
+        planned the same either way."""
         address_only = self._address_only()
         intervals = []
         for name, tile in self.sizes.items():
@@ -522,15 +573,23 @@ class _Model:
                 continue  # cube buffers (L1, L0A/B, L0C), not the vector core's Unified Buffer
             if name in address_only:
                 continue  # index and mask tiles of addresses only
-            factor = 2 if self.multibuffer and tile.loaded else 1
+            doubled = self.multibuffer and tile.dma and any(self._in_loop(d) for d in self.defs.get(name, ()))
+            factor = 2 if doubled else 1
             intervals += [(start, end, tile, tile.bytes * factor) for start, end in self._lifetimes(name)]
-        best, live = 0, []
-        for point in sorted({i[0] for i in intervals} | {i[1] for i in intervals}):
-            here = [i for i in intervals if i[0] <= point <= i[1]]
-            total = sum(i[3] for i in here) - _reused(point, here)
-            if total > best:
-                best, live = total, sorted((i[2] for i in here), key=lambda t: -t.bytes)
-        return best, live
+        for position, tile in self.temporaries:
+            factor = 2 if self.multibuffer and tile.dma and self._in_loop(position) else 1
+            intervals.append((position, position, tile, tile.bytes * factor))
+        least = _sweep(intervals)
+        if not self.multibuffer or not self.loop_stores:
+            return least
+        pairs = []
+        for position, size in self.loop_stores:
+            begin, finish = self._in_loop(position) or (position, position)
+            pairs.append((begin, finish, Tile("<store>", (), size * 2, False, True), size * 2))
+        full = _sweep(intervals + pairs)
+        if full[0] <= UB_PHYSICAL or least[0] > UB_PHYSICAL:
+            return full if full[0] <= UB_PHYSICAL else least
+        return max(least[0], UB_BUDGET), full[1]  # the compiler fills what is left: as full as the UB allows
 
     def _lifetimes(self, name: str) -> list[tuple[float, float]]:
         """The spans over which ``name`` holds a live buffer: one per binding, from it to the last use before the
@@ -719,7 +778,19 @@ class _Model:
                 for other in (*positional[1:], keywords.get("mask"), keywords.get("other")):
                     if other is not None:
                         shape = _broadcast(shape, self._expr(other).shape) if shape else shape
-            return _Value(shape, 4, loaded=name == "load") if shape else _SCALAR
+            if not shape:
+                return _SCALAR
+            if name == "load" and call is not self.binding:
+                self._temporary("load", shape, 2 if self._upcast_of(call) else 4, dma=True)
+            return _Value(shape, 4, loaded=name == "load", dma=name == "load" and call is self.binding)
+        if name == "store" and self._loop_stack:
+            value = positional[1] if len(positional) > 1 else keywords.get("value")
+            stored = self._expr(value) if value is not None else _SCALAR
+            direct = type(value) is cst.Name and stored.dma
+            # probed: a 2-D stored tile gets no pair of its own, one with a single long axis does
+            flat = stored.shape is not None and sum(1 for d in stored.shape if d > 1) <= 1
+            if stored.shape and not stored.pointer and not direct and flat:
+                self.loop_stores.append((self.position, _elements(stored.shape) * stored.size))
         if name == "dot" and len(positional) >= 2:
             for operand in positional[:2]:
                 if type(operand) is cst.Name:
@@ -779,6 +850,24 @@ class _Model:
         return _Value(shape, size, loaded) if shape else _SCALAR
 
 
+def _sweep(intervals) -> tuple[int, list[Tile]]:
+    """The largest total of the intervals live at one point, and the tiles live there (largest first)."""
+    best, live = 0, []
+    for point in sorted({i[0] for i in intervals} | {i[1] for i in intervals}):
+        here = [i for i in intervals if i[0] <= point <= i[1]]
+        total = sum(i[3] for i in here) - _reused(point, here)
+        if total > best:
+            best, live = total, sorted((i[2] for i in here), key=lambda t: -t.bytes)
+    return best, live
+
+
+def _elements(shape: Shape) -> int:
+    count = 1
+    for dim in shape:
+        count *= dim
+    return count
+
+
 def _reused(point, here) -> int:
     """Bytes the tiles bound at ``point`` take over from tiles whose last use is that same statement: an
     element-wise result is written in place of an operand that dies there (``b = a * 2`` with ``a`` read for the
@@ -817,7 +906,7 @@ def _names(expr):
         if type(node) is cst.Arg and node.keyword is not None:
             stack.append(node.value)
             continue
-        stack.extend(node.children)
+        stack.extend(child_nodes(node))
 
 
 def _pointer_name(name: str) -> bool:
@@ -843,7 +932,7 @@ def _walk(node):
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(current.children)
+        stack.extend(child_nodes(current))
 
 
 def _broadcast(a: Shape | None, b: Shape | None) -> Shape | None:

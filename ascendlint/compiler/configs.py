@@ -12,6 +12,7 @@ import libcst as cst
 from ..analysis import grid, ub
 from ..analysis.literals import integer_value
 from ..analysis.module_facts import Kernel, Launch, ModuleFacts, dotted_name
+from ..analysis.walk import child_nodes
 from . import kernel_text
 from .jobs import LAUNCH_OPTIONS, CompileJob
 
@@ -47,7 +48,7 @@ def pointer_params(facts: ModuleFacts, kernel: Kernel, depth: int = 0) -> set[st
     """Parameters the kernel (or a jit helper it passes them to) uses as addresses."""
     found = {p for p in kernel.params if p.lower().endswith(("ptr", "_ptrs")) or p.lower().startswith("ptr")}
     by_name = {k.name: k for k in facts.kernels.values()}
-    derived = _derived_from(kernel)
+    aliases = _local_bases(kernel)
     for node in _walk(kernel.node.body):
         if type(node) is cst.Attribute and type(node.value) is cst.Name and node.attr.value == "dtype":
             if node.value.value in kernel.params:
@@ -60,13 +61,9 @@ def pointer_params(facts: ModuleFacts, kernel: Kernel, depth: int = 0) -> set[st
             for arg in node.args:
                 if arg.keyword is not None and arg.keyword.value in ("pointer", "base", "ptr"):
                     address = arg.value
-            root = _leftmost(address)
-            for _ in range(8):  # ``q_base = q + off``: the local's root, through its assignments
-                if root is None or root in kernel.params:
-                    break
-                root = derived.get(root)
-            if root in kernel.params:
-                found.add(root)
+            base = _base_param(_leftmost(address), kernel, aliases)
+            if base is not None:
+                found.add(base)
         helper = by_name.get(callee)
         if helper is not None and helper is not kernel and depth < 4:
             inner = pointer_params(facts, helper, depth + 1)
@@ -82,21 +79,91 @@ def pointer_params(facts: ModuleFacts, kernel: Kernel, depth: int = 0) -> set[st
     return found
 
 
-def _leftmost(expr: cst.BaseExpression) -> str | None:
+_INTEGER_OPERATORS = (cst.FloorDivide, cst.Modulo, cst.BitAnd, cst.BitOr, cst.BitXor, cst.LeftShift, cst.RightShift)
+
+
+def integer_pointers(kernel: Kernel, pointers: set[str]) -> set[str]:
+    """Pointer parameters whose loaded values the kernel uses as integers: as an offset inside another address,
+    or in integer arithmetic (``//``, ``%``, bit operations), directly or through names bound from them. A float
+    there would not compile, so such a pointer cannot hold floats whatever its name."""
+    aliases = _local_bases(kernel)
+    origin: dict[str, set[str]] = {}  # local name -> pointer parameters its value was loaded from
+    for node in _walk(kernel.node.body):
+        if type(node) is not cst.Assign or len(node.targets) != 1 or type(node.targets[0].target) is not cst.Name:
+            continue
+        value = node.value
+        if type(value) is cst.Call and (dotted_name(value.func) or "").split(".")[-1] == "load" and value.args:
+            base = _base_param(_leftmost(value.args[0].value), kernel, aliases)
+            if base in pointers:
+                origin.setdefault(node.targets[0].target.value, set()).add(base)
+    changed = True
+    while changed:  # names computed from loaded values carry where they were loaded from
+        changed = False
+        for node in _walk(kernel.node.body):
+            if type(node) is not cst.Assign or len(node.targets) != 1 or type(node.targets[0].target) is not cst.Name:
+                continue
+            if type(node.value) is cst.Call and (dotted_name(node.value.func) or "").split(".")[-1] in ("to", "cast"):
+                continue  # converted explicitly: the loaded type no longer matters
+            target = node.targets[0].target.value
+            carried = set().union(*(origin.get(n, set()) for n in _names(node.value) if n != target))
+            if carried - origin.get(target, set()):
+                origin.setdefault(target, set()).update(carried)
+                changed = True
+    found: set[str] = set()
+    for node in _walk(kernel.node.body):
+        if type(node) is cst.Assign and len(node.targets) == 1 and _base_param(_leftmost(node.value), kernel, aliases):
+            first = _leftmost(node.value)  # an address bound to a name (``p = base + token * stride``)
+            for name in _names(node.value) - {first.value}:
+                found |= origin.get(name, set())
+        if type(node) is cst.Call and (dotted_name(node.func) or "").split(".")[-1] in ("load", "store") and node.args:
+            address = node.args[0].value
+            first = _leftmost(address)
+            for name in _names(address):
+                found |= origin.get(name, set()) if not (type(first) is cst.Name and first.value == name) else set()
+        if type(node) is cst.BinaryOperation and type(node.operator) in _INTEGER_OPERATORS:
+            for side in (node.left, node.right):
+                if type(side) is cst.Name:
+                    found |= origin.get(side.value, set())
+    return found
+
+
+def _names(expr) -> set[str]:
+    return {n.value for n in _walk(expr) if type(n) is cst.Name}
+
+
+def _leftmost(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """The first term of a sum (``x + rows[:, None] * stride`` -> ``x``): the base of an address."""
     while type(expr) is cst.BinaryOperation:
         expr = expr.left
-    return expr.value if type(expr) is cst.Name else None
+    return expr
 
 
-def _derived_from(kernel: Kernel) -> dict[str, str]:
-    """Local name -> the name its value starts from (``q_base = q + off``; ``x += off`` keeps ``x``)."""
-    found: dict[str, str] = {}
+def _local_bases(kernel: Kernel) -> dict[str, list[str]]:
+    """Names the kernel binds to an address expression, each with the first terms of the values bound to it
+    (``x_ptrs = x + offs`` -> ``x_ptrs: [x]``)."""
+    found: dict[str, list[str]] = {}
     for node in _walk(kernel.node.body):
         if type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
-            root = _leftmost(node.value)
-            if root is not None and root != node.targets[0].target.value:
-                found.setdefault(node.targets[0].target.value, root)
+            first = _leftmost(node.value)
+            if type(first) is cst.Name:
+                found.setdefault(node.targets[0].target.value, []).append(first.value)
     return found
+
+
+def _base_param(expr: cst.BaseExpression, kernel: Kernel, aliases: dict[str, list[str]]) -> str | None:
+    """The parameter an address starts from, directly or through the local names it was bound to."""
+    if type(expr) is not cst.Name:
+        return None
+    pending, seen = [expr.value], set()
+    while pending:
+        name = pending.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        if name in kernel.params:
+            return name
+        pending.extend(aliases.get(name, ()))
+    return None
 
 
 def _walk(node):
@@ -104,7 +171,7 @@ def _walk(node):
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(current.children)
+        stack.extend(child_nodes(current))
 
 
 def host_dtype(facts: ModuleFacts, expr: cst.BaseExpression | None, site: cst.CSTNode, depth: int = 0) -> str | None:
@@ -199,9 +266,14 @@ def requests(facts: ModuleFacts, target: str, pointer_dtype: str, declared: dict
     found: list[Request] = []
     helpers = getattr(facts, "helpers", set()) or set()
     for kernel in facts.kernels.values():
-        if kernel.name in helpers:
+        if kernel.name in helpers or _device_function(facts, kernel):
             continue
-        text = kernel_text.rebuild(facts, kernel)
+        try:
+            text = kernel_text.rebuild(facts, kernel)
+        except RecursionError:  # an expression nested deeper than the printer's stack: no text to compile
+            found.append(Request(kernel, f"kernel line {ub.line_of(facts, kernel.node)}", kernel.node.name, None,
+                                 reason="the kernel's text is nested too deep to rebuild"))
+            continue
         pointers = pointer_params(facts, kernel)
         kernel_configs = ub.configs(facts, kernel)
         if not kernel_configs and not kernel.constexpr:
@@ -249,22 +321,44 @@ def _host_default(facts: ModuleFacts, argument: cst.BaseExpression | None, site:
     return None
 
 
-def _cap(argument: cst.BaseExpression | None, facts: ModuleFacts | None = None, site=None) -> int | None:
-    """The literal bound of ``min(next_power_of_2(n), 4096)``, passed as is or through host names
-    (``BLOCK_C = min(...)``): the largest size the host can pass."""
+def _cap(facts: ModuleFacts, argument: cst.BaseExpression | None, site: cst.CSTNode) -> int | None:
+    """The constant bound of ``min(next_power_of_2(n), 4096)`` (the bound a literal or a module constant, the
+    ``min`` written at the launch or bound to the name it passes): the largest size the host can pass."""
+    resolver = grid.host_resolver(facts)
     for _ in range(4):
-        if type(argument) is not cst.Name or facts is None:
+        if type(argument) is not cst.Name:
             break
-        status, value = grid.host_resolver(facts).lookup(argument.value, site)
+        status, value = resolver.lookup(argument.value, site)
         if status != "value" or not isinstance(value, cst.BaseExpression) or value is argument:
-            break
+            return None
         argument = value
+    argument = _returned(facts, argument)
     if type(argument) is cst.Call and (dotted_name(argument.func) or "") == "min":
-        literals = [_literal_number(a.value) for a in argument.args]
-        bounds = [x for x in literals if isinstance(x, int)]
-        if bounds and len(bounds) < len(literals):
+        folded = [ub.fold(resolver, a.value, site) for a in argument.args]
+        bounds = [x for x in folded if isinstance(x, int)]
+        if bounds and len(bounds) < len(folded):
             return min(bounds)
     return None
+
+
+def _returned(facts: ModuleFacts, argument: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """For a call of a host function of this module whose body ends in ``return EXPR``, ``EXPR`` (a helper that
+    computes the block size: ``return min(triton.next_power_of_2(n), MAX_BLOCK)``); else the argument."""
+    if type(argument) is not cst.Call or type(argument.func) is not cst.Name:
+        return argument
+    for statement in facts.module.body:
+        if type(statement) is cst.FunctionDef and statement.name.value == argument.func.value:
+            last = statement.body.body[-1] if statement.body.body else None
+            if type(last) is cst.SimpleStatementLine and type(last.body[0]) is cst.Return and last.body[0].value:
+                return last.body[0].value
+    return argument
+
+
+def _device_function(facts: ModuleFacts, kernel: Kernel) -> bool:
+    """A jit function that returns a value and is never launched here: a helper of kernels elsewhere."""
+    if grid.launches_of(facts, kernel):
+        return False
+    return any(type(node) is cst.Return and node.value is not None for node in _walk(kernel.node.body))
 
 
 def _request(facts, kernel, config, text, pointers, target, pointer_dtype, extents) -> Request:
@@ -272,12 +366,13 @@ def _request(facts, kernel, config, text, pointers, target, pointer_dtype, exten
     site = launch.call if launch is not None else kernel.node
     values: dict[str, object] = dict(config.values)
     params, assumed = [], {}
+    integers = integer_pointers(kernel, pointers)
     runtime = runtime_anchor = None
     for name in kernel.params:
         argument = grid.launch_argument(launch, name) if launch is not None else None
         if name in kernel.constexpr:
             if name not in values:
-                cap = _cap(argument, facts, site)
+                cap = _cap(facts, argument, site)
                 if cap is not None:
                     values[name] = cap
                 elif launch is not None and argument is not None and name in extents and runtime is None:
@@ -305,7 +400,7 @@ def _request(facts, kernel, config, text, pointers, target, pointer_dtype, exten
             if argument is not None:
                 dtype = host_dtype(facts, argument, site)
             if dtype is None:
-                dtype = "i32" if _INDEX_NAMES.search(name) else pointer_dtype
+                dtype = "i32" if _INDEX_NAMES.search(name) or name in integers else pointer_dtype
                 assumed[name] = dtype
             params.append({"name": name, "kind": "pointer", "dtype": dtype})
         else:

@@ -32,15 +32,13 @@ def _literal(expr: cst.BaseExpression) -> bool:
     return False
 
 
-def _names_in(node: cst.CSTNode) -> set[str]:
-    found: set[str] = set()
-
-    class Collect(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            found.add(name.value)
-
-    node.visit(Collect())
-    return found
+def _names_in(facts: ModuleFacts, node: cst.CSTNode) -> set[str]:
+    """Names read anywhere under ``node``, from the module's node index (libcst's visitor rebuilds every node it
+    walks: on a large module that cost more than parsing it)."""
+    index = facts.index
+    nodes = index.subtree(node) if index.parent(node) is not None and type(node) is cst.FunctionDef else \
+        index.descendants(node)
+    return {n.value for n in nodes if type(n) is cst.Name}
 
 
 def _import_kept(statement: cst.BaseSmallStatement) -> bool:
@@ -65,7 +63,7 @@ def _helpers(facts: ModuleFacts, kernel: Kernel) -> list[Kernel]:
     wanted, queue = {kernel.name}, [kernel]
     while queue:
         current = queue.pop()
-        for name in _names_in(current.node.body):
+        for name in _names_in(facts, current.node.body):
             helper = by_name.get(name)
             if helper is not None and name not in wanted:
                 wanted.add(name)
@@ -90,7 +88,7 @@ def _gather(facts, kernel, imports, constants, functions, depth) -> None:
     chain = [*_helpers(facts, kernel), kernel]
     used: set[str] = set()
     for function in chain:
-        used |= _names_in(function.node)
+        used |= _names_in(facts, function.node)
     for statement in module.body:
         if type(statement) is not cst.SimpleStatementLine:
             continue

@@ -54,6 +54,12 @@ def _sizes(limit: int) -> list[int]:
     return sizes
 
 
+def _fails(verdict: v.Verdict) -> bool:
+    """Refused at this size: an on-chip overflow, or the frontend's own size limit or another rejection (a size the
+    sweep assumed is searched down like an overflow, so the finding names the size it starts at)."""
+    return verdict.status in (v.OVERFLOW, v.ERROR)
+
+
 def _sweep(swept, limit: int) -> list[Outcome]:
     """Binary search, all requests a round at a time, for the smallest power of two that overflows."""
     if not swept:
@@ -63,7 +69,7 @@ def _sweep(swept, limit: int) -> list[Outcome]:
     top = service.verdicts([configs.with_value(r, r.runtime, sizes[-1]) for r, _ in swept])
     for i, (request, _) in enumerate(swept):
         verdict = top[configs.with_value(request, request.runtime, sizes[-1]).key()]
-        if verdict.status == v.OVERFLOW:
+        if _fails(verdict):
             state[i] = (0, len(sizes) - 2, len(sizes) - 1, verdict)
         else:
             state[i] = (1, 0, None, verdict)  # fits at the limit (or no verdict): nothing to search
@@ -76,7 +82,7 @@ def _sweep(swept, limit: int) -> list[Outcome]:
         for i, position in probes.items():
             low, high, first, verdict = state[i]
             result = results[jobs[i].key()]
-            if result.status == v.OVERFLOW:
+            if _fails(result):
                 state[i] = (low, position - 1, position, result)
             else:
                 state[i] = (position + 1, high, first, verdict)
