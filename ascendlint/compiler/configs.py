@@ -274,6 +274,10 @@ def requests(facts: ModuleFacts, target: str, pointer_dtype: str, declared: dict
             found.append(Request(kernel, f"kernel line {ub.line_of(facts, kernel.node)}", kernel.node.name, None,
                                  reason="the kernel's text is nested too deep to rebuild"))
             continue
+        except kernel_text.NotRebuilt as refused:  # it would evaluate more of the module than literals
+            found.append(Request(kernel, f"kernel line {ub.line_of(facts, kernel.node)}", kernel.node.name, None,
+                                 reason=f"not rebuilt: {refused}"))
+            continue
         pointers = pointer_params(facts, kernel)
         kernel_configs = ub.configs(facts, kernel)
         if not kernel_configs and not kernel.constexpr:
@@ -319,6 +323,16 @@ def _host_default(facts: ModuleFacts, argument: cst.BaseExpression | None, site:
                     return value if isinstance(value, (bool, int, float, str)) else None
             return None
     return None
+
+
+SMALL_DIMENSION = 256  # the largest head dimension in use: a tile sized by one is compiled at this size
+
+
+def _model_dimension(argument: cst.BaseExpression | None) -> bool:
+    """The host passes a small model dimension (``D=D``, ``HEAD_DIM=head_dim``), as ASC304 names them."""
+    names = {n.value for n in _walk(argument) if type(n) is cst.Name} if argument is not None else set()
+    names -= {"triton", "next_power_of_2", "max", "min", "int"}
+    return bool(names) and all(ub._FITS.match(n) for n in names)
 
 
 def _cap(facts: ModuleFacts, argument: cst.BaseExpression | None, site: cst.CSTNode) -> int | None:
@@ -373,6 +387,8 @@ def _request(facts, kernel, config, text, pointers, target, pointer_dtype, exten
         if name in kernel.constexpr:
             if name not in values:
                 cap = _cap(facts, argument, site)
+                if cap is None and name in extents and _model_dimension(argument):
+                    cap = SMALL_DIMENSION  # a head dim, a head or expert count: never past a few hundred
                 if cap is not None:
                     values[name] = cap
                 elif launch is not None and argument is not None and name in extents and runtime is None:

@@ -71,8 +71,42 @@ def _helpers(facts: ModuleFacts, kernel: Kernel) -> list[Kernel]:
     return [k for k in facts.kernels.values() if k.name in wanted and k.name != kernel.name]
 
 
+class NotRebuilt(ValueError):
+    """The kernel cannot be rebuilt without evaluating code of the module (the reason is the message)."""
+
+
+_CONSTEXPR_ANNOTATIONS = {"tl.constexpr", "triton.language.constexpr", "constexpr", "tl.tensor"}
+
+
+def _safe_signature(function: Kernel, module: cst.Module) -> cst.FunctionDef:
+    """The function with nothing in its signature that Python evaluates when it defines it besides literals:
+    annotations other than ``tl.constexpr`` are dropped (triton reads only that one), and a default that is not a
+    literal refuses the rebuild."""
+    params = []
+    for param in function.node.params.params:
+        annotation = param.annotation
+        if annotation is not None:
+            spelled = dotted_name(annotation.annotation) or ""
+            if type(annotation.annotation) is cst.SimpleString:
+                spelled = annotation.annotation.evaluated_value or ""
+            if spelled not in _CONSTEXPR_ANNOTATIONS:
+                annotation = None
+            elif type(annotation.annotation) is cst.SimpleString:
+                annotation = cst.Annotation(cst.parse_expression(spelled))
+        if param.default is not None and not _literal(param.default):
+            raise NotRebuilt(f"the default of `{param.name.value}` is not a literal")
+        params.append(param.with_changes(annotation=annotation))
+    node = function.node
+    if node.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or node.params.kwonly_params or \
+            node.params.star_kwarg is not None or node.params.posonly_params:
+        raise NotRebuilt("its signature has more than plain parameters")
+    return node.with_changes(decorators=[], leading_lines=[], returns=None,
+                             params=node.params.with_changes(params=params))
+
+
 def rebuild(facts: ModuleFacts, kernel: Kernel) -> str:
-    """Module text holding ``kernel`` and only what it needs (see the module docstring)."""
+    """Module text holding ``kernel`` and only what it needs (see the module docstring); ``NotRebuilt`` when that
+    would evaluate code of the module beyond literals."""
     imports: list[str] = [_HEADER]
     constants: list[str] = []
     functions: dict[str, str] = {}
@@ -112,7 +146,7 @@ def _gather(facts, kernel, imports, constants, functions, depth) -> None:
     for function in chain:
         if function.name in functions:
             continue
-        node = function.node.with_changes(decorators=[], leading_lines=[])
+        node = _safe_signature(function, module)
         functions[function.name] = ("\n\n" + _jit_decorator(function) + "\n"
                                     + module.code_for_node(node).lstrip("\n"))
 

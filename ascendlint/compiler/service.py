@@ -21,6 +21,12 @@ MEMORY_MB = 4096  # address space of one worker (triton and BiShengIR run in it)
 CACHE_ENV = "ASCENDLINT_COMPILER_CACHE"
 _UNCACHED = ("ran past", "worker crash", "worker stopped", "compiler crashed")  # verdicts that may differ on another run
 _memory: dict[str, v.Verdict] = {}
+# The worker runs isolated (``-I``: no PYTHONPATH, no user site, no script folder) in a folder of its own, so a
+# module the linted project plants (``triton.py`` beside the kernels) is never what it imports; ascendlint itself
+# is found where this process found it.
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+_BOOTSTRAP = ("import sys; root = sys.argv.pop(1); sys.path.insert(0, root); "
+              "from ascendlint.compiler.worker import main; main(*sys.argv[1:])")
 
 
 def cache_folder() -> Path | None:
@@ -110,9 +116,9 @@ def verdicts(jobs: list[CompileJob], workers: int | None = None, frontend_timeou
                                                                                 str(MEMORY_MB))}
             env.pop("TRITON_INTERPRET", None)
             process = subprocess.Popen(
-                [sys.executable, "-m", "ascendlint.compiler.worker", str(batch), str(out), str(frontend_timeout),
+                [sys.executable, "-I", "-c", _BOOTSTRAP, _PACKAGE_ROOT, str(batch), str(out), str(frontend_timeout),
                  str(compiler_timeout)],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                cwd=out, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
                 preexec_fn=_die_with_parent if os.name == "posix" else None)
             deadline = time.monotonic() + (frontend_timeout + compiler_timeout) * len(chunk) + 30
             running.append((process, chunk, deadline))

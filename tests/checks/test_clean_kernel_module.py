@@ -23,7 +23,7 @@ from triton.runtime import driver
 TILE_T = 16
 TILE_M = 128
 TILE_N = 256
-TILE_K = 256
+TILE_K = 64  # the fp32 copy of a [BM, BK] tile for the row sum stays inside the Unified Buffer
 ADD_BLOCK = 4096
 
 
@@ -66,7 +66,7 @@ def scaled_add_kernel(x_ptr, y_ptr, out_ptr, alpha, n, tail_start, BLOCK: tl.con
             p_out = tl.make_block_ptr(out_ptr, (n,), (1,), (i_b * BLOCK,), (BLOCK,), (0,))
             x = tl.load(p_x, boundary_check=(0,))
             y = tl.load(p_y, boundary_check=(0,))
-            tl.store(p_out, alpha * x + y, boundary_check=(0,))
+            tl.store(p_out, (alpha * x + y).to(p_out.dtype.element_ty), boundary_check=(0,))
 
 
 @triton.jit

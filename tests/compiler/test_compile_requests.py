@@ -192,3 +192,27 @@ def run(x, n):
 '''
     (request,) = _requests(source)
     assert request.values["BLOCK"] == 4096 and request.runtime is None
+
+
+def test_a_kernel_whose_signature_would_run_code_is_not_rebuilt():
+    source = '''
+import os
+import triton
+import triton.language as tl
+
+@triton.jit
+def k(x, n: os.getcwd(), B: tl.constexpr, flag=os.getpid()):
+    tl.store(x + tl.arange(0, B), 1.0)
+
+@triton.jit
+def plain(x, n: int, B: "tl.constexpr", flag=3):
+    tl.store(x + tl.arange(0, B), 1.0)
+
+def run(x):
+    k[(1,)](x, 4, 64)
+    plain[(1,)](x, 4, 64)
+'''
+    refused, rebuilt = _requests(source)
+    assert refused.job is None and "default of `flag` is not a literal" in refused.reason
+    assert "B: tl.constexpr" in rebuilt.job.source and "flag=3" in rebuilt.job.source
+    assert "n: int" not in rebuilt.job.source and "import os" not in rebuilt.job.source

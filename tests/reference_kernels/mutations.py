@@ -371,8 +371,8 @@ ALLGATHER_GEMM_TWO_PHASE = [
     _tp("single-buffer", (), rule=None, outcome="wrong", shape={"buffer_num": 1},
         why="the buffer count is a launch value; with one buffer the next iteration's copies overwrite rows that "
             "slower programs still multiply, which the emulator's held-back stores expose as NaN"),
-    _tp("seed-fp16-element-size", (("    elem_bytes = a_ptr.dtype.element_ty.primitive_bitwidth // 8\n",
-                                     "    elem_bytes = tl.float16.primitive_bitwidth // 8\n"),
+    _tp("seed-fp16-element-size", (("    elem_bytes = tl.cdiv(a_ptr.dtype.element_ty.primitive_bitwidth, 8)\n",
+                                     "    elem_bytes = tl.cdiv(tl.float16.primitive_bitwidth, 8)\n"),
                                     ("acc.to(c_ptr.dtype.element_ty)", "acc.to(tl.float16)")),
         rule=None, outcome="wrong", world=2,
         why="the linter does not know the tensors' dtypes; in fp32 each putmem moves half of the rows' bytes"),
