@@ -29,6 +29,16 @@ def _read_displays(folder: Path) -> list[v.Scope]:
     return scopes
 
 
+def _die_with_parent() -> None:  # in the child, between fork and exec: the compiler never outlives its worker
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def compile_linalg(linalg: str, flags: list[str], target: str, timeout: float) -> v.Verdict:
     """The verdict; a compiler that dies by a signal is run once more before the run says it crashed."""
     result = _compile_once(linalg, flags, target, timeout)
@@ -55,7 +65,8 @@ def _compile_once(linalg: str, flags: list[str], target: str, timeout: float) ->
         command = [str(binary), "kernel.mlir", SINGLE_THREADED, *flags, "--enable-memory-display", "-o", "kernel"]
         process = subprocess.Popen(command, cwd=folder, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.PIPE, text=True, errors="replace",
-                                   env={**os.environ, "PATH": os.environ.get("PATH", "")})
+                                   env={**os.environ, "PATH": os.environ.get("PATH", "")},
+                                   preexec_fn=_die_with_parent if os.name == "posix" else None)
         timer = threading.Timer(timeout, process.kill)
         timer.start()
         lines: list[str] = []

@@ -44,3 +44,19 @@ def test_verdicts_that_may_differ_next_time_are_not_cached(tmp_path, monkeypatch
     assert service._cached(job.key()) is None
     assert service._cached("f" * 64) == v.Verdict(v.FITS)
     assert not any(name.endswith(".tmp") for _, _, names in os.walk(tmp_path) for name in names)
+
+
+def test_the_compiler_is_bound_to_die_with_its_worker(tmp_path, monkeypatch):
+    """A worker killed mid-compile (its parent gone, a time limit) leaves no BiShengIR process behind."""
+    import sys
+
+    script = tmp_path / "bishengir-compile"
+    script.write_text(f"#!{sys.executable}\n"
+                      "import ctypes\n"
+                      "value = ctypes.c_int(0)\n"
+                      "ctypes.CDLL(None).prctl(2, ctypes.byref(value))  # PR_GET_PDEATHSIG\n"
+                      f"open({str(tmp_path / 'signal')!r}, 'w').write(str(value.value))\n")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setattr(bisheng, "compiler_binary", lambda target: script)
+    bisheng.compile_linalg("module {}", [], "Ascend910B1", timeout=10)
+    assert (tmp_path / "signal").read_text() == "9"
