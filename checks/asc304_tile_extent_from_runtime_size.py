@@ -118,10 +118,11 @@ class TileExtentFromRuntimeSize(Rule):
             @triton.jit
             def row_scale(x, w, y, rows, C, BLOCK_C: tl.constexpr):
                 for row in range(tl.program_id(0), rows, tl.num_programs(0)):
+                    base = tl.cast(row, tl.int64) * C  # int64: rows * C passes 2^31 on large activations
                     for start in range(0, C, BLOCK_C):
                         cols = start + tl.arange(0, BLOCK_C)
-                        v = tl.load(x + row * C + cols, mask=cols < C, other=0.0)
-                        tl.store(y + row * C + cols, v * tl.load(w + cols, mask=cols < C, other=0.0), mask=cols < C)
+                        v = tl.load(x + base + cols, mask=cols < C, other=0.0)
+                        tl.store(y + base + cols, v * tl.load(w + cols, mask=cols < C, other=0.0), mask=cols < C)
 
             def scale(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
                 rows, C = x.shape

@@ -129,7 +129,7 @@ class UbFootprint(Rule):
                     for start in range(0, n_cols, BLOCK_N):
                         cols = start + tl.arange(0, BLOCK_N)
                         mask = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
-                        offs = rows[:, None] * n_cols + cols[None, :]
+                        offs = rows[:, None].to(tl.int64) * n_cols + cols[None, :]  # int64 past 2^31 elements
                         g = tl.load(dy + offs, mask=mask, other=0.0).to(tl.float32)
                         v = tl.load(x + offs, mask=mask, other=0.0).to(tl.float32)
                         tl.store(dx + offs, g * v, mask=mask)

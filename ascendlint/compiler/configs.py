@@ -335,6 +335,20 @@ def _model_dimension(argument: cst.BaseExpression | None) -> bool:
     return bool(names) and all(ub._FITS.match(n) for n in names)
 
 
+def _sized_from_data(facts: ModuleFacts, argument: cst.BaseExpression, site: cst.CSTNode) -> bool:
+    """The host computes the size from the data (``next_power_of_2(n)``, ``x.shape[-1]``, ``x.numel()``), directly
+    or through names it binds; a bare parameter of the host function is the caller's choice, not stated here."""
+    resolver = grid.host_resolver(facts)
+    for _ in range(4):
+        if type(argument) is not cst.Name:
+            break
+        status, value = resolver.lookup(argument.value, site)
+        if status != "value" or not isinstance(value, cst.BaseExpression) or value is argument:
+            return False
+        argument = value
+    return any(type(node) in (cst.Call, cst.Subscript, cst.Attribute) for node in _walk(argument))
+
+
 def _cap(facts: ModuleFacts, argument: cst.BaseExpression | None, site: cst.CSTNode) -> int | None:
     """The constant bound of ``min(next_power_of_2(n), 4096)`` (the bound a literal or a module constant, the
     ``min`` written at the launch or bound to the name it passes): the largest size the host can pass."""
@@ -391,7 +405,8 @@ def _request(facts, kernel, config, text, pointers, target, pointer_dtype, exten
                     cap = SMALL_DIMENSION  # a head dim, a head or expert count: never past a few hundred
                 if cap is not None:
                     values[name] = cap
-                elif launch is not None and argument is not None and name in extents and runtime is None:
+                elif (launch is not None and argument is not None and name in extents and runtime is None
+                      and _sized_from_data(facts, argument, site)):
                     runtime = name  # sized at run time: the rule compiles it at powers of two
                     values[name] = None
                     runtime_anchor = launch.keywords.get(name) or argument
