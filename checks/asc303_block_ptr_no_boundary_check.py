@@ -43,6 +43,13 @@ class BlockPtrNoBoundaryCheck(Rule):
     severity = Severity.WARNING
     fix_safety = FixSafety.UNSAFE
     options = {"check-model-dimensions": False}
+    default = False
+    opt_in_reason = (
+        "below the default bar on code no change was tuned on: 3 of 11 findings right on the untuned sets (set 1 "
+        "3/7, set 3 0/4), against 11/12 on the corpus it was written on. The false findings are block pointers over "
+        "shapes the host makes exact in ways it does not read (a `tl.static_assert`, a launcher reached only for "
+        "fixed shapes)"
+    )
     why = """
         A block pointer's DMA (MTE) copies the whole block. Without `boundary_check` nothing clips the last tile
         of a dimension that the block size does not divide, so the transfer reads or writes past the allocation

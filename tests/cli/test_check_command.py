@@ -238,7 +238,7 @@ def test_the_fix_summary_is_said_once_and_names_the_unsafe_fixes_left(cli, write
         tl.store(y_ptr + tl.arange(0, BT), tl.load(p_x))
     """
     path = write("k.py", LAUNCH + blocked)
-    result = cli("check", str(path), "--fix", "--no-cache", "--format", "concise")
+    result = cli("check", str(path), "--fix", "--extend-select", "ASC303", "--no-cache", "--format", "concise")
     assert result.returncode == 1
     tail = result.stdout.splitlines()[-2:]
     assert tail == ["Found 3 findings (2 fixed, 1 remaining).",
