@@ -63,11 +63,15 @@ def test_fixable_flags_on_the_command_line(cli, write, tmp_path):
     assert _codes(extended) == [("ASC101", True)]
 
 
+SELECT_ASC303 = 'extend-select = ["ASC303"]\n'  # the unsafe fix of the block pointer: ASC303 is opt-in
+
+
 def test_unsafe_fixes_as_a_key_and_the_flag_that_overrides_it(cli, write, tmp_path):
     write("k.py", BLOCK)
+    _pyproject(write, SELECT_ASC303)
     hint = cli("check", "k.py", "--no-cache", cwd=tmp_path)
     assert "1 hidden fix can be enabled with the `--unsafe-fixes` option" in hint.stdout
-    _pyproject(write, "unsafe-fixes = true\n")
+    _pyproject(write, SELECT_ASC303 + "unsafe-fixes = true\n")
     on = cli("check", "k.py", "--no-cache", cwd=tmp_path)
     assert "[*] 2 fixable with the `--fix` option." in on.stdout and "hidden" not in on.stdout
     off = cli("check", "k.py", "--no-cache", "--no-unsafe-fixes", cwd=tmp_path)
@@ -120,6 +124,7 @@ def test_include_and_extend_include_choose_the_files_a_folder_walk_lints(cli, wr
 
 def test_fix_only_fixes_and_reports_nothing_left(cli, write, tmp_path):
     path = write("k.py", BLOCK)
+    _pyproject(write, SELECT_ASC303)
     result = cli("check", "k.py", "--fix-only", "--no-cache", cwd=tmp_path)
     assert result.returncode == 0, result.stdout
     assert result.stdout == "Fixed 1 finding (1 additional fix available with `--unsafe-fixes`).\n"
