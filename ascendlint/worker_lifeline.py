@@ -19,13 +19,14 @@ WATCH_SECONDS = 0.2
 
 def bind_to_parent(parent_pid: int) -> None:
     """Called first thing in a worker; ``parent_pid`` is the pid of the process that created the pool."""
-    _ask_the_kernel()
+    die_with_parent()
     if os.getppid() != parent_pid:  # the parent died before the request took effect
         os._exit(1)
     threading.Thread(target=_watch, args=(parent_pid,), name="ascendlint-parent-watch", daemon=True).start()
 
 
-def _ask_the_kernel() -> bool:
+def die_with_parent() -> bool:
+    """Ask the kernel to SIGKILL this process when its parent dies (Linux); also safe between fork and exec."""
     if not sys.platform.startswith("linux"):
         return False
     try:

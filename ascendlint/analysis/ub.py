@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from . import grid
-from .walk import child_nodes
+from .walk import child_nodes, iter_nodes
 from . import magnitudes as mag
 from .module_facts import Kernel, Launch, ModuleFacts, dotted_name
 from ..lazy_regex import lazy
@@ -927,12 +927,7 @@ def _pointer_bases(kernel: Kernel) -> set[str]:
     return found
 
 
-def _walk(node):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(child_nodes(current))
+_walk = iter_nodes
 
 
 def _broadcast(a: Shape | None, b: Shape | None) -> Shape | None:

@@ -54,6 +54,15 @@ def _is_node_type(cls: type) -> bool:
     return found
 
 
+def iter_nodes(node: cst.CSTNode):
+    """``node`` and every node below it, from the fields (no libcst visitor, which rebuilds what it walks)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(child_nodes(current))
+
+
 def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The syntactic children of a node, read from its fields: what ``node.children`` gives less whitespace and
     punctuation, without libcst rebuilding the node to list them (that property dominated walks of large kernels)."""

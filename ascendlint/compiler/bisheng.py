@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from . import verdict as v
+from ..worker_lifeline import die_with_parent
 from .toolchain import compiler_binary
 
 DISPLAY_FILES = ("memory_info_aiv.json", "memory_info_aic.json")
@@ -27,16 +28,6 @@ def _read_displays(folder: Path) -> list[v.Scope]:
             continue
         scopes.extend(v.scopes_from_display(display))
     return scopes
-
-
-def _die_with_parent() -> None:  # in the child, between fork and exec: the compiler never outlives its worker
-    try:
-        import ctypes
-        import signal
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
 
 
 def compile_linalg(linalg: str, flags: list[str], target: str, timeout: float) -> v.Verdict:
@@ -66,7 +57,7 @@ def _compile_once(linalg: str, flags: list[str], target: str, timeout: float) ->
         process = subprocess.Popen(command, cwd=folder, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.PIPE, text=True, errors="replace",
                                    env={**os.environ, "PATH": os.environ.get("PATH", "")},
-                                   preexec_fn=_die_with_parent if os.name == "posix" else None)
+                                   preexec_fn=die_with_parent if os.name == "posix" else None)  # never outlives its worker
         timer = threading.Timer(timeout, process.kill)
         timer.start()
         lines: list[str] = []

@@ -12,7 +12,7 @@ import libcst as cst
 from ..analysis import grid, ub
 from ..analysis.literals import integer_value
 from ..analysis.module_facts import Kernel, Launch, ModuleFacts, dotted_name
-from ..analysis.walk import child_nodes
+from ..analysis.walk import iter_nodes
 from . import kernel_text
 from .jobs import LAUNCH_OPTIONS, CompileJob
 
@@ -166,12 +166,7 @@ def _base_param(expr: cst.BaseExpression, kernel: Kernel, aliases: dict[str, lis
     return None
 
 
-def _walk(node):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(child_nodes(current))
+_walk = iter_nodes
 
 
 def host_dtype(facts: ModuleFacts, expr: cst.BaseExpression | None, site: cst.CSTNode, depth: int = 0) -> str | None:
@@ -335,23 +330,9 @@ def _model_dimension(argument: cst.BaseExpression | None) -> bool:
     return bool(names) and all(ub._FITS.match(n) for n in names)
 
 
-def _sized_from_data(facts: ModuleFacts, argument: cst.BaseExpression, site: cst.CSTNode) -> bool:
-    """The host computes the size from the data (``next_power_of_2(n)``, ``x.shape[-1]``, ``x.numel()``), directly
-    or through names it binds; a bare parameter of the host function is the caller's choice, not stated here."""
-    resolver = grid.host_resolver(facts)
-    for _ in range(4):
-        if type(argument) is not cst.Name:
-            break
-        status, value = resolver.lookup(argument.value, site)
-        if status != "value" or not isinstance(value, cst.BaseExpression) or value is argument:
-            return False
-        argument = value
-    return any(type(node) in (cst.Call, cst.Subscript, cst.Attribute) for node in _walk(argument))
-
-
-def _cap(facts: ModuleFacts, argument: cst.BaseExpression | None, site: cst.CSTNode) -> int | None:
-    """The constant bound of ``min(next_power_of_2(n), 4096)`` (the bound a literal or a module constant, the
-    ``min`` written at the launch or bound to the name it passes): the largest size the host can pass."""
+def _host_value(facts: ModuleFacts, argument: cst.BaseExpression | None, site: cst.CSTNode):
+    """The expression a launch argument stands for, through the host names it is bound to (four at most); None
+    when a name's value is not known here (a parameter of the host function, a name bound in a branch)."""
     resolver = grid.host_resolver(facts)
     for _ in range(4):
         if type(argument) is not cst.Name:
@@ -360,7 +341,22 @@ def _cap(facts: ModuleFacts, argument: cst.BaseExpression | None, site: cst.CSTN
         if status != "value" or not isinstance(value, cst.BaseExpression) or value is argument:
             return None
         argument = value
-    argument = _returned(facts, argument)
+    return argument
+
+
+def _sized_from_data(facts: ModuleFacts, argument: cst.BaseExpression, site: cst.CSTNode) -> bool:
+    """The host computes the size from the data (``next_power_of_2(n)``, ``x.shape[-1]``, ``x.numel()``), directly
+    or through names it binds; a bare parameter of the host function is the caller's choice, not stated here."""
+    argument = _host_value(facts, argument, site)
+    return argument is not None and any(type(node) in (cst.Call, cst.Subscript, cst.Attribute)
+                                        for node in _walk(argument))
+
+
+def _cap(facts: ModuleFacts, argument: cst.BaseExpression | None, site: cst.CSTNode) -> int | None:
+    """The constant bound of ``min(next_power_of_2(n), 4096)`` (the bound a literal or a module constant, the
+    ``min`` written at the launch or bound to the name it passes): the largest size the host can pass."""
+    resolver = grid.host_resolver(facts)
+    argument = _returned(facts, _host_value(facts, argument, site))
     if type(argument) is cst.Call and (dotted_name(argument.func) or "") == "min":
         folded = [ub.fold(resolver, a.value, site) for a in argument.args]
         bounds = [x for x in folded if isinstance(x, int)]

@@ -12,6 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from ..worker_lifeline import die_with_parent
 from . import verdict as v
 from .jobs import CompileJob
 
@@ -72,14 +73,9 @@ def _store(key: str, found: v.Verdict) -> None:
         pass
 
 
-def _die_with_parent() -> None:  # runs in the child between fork and exec
+def _die_with_parent() -> None:  # runs in the child between fork and exec: a process group of its own
     os.setsid()
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
+    die_with_parent()
 
 
 def default_workers() -> int:
