@@ -156,7 +156,7 @@ def _summaries(context: FileContext) -> dict:
         from .analysis.block_pointers import returned_blocks
         from .analysis.distributed import waiting_kernels
 
-        return summarise(context.facts, waiting_kernels(context), returned_blocks(context))
+        return summarise(context.facts, waiting_kernels(context), returned_blocks(context), context.text)
     except Exception:  # noqa: BLE001 - a module whose helpers cannot be summarised is simply unknown to importers
         return {}
 

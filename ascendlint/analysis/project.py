@@ -33,6 +33,8 @@ class HelperSummary:
     constexpr_params: frozenset[str]
     waits: bool = False  # it waits on other programs (a signal, a barrier, a spin loop): ASC408 at its launches
     blocks: dict | None = None  # the block pointer it returns on every path (block_pointers.returned_blocks)
+    source: str = ""  # digest of the defining module's text and of what it imports: a rule reading the helper's
+    # text (the compiler rules rebuild kernels with it) must not reuse an importer's cached findings once it changes
 
     def to_json(self) -> dict:
         return {
@@ -42,6 +44,7 @@ class HelperSummary:
             "constexprs": sorted(self.constexpr_params),
             "waits": self.waits,
             "blocks": self.blocks,
+            "source": self.source,
         }
 
     @classmethod
@@ -54,6 +57,7 @@ class HelperSummary:
             constexpr_params=frozenset(str(p) for p in data["constexprs"]),
             waits=bool(data.get("waits", False)),
             blocks=data["blocks"] if isinstance(data.get("blocks"), dict) else None,
+            source=str(data.get("source", "")),
         )
 
 
@@ -97,12 +101,14 @@ class ModuleInProject:
 
 
 def summarise(facts: "ModuleFacts", waiting: frozenset[str] | set[str] = frozenset(),
-              blocks: dict | None = None) -> dict[str, HelperSummary]:
+              blocks: dict | None = None, text: str = "") -> dict[str, HelperSummary]:
     """Summaries of every jit function of a module (kernels can be called as helpers too); ``waiting``: the names
     of those that wait on other programs (``distributed.waiting_kernels``); ``blocks``: the block pointers some
-    return (``block_pointers.returned_blocks``)."""
+    return (``block_pointers.returned_blocks``); ``text``: the module's source, digested with the sources of the
+    helpers it imports."""
     from .values import KernelAnalysis
 
+    source = source_digest(text, facts.imported_helpers.values())
     found = {}
     for name, kernel in facts.kernels.items():
         analysis = KernelAnalysis.of(kernel, facts, facts.index)
@@ -114,8 +120,19 @@ def summarise(facts: "ModuleFacts", waiting: frozenset[str] | set[str] = frozens
             constexpr_params=frozenset(n for n in kernel.params if kernel.is_constexpr_param(n)),
             waits=name in waiting,
             blocks=(blocks or {}).get(name),
+            source=source,
         )
     return found
+
+
+def source_digest(text: str, imported: Iterable[HelperSummary]) -> str:
+    """A module's text and, through their own digests, the texts of the linted modules it imports helpers from."""
+    import hashlib
+
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12)
+    for upstream in sorted({summary.source for summary in imported}):
+        digest.update(b"\0" + upstream.encode())
+    return digest.hexdigest()
 
 
 def _returns_value(analysis) -> bool:

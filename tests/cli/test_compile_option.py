@@ -67,3 +67,50 @@ def test_compiler_rules_are_opt_in(spelling, tmp_path):
     (tmp_path / "k.py").write_text(AUTOTUNED, encoding="utf-8")
     result = run_cli("check", "k.py", "--no-cache", "--format", "json", cwd=tmp_path)
     assert all(f["code"] not in cli.COMPILER_RULES for f in json.loads(result.stdout or "[]"))
+
+
+HELPER_MODULE = '''
+import triton
+import triton.language as tl
+
+WIDTH = tl.constexpr({width})
+
+
+@triton.jit
+def doubled(x_ptr, out_ptr):
+    offs = tl.arange(0, WIDTH)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 2)
+'''
+
+IMPORTING_KERNEL = '''
+import triton
+import triton.language as tl
+
+from .tiles import doubled
+
+
+@triton.jit
+def double_kernel(x_ptr, out_ptr):
+    doubled(x_ptr, out_ptr)
+
+
+def double(x, out):
+    double_kernel[(1,)](x, out)
+'''
+
+
+def test_a_cached_importer_is_compiled_again_when_its_helper_module_changes(write, tmp_path):
+    """The rebuilt kernel holds the imported helper's text: a warm lint cache must not keep the old verdict."""
+    needs_compiler()
+    write("pkg/__init__.py", "")
+    write("pkg/tiles.py", HELPER_MODULE.format(width=1024))
+    write("pkg/kernel.py", IMPORTING_KERNEL)
+
+    def rows():
+        result = run_cli("check", "pkg", "--compile", "--select", "ASC307", "--format", "json", cwd=tmp_path)
+        assert result.returncode in (0, 1), result.stderr
+        return sorted((f["filename"].replace("\\", "/"), f["location"]["row"]) for f in json.loads(result.stdout))
+
+    assert rows() == []
+    (tmp_path / "pkg" / "tiles.py").write_text(HELPER_MODULE.format(width=262144), encoding="utf-8")
+    assert ("pkg/kernel.py", 13) in rows()  # kernel.py's bytes are unchanged; the helper it compiles with is not
