@@ -1,6 +1,8 @@
-"""A rule's documentation page, rendered from its own metadata and examples (ruff's four headings).
+"""A rule's documentation page, rendered from its own metadata and examples.
 
-The same text is printed by ``ascendlint rule CODE`` and stored as ``docs/rules/CODE.md``; a test keeps them equal.
+ruff's four short sections come first (what it does, why is this bad, example, use instead), for the reader who
+just got a finding; then fix safety, options, and the fine print ("How it decides": the cases and exceptions). The
+same text is printed by ``ascendlint rule CODE`` and stored as ``docs/rules/CODE.md``; a test keeps them equal.
 """
 
 from __future__ import annotations
@@ -15,6 +17,10 @@ _SAFETY_TEXT = {
     "unsafe": "This rule's fix is unsafe (it may change behaviour): it is applied only with `--fix --unsafe-fixes`.",
     "none": "This rule has no automatic fix; the message says what to change.",
 }
+
+
+SHORT_HEADINGS = ("## What it does", "## Why is this bad?", "## Example", "## Use instead")
+DECIDES_HEADING = "## How it decides"
 
 
 def _example(rule: type[Rule], kind: str) -> str | None:
@@ -49,6 +55,8 @@ def render_rule(rule: type[Rule]) -> str:
         parts += [f"- `{key}` (default `{value!r}`)" for key, value in rule.options.items()]
         if rule.options_notes:
             parts += ["", textwrap.dedent(rule.options_notes).strip()]
+    if rule.decides:
+        parts += ["", DECIDES_HEADING, textwrap.dedent(rule.decides).strip()]
     return "\n".join(parts) + "\n"
 
 
