@@ -25,11 +25,14 @@ _DEVICE_MODULE = "libshmem_device"
 
 
 class NotifyWithoutFence(Rule):
-    """Flags a signal write (`dl.notify`, `libshmem_device.signal_op`) reached by a `tl.store` with no
-    `libshmem_device.fence()` in between on some path, and a `signal_op` (or a fused `putmem_signal`) reached by a
-    `putmem` / `putmem_nbi` with no `quiet()` in between."""
+    """Flags a signal that can reach the peer before the data it announces: a `tl.store` with no `fence()` before a
+    `dl.notify` / `signal_op`, or a `putmem` with no `quiet()` before a `signal_op`."""
 
     decides = """
+    Reported: a signal write (`dl.notify`, `libshmem_device.signal_op`) reached by a `tl.store` with no
+    `libshmem_device.fence()` in between on some path, and a `signal_op` (or a fused `putmem_signal`) reached by a
+    `putmem` / `putmem_nbi` with no `quiet()` in between.
+
     A synchronous `libshmem_device.putmem` orders what came before it for a `dl.notify` (the catalog's
     exemption); `barrier_all()` orders nothing here. `quiet()` completes every pending store and put. Stores and
     puts in `triton.jit` helpers count where the helper is called. Branches of a constexpr `if` never meet: a

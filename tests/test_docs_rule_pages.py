@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from ascendlint.cli import main
-from ascendlint.docs import DECIDES_HEADING, SHORT_HEADINGS, render_rule
+from ascendlint.docs import DECIDES_HEADING, OPT_IN_HEADING, SHORT_HEADINGS, render_rule
 from ascendlint.registry import all_rules, rule_by_code_or_name
 
 MOST_LINES_OF_WHAT_IT_DOES = 5
@@ -51,6 +51,8 @@ def test_sections_come_in_order_short_part_first(rule):
     expected.append("## Fix safety")
     if rule.options:
         expected.append("## Options")
+    if not rule.default and rule.opt_in_reason:
+        expected.append(OPT_IN_HEADING)
     if rule.decides:
         expected.append(DECIDES_HEADING)
     assert _headings(render_rule(rule)) == expected
@@ -71,6 +73,16 @@ def test_how_it_decides_holds_the_fine_print():
     assert decides.strip() == textwrap.dedent(rule.decides).strip()
     for case in ("`min(..., cap)`", "TRITON_ALL_BLOCKS_PARALLEL", "65535 // n", "decoding"):
         assert case in decides and case not in "\n".join(sections["## What it does"])
+
+
+def test_the_severity_line_stays_short_and_the_opt_in_reason_follows_the_short_part():
+    for rule in all_rules():
+        lines = render_rule(rule).splitlines()
+        assert len(lines[2]) <= 200, f"{rule.code}: the severity line runs {len(lines[2])} characters"
+        if not rule.default and rule.opt_in_reason:
+            page = "\n".join(lines)
+            assert page.index(OPT_IN_HEADING) > page.index("## Fix safety")
+            assert rule.opt_in_reason[1:] in page
 
 
 def test_a_rule_without_fine_print_has_no_how_it_decides_section():
