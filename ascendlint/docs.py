@@ -1,6 +1,8 @@
-"""A rule's documentation page, rendered from its own metadata and examples (ruff's four headings).
+"""A rule's documentation page, rendered from its own metadata and examples.
 
-The same text is printed by ``ascendlint rule CODE`` and stored as ``docs/rules/CODE.md``; a test keeps them equal.
+ruff's four short sections come first (what it does, why is this bad, example, use instead), for the reader who
+just got a finding; then fix safety, options, and the fine print ("How it decides": the cases and exceptions). The
+same text is printed by ``ascendlint rule CODE`` and stored as ``docs/rules/CODE.md``; a test keeps them equal.
 """
 
 from __future__ import annotations
@@ -15,6 +17,11 @@ _SAFETY_TEXT = {
     "unsafe": "This rule's fix is unsafe (it may change behaviour): it is applied only with `--fix --unsafe-fixes`.",
     "none": "This rule has no automatic fix; the message says what to change.",
 }
+
+
+SHORT_HEADINGS = ("## What it does", "## Why is this bad?", "## Example", "## Use instead")
+OPT_IN_HEADING = "## Why opt-in"
+DECIDES_HEADING = "## How it decides"
 
 
 def _example(rule: type[Rule], kind: str) -> str | None:
@@ -49,14 +56,23 @@ def render_rule(rule: type[Rule]) -> str:
         parts += [f"- `{key}` (default `{value!r}`)" for key, value in rule.options.items()]
         if rule.options_notes:
             parts += ["", textwrap.dedent(rule.options_notes).strip()]
+    if not rule.default and rule.opt_in_reason:  # the measured figures behind the tier: fine print, not the header
+        parts += ["", OPT_IN_HEADING, _sentence(rule.opt_in_reason)]
+    if rule.decides:
+        parts += ["", DECIDES_HEADING, textwrap.dedent(rule.decides).strip()]
     return "\n".join(parts) + "\n"
+
+
+def _sentence(text: str) -> str:
+    text = text[0].upper() + text[1:]
+    return text if text.endswith(".") else text + "."
 
 
 def _tier_text(rule: type[Rule]) -> str:
     suites = f"Suites: {', '.join(f'`{name}`' for name in suites_of(rule))}; precision: **{measured(rule).precision}**."
     if rule.default:
         return f"Enabled by default. {suites}"
-    reason = f" ({rule.opt_in_reason})" if rule.opt_in_reason else ""
+    reason = f' (see "{OPT_IN_HEADING[3:]}" below)' if rule.opt_in_reason else ""
     return f"Opt-in{reason}: enable it with `extend-select = [\"{rule.code}\"]`. {suites}"
 
 

@@ -80,6 +80,9 @@ class Rule:
     severity: ClassVar[Severity]
     fix_safety: ClassVar[FixSafety] = FixSafety.NONE
     why: ClassVar[str]
+    # "How it decides": the cases and exceptions that make the rule precise. The docstring says in a sentence or two
+    # what the rule flags; this fine print goes on the page after the example, fix safety and options.
+    decides: ClassVar[str] = ""
     fix_notes: ClassVar[str] = ""
     options_notes: ClassVar[str] = ""  # what each option does, for the docs page
     options: ClassVar[dict[str, object]] = {}

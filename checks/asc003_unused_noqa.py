@@ -13,8 +13,9 @@ _MAY_LIST_OUR_CODES = lazy(r"noqa[^\n]*?ASC", re.IGNORECASE)
 
 
 class UnusedNoqa(Rule):
-    """Flags ascendlint codes in a `# noqa` comment that suppress nothing on their line.
+    """Flags ascendlint codes in a `# noqa` comment that suppress nothing on their line."""
 
+    decides = """
     Only `ASC` codes and prefixes are checked: codes of other tools (`# noqa: E501`) and a bare `# noqa` are left
     alone, since other linters read the same comment. A code is unused when no finding of that rule is reported on
     the line, including when a default rule is not enabled for the file; a code that names no ascendlint rule is

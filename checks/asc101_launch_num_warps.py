@@ -28,8 +28,9 @@ class _CommentCollector(cst.CSTVisitor):
 
 class LaunchNumWarps(Rule):
     """Flags `num_warps` / `num_stages` passed to a launch or a `triton.Config`, including commented-out ones, and
-    `num_stages=` on a `tl.range` loop.
+    `num_stages=` on a `tl.range` loop."""
 
+    decides = """
     Also found in a dict passed as `**kwargs` to a launch or Config, and in a dict of launch keywords whose launch
     this module does not make (`constexpr_kwargs = {"BLOCK": 1024, "num_warps": 4}` handed to a launcher of another
     package), reported where the dict spells the keyword. Left alone: a launch or Config that passes

@@ -7,8 +7,9 @@ from ascendlint.rule import Invalid, Rule, Valid
 
 
 class ConstexprTo(Rule):
-    """Flags `.to(dtype)` on a value that is a `constexpr` object when the compiler reaches it.
+    """Flags `.to(dtype)` on a value that is a `constexpr` object when the compiler reaches it."""
 
+    decides = """
     Constexprs are constexpr parameters, locals annotated `x: tl.constexpr = ...`, `tl.static_range` loop
     variables, inline expressions of those, and parameters of a jit helper that every call passes a constexpr. A
     name bound by plain assignment is a tensor, whatever it was assigned, and is never flagged. An unannotated

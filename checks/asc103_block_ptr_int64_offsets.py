@@ -12,8 +12,9 @@ _CHECKED = {
 
 
 class BlockPtrInt64Offsets(Rule):
-    """Flags an int64 element in the `offsets` or `block_shape` of `tl.make_block_ptr` or in `tl.advance`.
+    """Flags an int64 element in the `offsets` or `block_shape` of `tl.make_block_ptr` or in `tl.advance`."""
 
+    decides = """
     An element counts as int64 when it is a `tl.cast(.., tl.int64)` / `.to(tl.int64)`, arithmetic with such a
     value, a variable assigned from one, or a loop variable whose bounds are int64.
     """

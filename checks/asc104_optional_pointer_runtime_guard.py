@@ -11,8 +11,9 @@ _DEREFERENCES = {"tl.load", "tl.store", "tl.make_block_ptr", "tl.advance"}
 
 
 class OptionalPointerRuntimeGuard(Rule):
-    """Flags a dereference of an optional pointer that no compile-time condition removes when the pointer is None.
+    """Flags a dereference of an optional pointer that no compile-time condition removes when the pointer is None."""
 
+    decides = """
     A pointer is optional when its parameter defaults to `None`, a `triton.heuristics` lambda tests it with
     `is None` / `is not None`, or the kernel itself tests `ptr is not None`. Only pointers that a launch in the
     module can pass as None count: the literal `None`, `x if cond else None`, or a host name or parameter that can

@@ -13,8 +13,9 @@ _LIMIT = 65535
 
 
 class GridOver65535(Rule):
-    """Flags a launch whose grid size grows with the data and has no cap, so it can pass 65535 programs.
+    """Flags a launch whose grid size grows with the data and has no cap, so it can pass 65535 programs."""
 
+    decides = """
     The grid is followed through the launching host function (tuples, `lambda meta: (...)` and `def grid(meta)`,
     where `meta["M"]` is what the launch passes for `M`, names assigned from `triton.cdiv`, `numel()`, shapes and
     conditional expressions). Each factor of the grid product is a literal, a core count, a tile count of a

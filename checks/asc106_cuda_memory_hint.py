@@ -9,8 +9,9 @@ _MEMORY_CALLS = ("tl.load", "tl.store")
 
 
 class CudaMemoryHint(Rule):
-    """Flags the CUDA cache hints `eviction_policy=` and `cache_modifier=` on `tl.load` / `tl.store`.
+    """Flags the CUDA cache hints `eviction_policy=` and `cache_modifier=` on `tl.load` / `tl.store`."""
 
+    decides = """
     Each keyword is reported on its own; the fix deletes it. Nothing else of the call changes.
     """
 

@@ -6,8 +6,9 @@ from ascendlint.rule import Invalid, Rule, Valid
 
 
 class RuntimeSizeAsConstexpr(Rule):
-    """Flags a `tl.constexpr` parameter whose launch value changes with the input data.
+    """Flags a `tl.constexpr` parameter whose launch value changes with the input data."""
 
+    decides = """
     Reported once per parameter, on its declaration (where the fix goes), naming the launch.
     The value is followed back through the host code that launches (`T = x.shape[1]`, `NT = triton.cdiv(T, BT)`,
     `rows = x.view(-1, D).shape[0]`). It counts as data-dependent when the parameter or a host name it comes from

@@ -53,8 +53,9 @@ CONSTRUCTS = {
 
 
 class UnsupportedOnAscend(Rule):
-    """Flags Triton constructs that triton-ascend does not compile, from a table of probed constructs.
+    """Flags Triton constructs that triton-ascend does not compile, from a table of probed constructs."""
 
+    decides = """
     | construct | triton-ascend 3.2.0 | severity | fix |
     |---|---|---|---|
     | a dtype called as a constructor, `tl.float32(x)` | fails in the frontend: `TypeError("'dtype' object is not callable")` | error | `tl.full((), x, tl.float32)` (safe) |
@@ -62,6 +63,27 @@ class UnsupportedOnAscend(Rule):
     | `tl.cast(x, dtype, overflow_mode=...)`, `x.cast(...)` | compiles (a triton-ascend extension: the conversion is unchanged and the Linalg carries one `annotation.mark {overflow_mode = ...}` on its result for the BiSheng stage); a real fix removed it because the toolchain it built with, byted-triton-x 3.2.0.post24, rejected it | warning, only with `report-cast-overflow-mode` | none: clamp to the target range, then cast |
 
     Only calls in kernel code (`triton.jit` functions and helpers) are checked.
+
+    On `tl.cast` the keyword compiles in 3.2.0 and is not dropped: compiled offline for the casts of real
+    quantisation kernels (fp32, fp16, bf16 and int32 to int8), the TTIR and the Linalg with
+    `overflow_mode="saturate"` are those without it plus one mark on the cast's result,
+
+        annotation.mark %1 {overflow_mode = "saturate"} : tensor<128xi8>
+
+    which the BiSheng stage (it needs CANN, so it is not run here) reads; the conversion op itself is the
+    same. triton-ascend documents the keyword as its extension for integer overflow (`"trunc"`, the default,
+    or `"saturate"`), and its own NPU tests compare a saturating cast with a clamped reference. Unlike the
+    CUDA cache hints of ASC106, which the Linalg lowering drops, it is therefore not a no-op on Ascend. (fp8
+    targets fail in 3.2.0 with or without it: `ValueError('unexpected type fp8.')`.)
+
+    A real Ascend quantisation kernel had to drop it because the toolchain it was built with,
+    byted-triton-x 3.2.0.post24, rejected it ("tl.cast do not support overflow_mode parameter"). That case
+    is a warning about portability, off unless the `report-cast-overflow-mode` option is set. The other
+    public fix that removed the keyword (a SwiGLU quantisation, "precision ok") replaced a cast through
+    bf16 that truncated toward zero with `floor(x + 0.5)`, a clamp and a plain cast: a fix of rounding, in
+    which the clamp does what `"saturate"` did. (The rule catalog reads the removal as the Ascend toolchain
+    rejecting the keyword: that holds for the first fix by its message, not for the second, and 3.2.0's own
+    frontend takes it.)
     """
 
     code = "ASC108"
@@ -89,27 +111,6 @@ class UnsupportedOnAscend(Rule):
         `overflow_mode=` is a triton-ascend extension of `tl.cast` (and of the `x.cast` method), not of
         `x.to`: 3.2.0 fails on `x.to(tl.int8, overflow_mode="saturate")` with
         `TypeError("tensor.to() got an unexpected keyword argument 'overflow_mode'")`.
-
-        On `tl.cast` the keyword compiles in 3.2.0 and is not dropped: compiled offline for the casts of real
-        quantisation kernels (fp32, fp16, bf16 and int32 to int8), the TTIR and the Linalg with
-        `overflow_mode="saturate"` are those without it plus one mark on the cast's result,
-
-            annotation.mark %1 {overflow_mode = "saturate"} : tensor<128xi8>
-
-        which the BiSheng stage (it needs CANN, so it is not run here) reads; the conversion op itself is the
-        same. triton-ascend documents the keyword as its extension for integer overflow (`"trunc"`, the default,
-        or `"saturate"`), and its own NPU tests compare a saturating cast with a clamped reference. Unlike the
-        CUDA cache hints of ASC106, which the Linalg lowering drops, it is therefore not a no-op on Ascend. (fp8
-        targets fail in 3.2.0 with or without it: `ValueError('unexpected type fp8.')`.)
-
-        A real Ascend quantisation kernel had to drop it because the toolchain it was built with,
-        byted-triton-x 3.2.0.post24, rejected it ("tl.cast do not support overflow_mode parameter"). That case
-        is a warning about portability, off unless the `report-cast-overflow-mode` option is set. The other
-        public fix that removed the keyword (a SwiGLU quantisation, "precision ok") replaced a cast through
-        bf16 that truncated toward zero with `floor(x + 0.5)`, a clamp and a plain cast: a fix of rounding, in
-        which the clamp does what `"saturate"` did. (The rule catalog reads the removal as the Ascend toolchain
-        rejecting the keyword: that holds for the first fix by its message, not for the second, and 3.2.0's own
-        frontend takes it.)
     """
     fix_notes = """
         For a dtype constructor the fix writes `tl.full((), value, tl.float32)`: a 0-d tensor of that dtype and

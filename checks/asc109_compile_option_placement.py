@@ -32,8 +32,9 @@ def _version(text: str) -> tuple[int, ...]:
 
 class CompileOptionPlacement(Rule):
     """Flags Ascend compile options given to `triton.Config` where the installed triton-ascend drops or rejects
-    them.
+    them."""
 
+    decides = """
     - An Ascend option (`multibuffer`, `unit_flag`, `limit_auto_multi_buffer_*`, `tile_mix_*`,
       `enable_hivm_auto_cv_balance`, `set_workspace_multibuffer`, `sync_solver`) as a keyword of
       `triton.Config(...)`, written out or in a `**dict`: 3.2.x takes it, 3.3 and later reject it. Not reported

@@ -5,8 +5,9 @@ from .asc105_grid_over_65535 import GridOver65535
 
 class GridOver65535Sweep(GridOver65535):
     """The review sweep of ASC105: grids that grow without a cap where the launching host code does not tie the
-    growth to tokens, rows or a small tile.
+    growth to tokens, rows or a small tile."""
 
+    decides = """
     ASC105 reports a grid that can pass 65535 programs when the host code shows what makes it large: one program
     (or a few) per token or row, token tiles times heads or groups, the elements of a tensor over a literal tile of
     at most 4096, a weight's channels over a tile of at most 16. This rule reports the other uncapped grids: tile

@@ -9,13 +9,29 @@ _SUM = (cst.Add, cst.Subtract)
 
 class Int64CastAfterMultiply(Rule):
     """Flags a product of 32-bit integers widened to int64 only after the multiplication, when the product can
-    pass 2^31.
+    pass 2^31."""
 
+    decides = """
     `((bos * H + i_h) * K).to(tl.int64)` and `tl.cast(a * b, tl.int64)` multiply in int32 first; the product can
     wrap before it is widened. Products inside `+`/`-` count too. Bounded products are left alone (see the
     magnitude model below): a token offset or chunk index (`(i_b * T).to(tl.int64)`,
     `(i_b * tl.cdiv(T, BT) + i_t).to(tl.int64)`), a tile id times its tile size (`i_d * BD`), a head index times a
     head dim, a core-grid program id times anything small.
+
+    Magnitudes: a product is reported only when it can plausibly pass 2^31 at the shapes kernels are used for
+    (about a million tokens per launch, tensors over 2^31 elements). Program ids are below 2^16 (a grid holds
+    at most 65535 programs; a few dozen on a core grid), loop variables below their bounds, loaded offsets
+    below 2^21, `x % n` below `n`, and integer parameters as large as their names say (`H` heads, `K`/`V`/`D`
+    per-head sizes, `T` tokens, `stride_*` by the dimension they step over; 2^16 when the name says nothing).
+
+    Token offsets and chunk indices are not findings on their own: a sequence index times the sequence length
+    (`(i_b * T).to(tl.int64)`, `(i_b * T + T).to(tl.int64)`) is a token offset, and a sequence index times the
+    chunks per sequence (`(i_b * tl.cdiv(T, BT) + i_t).to(tl.int64)`) a chunk index; both stay below the
+    tokens of one launch (about 2^21) whatever the batch, also where the sequence index comes from a flattened
+    task id (`i_b = i_chunk // tl.cdiv(T, BT)`) or `T` is rebound to a sequence's length on a varlen path. The
+    cast is reported once a per-token extent sits inside it: a runtime extent other than the sequence length,
+    a stride, or head counts and head dims whose product reaches 2^11 (`((bos * H + i_h) * K).to(tl.int64)`,
+    `((i_tg * H + i_h) * K * V).to(tl.int64)`, `(i_b * T * stride_t).to(tl.int64)`).
     """
 
     code = "ASC201"
@@ -33,21 +49,6 @@ class Int64CastAfterMultiply(Rule):
         widens a value that has already wrapped past 2^31, so offsets into large tensors silently point at the
         wrong memory (or outside the allocation, "DDR address out of range" on Ascend). Widening the first runtime
         factor makes the whole product 64-bit.
-
-        Magnitudes: a product is reported only when it can plausibly pass 2^31 at the shapes kernels are used for
-        (about a million tokens per launch, tensors over 2^31 elements). Program ids are below 2^16 (a grid holds
-        at most 65535 programs; a few dozen on a core grid), loop variables below their bounds, loaded offsets
-        below 2^21, `x % n` below `n`, and integer parameters as large as their names say (`H` heads, `K`/`V`/`D`
-        per-head sizes, `T` tokens, `stride_*` by the dimension they step over; 2^16 when the name says nothing).
-
-        Token offsets and chunk indices are not findings on their own: a sequence index times the sequence length
-        (`(i_b * T).to(tl.int64)`, `(i_b * T + T).to(tl.int64)`) is a token offset, and a sequence index times the
-        chunks per sequence (`(i_b * tl.cdiv(T, BT) + i_t).to(tl.int64)`) a chunk index; both stay below the
-        tokens of one launch (about 2^21) whatever the batch, also where the sequence index comes from a flattened
-        task id (`i_b = i_chunk // tl.cdiv(T, BT)`) or `T` is rebound to a sequence's length on a varlen path. The
-        cast is reported once a per-token extent sits inside it: a runtime extent other than the sequence length,
-        a stride, or head counts and head dims whose product reaches 2^11 (`((bos * H + i_h) * K).to(tl.int64)`,
-        `((i_tg * H + i_h) * K * V).to(tl.int64)`, `(i_b * T * stride_t).to(tl.int64)`).
     """
     fix_notes = """
         The fix casts the first runtime factor of every product in the cast expression

@@ -12,10 +12,32 @@ from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
 
+# The magnitude model and the host facts it reads, on the pages of ASC202 and of its review sweep ASC207.
+HOST_FACTS_AND_MAGNITUDES = """
+    Host facts: a launch argument is read from what the host passes (`x.stride(0)` of an activation is a
+    per-token size below 2^15, `logits.stride(0)` and `logits.size(1)` a vocabulary below 2^18,
+    `k_cache.stride(0)` a KV block below 2^18, `x.shape[0]` of an activation a row count below 2^20,
+    `x.stride(-1)` is 1, literals and `min(..., cap)` their value), and where no launch is visible, from the
+    parameter's name by the magnitude model below. A tensor the host allocates with four or more dimensions
+    whose last two are per-token sizes (`new_empty(N, HV, K, V)`) holds a matrix per sequence and head: batch
+    x heads x K x V passes 2^31 at a few thousand sequences, whatever its name (a real fix widened
+    `i_nh * K * V` into such a state). A pytest module whose test functions allocate every tensor from literal
+    parameters, each of at most 2^31 elements, bounds what its reference kernels index.
+
+    Magnitudes: up to about a million tokens per launch, tensors over 2^31 elements. Program ids are below 2^16
+    (a few dozen on a core grid), or below the host size of their grid axis; loop variables below their bounds;
+    loaded offsets below 2^20; `x % n` below `n`; integer parameters as large as their names say (`H` heads
+    below 2^7, `K`/`V`/`D` and row strides below 2^15, `T` tokens below 2^20, batch strides a whole sequence;
+    2^16 when the name says nothing); a sequence index times a token count is a token offset (below 2^21);
+    a last-dimension stride the launch passes as `x.stride(-1)` is 1.
+    """
+
+
 class Int32OffsetOverflow(Rule):
     """Flags pointer arithmetic whose int32 offset multiplies a runtime index into a value that can pass 2^31, in a
-    tensor that the launching host code shows can hold that many elements.
+    tensor that the launching host code shows can hold that many elements."""
 
+    decides = """
     A runtime index comes from `tl.program_id`, a loop variable or a loaded scalar (or is computed from them), and
     the product needs a runtime extent (an integer parameter, or a constexpr the host shows large): a literal or a
     tile size is none. What decides is the tensor indexed and the extent: the launch's arguments are followed back
@@ -43,7 +65,7 @@ class Int32OffsetOverflow(Rule):
     A product computed in an earlier statement (`base = row * stride_b`, used in `x + base + offs` below) is
     reported as a range from the product to the pointer expression: the first line, where `# noqa` goes, is the
     product the fix edits.
-    """
+    """ + HOST_FACTS_AND_MAGNITUDES
 
     code = "ASC202"
     name = "int32-offset-overflow"
@@ -71,23 +93,6 @@ class Int32OffsetOverflow(Rule):
         head x dim passes 2^31 elements, an offset such as `(bos * H + i_h) * K` wraps and the load or store
         touches the wrong rows, or faults with "DDR address out of range" on Ascend. Widening the first runtime
         index makes the whole offset 64-bit.
-
-        Host facts: a launch argument is read from what the host passes (`x.stride(0)` of an activation is a
-        per-token size below 2^15, `logits.stride(0)` and `logits.size(1)` a vocabulary below 2^18,
-        `k_cache.stride(0)` a KV block below 2^18, `x.shape[0]` of an activation a row count below 2^20,
-        `x.stride(-1)` is 1, literals and `min(..., cap)` their value), and where no launch is visible, from the
-        parameter's name by the magnitude model below. A tensor the host allocates with four or more dimensions
-        whose last two are per-token sizes (`new_empty(N, HV, K, V)`) holds a matrix per sequence and head: batch
-        x heads x K x V passes 2^31 at a few thousand sequences, whatever its name (a real fix widened
-        `i_nh * K * V` into such a state). A pytest module whose test functions allocate every tensor from literal
-        parameters, each of at most 2^31 elements, bounds what its reference kernels index.
-
-        Magnitudes: up to about a million tokens per launch, tensors over 2^31 elements. Program ids are below 2^16
-        (a few dozen on a core grid), or below the host size of their grid axis; loop variables below their bounds;
-        loaded offsets below 2^20; `x % n` below `n`; integer parameters as large as their names say (`H` heads
-        below 2^7, `K`/`V`/`D` and row strides below 2^15, `T` tokens below 2^20, batch strides a whole sequence;
-        2^16 when the name says nothing); a sequence index times a token count is a token offset (below 2^21);
-        a last-dimension stride the launch passes as `x.stride(-1)` is 1.
     """
     fix_notes = """
         The fix wraps the first runtime index of each product in `tl.cast(..., tl.int64)`. It is unsafe because it

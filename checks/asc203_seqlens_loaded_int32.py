@@ -22,8 +22,9 @@ def _threshold(analysis, product, module) -> str:
 
 class SeqlensLoadedInt32(Rule):
     """Flags a token offset loaded and narrowed with `.to(tl.int32)` (or `tl.cast(.., tl.int32)`) that then
-    reaches a product in pointer arithmetic that can pass 2^31.
+    reaches a product in pointer arithmetic that can pass 2^31."""
 
+    decides = """
     The rule follows the data, not array names. A token offset is a loaded value that grows with the total token
     count: one of a pair of prefix-sum entries subtracted into a length (`eos - bos`), or a value added to token
     rows or multiplied by a runtime size. A chunk or sequence index narrowed from `chunk_indices` (used to index

@@ -6,8 +6,9 @@ from ascendlint.rule import Invalid, Rule, Valid
 
 
 class TaskLoopPointerAccumulation(Rule):
-    """Flags a pointer defined outside a core-grid task loop and advanced in place inside it.
+    """Flags a pointer defined outside a core-grid task loop and advanced in place inside it."""
 
+    decides = """
     A core-grid task loop is `for task in range(core_id, n_tasks, n_cores)` (or `tl.range`) whose start comes from
     `tl.program_id`. `q += off` or `q = q + off` there carries the pointer from one task into the next.
     """

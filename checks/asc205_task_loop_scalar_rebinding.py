@@ -7,8 +7,9 @@ from ascendlint.rule import Invalid, Rule, Valid
 
 
 class TaskLoopScalarRebinding(Rule):
-    """Flags a scalar kernel parameter assigned inside a core-grid task loop.
+    """Flags a scalar kernel parameter assigned inside a core-grid task loop."""
 
+    decides = """
     A core-grid task loop is `for task in range(core_id, n_tasks, n_cores)` (or `tl.range`) whose start comes from
     `tl.program_id`, as in ASC204, or a contiguous share of the tasks, `for task in range(start, start + per_core)`
     with both bounds following `tl.program_id`. A scalar parameter is a kernel parameter that is neither a pointer nor a

@@ -25,11 +25,21 @@ def _is_atomic(dist: DistAnalysis, call: cst.Call) -> bool:
 
 class SpinWaitOnAtomic(Rule):
     """Flags a busy-wait `while` loop that polls an atomic, and a spin-wait whose protected loads do not depend on
-    what it polled.
+    what it polled."""
 
+    decides = """
     A spin-wait is a `while` whose condition reads `tl.atomic_*(...)` or `tl.load(..., volatile=True)`, directly or
     through a name the loop body assigns from one. It is reported (once, on the `while`) when it polls an atomic,
     or when a `tl.load` that follows it in the kernel takes an address that none of the polled values feed.
+
+    triton-ascend 3.2.0's frontend accepts both forms and lowers them to Linalg (checked offline), and what
+    it makes of them shows how fragile they are. In the atomic poll, the `tl.atomic_add` becomes a
+    `linalg.generic` tagged `GenericAtomicRMW = "add"`, `MemSemantic = "acquire"` inside the `scf.while`,
+    but the loop condition compares a separate plain copy of the counter taken before it. A loop that only
+    polls `tl.load(..., volatile=True)` is in the TTIR (`scf.while`) and gone from the Linalg altogether,
+    with or without the acquire atomic after it. No spin-wait written in kernel code should be relied on
+    without testing it on the device; Triton-distributed's `dl.wait` is the supported way to wait for a
+    signal.
     """
 
     code = "ASC206"
@@ -51,15 +61,6 @@ class SpinWaitOnAtomic(Rule):
         before the producer wrote it. A real fix polls with `tl.load(ctr, volatile=True)`, issues one acquire
         atomic after the loop, and threads the polled value into the protected addresses, so the loads cannot move
         above the wait.
-
-        triton-ascend 3.2.0's frontend accepts both forms and lowers them to Linalg (checked offline), and what
-        it makes of them shows how fragile they are. In the atomic poll, the `tl.atomic_add` becomes a
-        `linalg.generic` tagged `GenericAtomicRMW = "add"`, `MemSemantic = "acquire"` inside the `scf.while`,
-        but the loop condition compares a separate plain copy of the counter taken before it. A loop that only
-        polls `tl.load(..., volatile=True)` is in the TTIR (`scf.while`) and gone from the Linalg altogether,
-        with or without the acquire atomic after it. No spin-wait written in kernel code should be relied on
-        without testing it on the device; Triton-distributed's `dl.wait` is the supported way to wait for a
-        signal.
     """
     fix_notes = """
         Poll with a volatile load, order once after the loop, and make the protected addresses depend on what was

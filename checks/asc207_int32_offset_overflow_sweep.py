@@ -1,12 +1,13 @@
 from ascendlint.rule import Invalid, Valid
 
-from .asc202_int32_offset_overflow import Int32OffsetOverflow
+from .asc202_int32_offset_overflow import HOST_FACTS_AND_MAGNITUDES, Int32OffsetOverflow
 
 
 class Int32OffsetOverflowSweep(Int32OffsetOverflow):
     """The review sweep of ASC202: int32 offsets that can wrap by the magnitude model, where the launching host code
-    does not show the extent to be large.
+    does not show the extent to be large."""
 
+    decides = """
     ASC202 reports a wrapping product only when the host code that launches the kernel shows the offset large (it
     starts at a token offset or loaded id, steps by a row stride read from a large tensor, or points into a state
     allocated per sequence and head), or when no launch is visible. This rule reports the rest: products that wrap
@@ -14,7 +15,7 @@ class Int32OffsetOverflowSweep(Int32OffsetOverflow):
     name, or a chunk index times `K * V`. Many of them are bounded in practice (decode-time, per-request or
     per-sequence tensors), so the sweep is opt-in, for a review of a kernel's integer widths. Both leave small
     tensors and literal factors alone, and they never report the same offset.
-    """
+    """ + HOST_FACTS_AND_MAGNITUDES
 
     code = "ASC207"
     name = "int32-offset-overflow-sweep"

@@ -9,8 +9,9 @@ from ascendlint.diagnostics import Applicability, FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
 class DotLhsReuse(Rule):
-    """Flags a `tl.dot` whose left operand is a name that is read again after the dot.
+    """Flags a `tl.dot` whose left operand is a name that is read again after the dot."""
 
+    decides = """
     Later reads include other dots (as left or right operand), stores, arithmetic, a copy taken after the dot,
     and reads on the next iteration of a loop other than by the same dot. Reads inside the same `tl.dot` call,
     metadata reads such as `.dtype` or `.shape`, reads after the name was reassigned and reads in the other branch

@@ -15,8 +15,9 @@ _POINTER_HINTS = {"tl.multiple_of", "tl.max_contiguous", "tl.max_constancy"}
 
 class RuntimeDualDmaPath(Rule):
     """Flags a runtime `if` whose branches move the same tensor by a block pointer in one branch and by a
-    masked pointer `tl.load` / `tl.store` in the other.
+    masked pointer `tl.load` / `tl.store` in the other."""
 
+    decides = """
     An `if` decided at compile time is fine: on constexprs, on a flag assigned only constants
     (`is_tail = False`), or on a flag that each constexpr mode sets to a constant except the one mode kept as the
     runtime fallback (`if TAIL_MODE == 0: is_tail = False` / `elif TAIL_MODE == 1: is_tail = True` /

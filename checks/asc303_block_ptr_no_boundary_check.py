@@ -13,8 +13,9 @@ _MASK_POSITION = {"tl.load": 1, "tl.store": 2}
 
 
 class BlockPtrNoBoundaryCheck(Rule):
-    """Flags `tl.load` / `tl.store` of a block pointer that passes no `boundary_check`.
+    """Flags `tl.load` / `tl.store` of a block pointer that passes no `boundary_check`."""
 
+    decides = """
     Block pointers made by `tl.make_block_ptr`, moved by `tl.advance` or returned by a jit helper all count.
     Not reported when the block provably never overshoots: in every dimension its block extent equals the tensor
     extent at offset 0 (`(W, D)` blocks of a `(W, D)` weight), or every launch of the kernel in the module is

@@ -5,8 +5,9 @@ from ascendlint.rule import Invalid, Rule, Valid
 
 
 class TileExtentFromRuntimeSize(Rule):
-    """Flags a tile extent the host computes from a runtime size with no cap.
+    """Flags a tile extent the host computes from a runtime size with no cap."""
 
+    decides = """
     A constexpr parameter that sizes a tile in the kernel (`tl.arange(0, BLOCK)`, `tl.zeros((BM, BN))`, a block
     pointer's `block_shape`) gets, at a launch, a value the host derives from the data: a shape entry or a size
     (`BLOCK_C = C` with `C` from `x.shape`, `triton.next_power_of_2(n)`, `next_power_of_2(cdiv(batch, 32))`).

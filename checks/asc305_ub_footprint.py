@@ -5,8 +5,9 @@ from ascendlint.rule import Invalid, Rule, Valid
 
 
 class UbFootprint(Rule):
-    """Flags a launch or autotune config whose estimated Unified Buffer use exceeds the 184 KB the compiler has.
+    """Flags a launch or autotune config whose estimated Unified Buffer use exceeds the 184 KB the compiler has."""
 
+    decides = """
     At the constexpr values of each launch (or of each `triton.Config` of the kernel's autotune list), the tiles
     one program holds at once are estimated: loaded blocks, intermediates, accumulators and the index and mask
     tiles used as data, each binding of a name live from its assignment to its last use (to the end of a loop it
@@ -18,6 +19,22 @@ class UbFootprint(Rule):
     (or on the `triton.Config`) when the peak exceeds 184 KB. Configs whose tile shapes need a value the module
     does not give (a heuristic, a runtime size) are not estimated. Nothing here compiles for the NPU: the figure is
     an estimate, checked against real fixes that overflowed before and fit after (see below).
+
+    How it is computed: tile shapes are folded at the config's constexpr values (`tl.arange`, `tl.zeros`, broadcasting,
+    reductions, `tl.dot`, block pointers' `block_shape`, `keep_dims` reductions, `insert_slice`/`extract_slice`); each
+    binding of a named tile is one buffer live from its assignment to its last use before the name is bound again; an
+    element-wise result takes over the buffer of an operand read for the last time by the same statement (`b = a * 2`:
+    one buffer, not two); index and mask tiles that only form addresses or masks of loads and stores are not counted
+    (the compiler turns them into strided or bounded transfers), nor are compile hints reads of a tile; the estimate is
+    the largest total of live buffers at any statement. What it leaves out: temporaries inside one expression, the
+    compiler's scratch, alignment padding, helpers called from the kernel, and exclusive branches bound to different
+    names (their tiles are counted together, an overestimate). What it was checked against (no NPU exists here, nothing
+    compiles for one): the real-bug benchmark's UB-overflow fix of an rmsnorm backward (before: over the budget at
+    BLOCK_SIZE_N=10240, BLOCK_SIZE_M=2; after, at 2048: under it), and the UB-overflow tutorial of the triton-ascend
+    examples repository, whose NPU kernel (a 1024-element chunk in a loop) the estimate puts far under the budget; its
+    GPU twin (`tl.arange(0, max_num_extend_tokens)`) is launched through a variable that picks the kernel at run time,
+    which the analysis does not follow, so it is not estimated. Tiles feeding `tl.dot` and its accumulators live in the
+    cube core's L1/L0 buffers and are left out; so are offset tiles used only as addresses.
     """
 
     code = "ASC305"
@@ -38,27 +55,10 @@ class UbFootprint(Rule):
         "8 only at fp32 or by a few KB, 3 are kernels that ship. Opt-in until measured against compiles on an NPU"
     )
     why = """
-        The vector core's Unified Buffer is 192 KB, about 184 KB of it usable by the compiler, and every tile a
-        program holds lives there. A config that holds more fails to compile for Ascend (or spills to global
-        memory): an rmsnorm backward of 2 x 10240 fp32 tiles holds five 80 KB tiles at once (~440 KB), and padding a
-        7168-wide row to 8192 inside a multi-buffered loop (triton-ascend's default) holds every loaded block twice. How it is computed: tile shapes
-        are folded at the config's constexpr values (`tl.arange`, `tl.zeros`, broadcasting, reductions, `tl.dot`,
-        block pointers' `block_shape`, `keep_dims` reductions, `insert_slice`/`extract_slice`); each binding of a
-        named tile is one buffer live from its assignment to its last use before the name is bound again; an
-        element-wise result takes over the buffer of an operand read for the last time by the same statement
-        (`b = a * 2`: one buffer, not two); index and mask tiles that only form addresses or masks of loads and
-        stores are not counted (the compiler turns them into strided or bounded transfers), nor are compile hints
-        reads of a tile; the estimate is the largest total of live buffers at any statement. What it leaves out:
-        temporaries inside one expression, the compiler's scratch, alignment padding, helpers called from the
-        kernel, and exclusive branches bound to different names (their tiles are counted together, an
-        overestimate). What it was checked against (no
-        NPU exists here, nothing compiles for one): the real-bug benchmark's UB-overflow fix of an rmsnorm backward
-        (before: over the budget at BLOCK_SIZE_N=10240, BLOCK_SIZE_M=2; after, at 2048: under it), and the UB-overflow
-        tutorial of the triton-ascend examples repository, whose NPU kernel (a 1024-element chunk in a loop) the
-        estimate puts far under the budget; its GPU twin (`tl.arange(0, max_num_extend_tokens)`) is launched through
-        a variable that picks the kernel at run time, which the analysis does not follow, so it is not estimated.
-        Tiles feeding `tl.dot` and its accumulators live in the cube core's L1/L0 buffers and are left out; so are
-        offset tiles used only as addresses.
+        The vector core's Unified Buffer is 192 KB, about 184 KB of it usable by the compiler, and every tile a program
+        holds lives there. A config that holds more fails to compile for Ascend (or spills to global memory): an rmsnorm
+        backward of 2 x 10240 fp32 tiles holds five 80 KB tiles at once (~440 KB), and padding a 7168-wide row to 8192
+        inside a multi-buffered loop (triton-ascend's default) holds every loaded block twice.
     """
     fix_notes = """
         Shrink the tile (a smaller block, fewer rows per program), loop over the long axis inside the kernel, drop

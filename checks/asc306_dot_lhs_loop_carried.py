@@ -6,8 +6,9 @@ from .asc301_dot_lhs_reuse import DotLhsReuse
 
 class DotLhsLoopCarried(DotLhsReuse):
     """Flags a `tl.dot` whose left operand is defined before a loop and read again only by that same dot on the
-    next iteration: the flash-attention query tile, loaded once and passed to `tl.dot(q, k)` for every KV block.
+    next iteration: the flash-attention query tile, loaded once and passed to `tl.dot(q, k)` for every KV block."""
 
+    decides = """
     Every other later read of a dot's left operand (another dot in the same iteration, the tile as a right
     operand, a store, arithmetic, a read after the loop) is ASC301's, which is on by default.
     """

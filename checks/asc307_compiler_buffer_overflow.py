@@ -4,8 +4,9 @@ from ascendlint.rule import Invalid, Rule, Valid
 
 
 class CompilerBufferOverflow(Rule):
-    """Flags a launch or autotune config that the Ascend compiler rejects because an on-chip buffer overflows.
+    """Flags a launch or autotune config that the Ascend compiler rejects because an on-chip buffer overflows."""
 
+    decides = """
     Each kernel is compiled by triton-ascend's frontend and BiShengIR at every configuration the code states,
     and the compiler's own verdict is reported, with its numbers, where the configuration is set.
     """

@@ -4,8 +4,9 @@ from ascendlint.rule import Invalid, Rule, Valid
 
 
 class CompilerRejectsKernel(Rule):
-    """Flags a launch or autotune config at which triton-ascend's frontend or the Ascend compiler rejects the kernel.
+    """Flags a launch or autotune config at which triton-ascend's frontend or the Ascend compiler rejects the kernel."""
 
+    decides = """
     The kernel is compiled as the launch states it; the compiler's first error line is reported where the
     configuration is set. An error caused by what could not be rebuilt here (a name the module defines at run time,
     an extension this frontend version lacks) is not a finding.

@@ -13,8 +13,9 @@ _PYTHON_BUILTINS = frozenset(vars(builtins))
 
 
 class WaitTokenUnused(Rule):
-    """Flags a `dl.wait(...)` whose token never reaches `dl.consume_token(value, token)`.
+    """Flags a `dl.wait(...)` whose token never reaches `dl.consume_token(value, token)`."""
 
+    decides = """
     Tokens may be summed (`token += dl.wait(...)`) and the sum consumed once; a token handed to a helper
     function or returned is left to that function. The libshmem_device dialect has no token:
     `signal_wait_until(slot, cmp, value)` is an external call with effects, kept by the compiler as written, so

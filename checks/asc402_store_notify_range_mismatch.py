@@ -18,8 +18,9 @@ _STORES = frozenset({"tl.store"}) | PUT_CALLS
 
 
 class StoreNotifyRangeMismatch(Rule):
-    """Flags a notify loop whose range differs from the store loop right before it that it publishes.
+    """Flags a notify loop whose range differs from the store loop right before it that it publishes."""
 
+    decides = """
     The loops are paired when their variables play the same part (the peer rank, or the slot written and
     signalled). `range` and `tl.range` with the same start, stop and step match; a `barrier_all()` between the
     loops ends the pairing. A loop of credit returns (`dl.notify(slot, rank, 0)`) is paired the same way with the

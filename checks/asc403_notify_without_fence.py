@@ -25,7 +25,11 @@ _DEVICE_MODULE = "libshmem_device"
 
 
 class NotifyWithoutFence(Rule):
-    """Flags a signal write (`dl.notify`, `libshmem_device.signal_op`) reached by a `tl.store` with no
+    """Flags a signal that can reach the peer before the data it announces: a `tl.store` with no `fence()` before a
+    `dl.notify` / `signal_op`, or a `putmem` with no `quiet()` before a `signal_op`."""
+
+    decides = """
+    Reported: a signal write (`dl.notify`, `libshmem_device.signal_op`) reached by a `tl.store` with no
     `libshmem_device.fence()` in between on some path, and a `signal_op` (or a fused `putmem_signal`) reached by a
     `putmem` / `putmem_nbi` with no `quiet()` in between.
 
@@ -33,6 +37,22 @@ class NotifyWithoutFence(Rule):
     exemption); `barrier_all()` orders nothing here. `quiet()` completes every pending store and put. Stores and
     puts in `triton.jit` helpers count where the helper is called. Branches of a constexpr `if` never meet: a
     store under `if not FLAG:` does not reach a notify under `if FLAG:`, not even in the next loop iteration.
+
+    A `putmem` is another matter. The device library makes `putmem`, `fence`, `quiet` and `signal_op`
+    separate calls (`aclshmem_<type>_putmem`, `aclshmem_fence`, `aclshmem_quiet`, `aclshmemx_signal_op`) and
+    states nothing about how a fence orders a put against a later separate signal; the performance guide
+    says `putmem` returns once the data has arrived, so a `dl.notify` after it needs no fence. Real MoE
+    kernels on this backend report the opposite for `signal_op`: with `putmem -> fence -> signal_op` the SET
+    reached the peer before the payload (the signal rides another channel than the put stream), and the
+    authors fixed it by one of the orderings below. This rule therefore reads:
+
+    - safe: `tl.store` through the mapped address (`remote_ptr` / `dl.symm_at`) -> `fence()` -> signal;
+    - safe: one `putmem_signal` / `putmem_signal_nbi`, the signal carried by the same request as its data
+      (earlier `putmem_nbi` chunks of the same payload drained by `quiet()` before it);
+    - safe: `putmem` / `putmem_nbi` -> `quiet()` -> signal (`quiet()` completes every pending put);
+    - safe, by the catalog and the guide: blocking `putmem` -> `dl.notify`;
+    - unsafe, reported: `putmem` (or `putmem_nbi`) -> `fence()` (or nothing) -> `signal_op`, and
+      `putmem_nbi` -> signal of any kind with no `quiet()` in between.
     """
 
     code = "ASC403"
@@ -44,22 +64,6 @@ class NotifyWithoutFence(Rule):
         Stores issued on the MTE path are not ordered with a signal write (`dl.notify`, `signal_op`): the peer
         can observe the signal before the data lands and read a stale buffer. `libshmem_device.fence()` orders
         the earlier stores before the signal (store -> fence -> signal).
-
-        A `putmem` is another matter. The device library makes `putmem`, `fence`, `quiet` and `signal_op`
-        separate calls (`aclshmem_<type>_putmem`, `aclshmem_fence`, `aclshmem_quiet`, `aclshmemx_signal_op`) and
-        states nothing about how a fence orders a put against a later separate signal; the performance guide
-        says `putmem` returns once the data has arrived, so a `dl.notify` after it needs no fence. Real MoE
-        kernels on this backend report the opposite for `signal_op`: with `putmem -> fence -> signal_op` the SET
-        reached the peer before the payload (the signal rides another channel than the put stream), and the
-        authors fixed it by one of the orderings below. This rule therefore reads:
-
-        - safe: `tl.store` through the mapped address (`remote_ptr` / `dl.symm_at`) -> `fence()` -> signal;
-        - safe: one `putmem_signal` / `putmem_signal_nbi`, the signal carried by the same request as its data
-          (earlier `putmem_nbi` chunks of the same payload drained by `quiet()` before it);
-        - safe: `putmem` / `putmem_nbi` -> `quiet()` -> signal (`quiet()` completes every pending put);
-        - safe, by the catalog and the guide: blocking `putmem` -> `dl.notify`;
-        - unsafe, reported: `putmem` (or `putmem_nbi`) -> `fence()` (or nothing) -> `signal_op`, and
-          `putmem_nbi` -> signal of any kind with no `quiet()` in between.
     """
     fix_notes = """
         Only the store case has a fix; after a `putmem` the message names the missing `quiet()`, to be placed

@@ -7,8 +7,9 @@ from ascendlint.rule import Invalid, Rule, Valid
 
 
 class MissingCreditReturn(Rule):
-    """Flags a consumer `dl.wait` on a reused ring slot that its loop never hands back with a zero signal.
+    """Flags a consumer `dl.wait` on a reused ring slot that its loop never hands back with a zero signal."""
 
+    decides = """
     A consumer is a `dl.wait` (not waiting for 0) whose slot index is `i % buffer_num`, reached through sums and
     products only (`% num_ranks()` picks a peer, not a buffer; a remainder divided again, as in a tile swizzle, is
     a coordinate, not a ring index); its ring loop is the innermost loop `i` advances with. The credit return is a

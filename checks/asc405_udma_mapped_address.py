@@ -6,8 +6,9 @@ from ascendlint.rule import Invalid, Rule, Valid
 
 
 class UdmaMappedAddress(Rule):
-    """Flags `putmem` whose destination (or `getmem` whose source) is a mapped peer pointer.
+    """Flags `putmem` whose destination (or `getmem` whose source) is a mapped peer pointer."""
 
+    decides = """
     A pointer that comes from `dl.symm_at(...)` or `libshmem_device.remote_ptr(...)`, directly or through
     assignments and offsets, is mapped; a kernel argument offset by anything stays symmetric.
     """

@@ -5,8 +5,9 @@ from ascendlint.rule import Invalid, Rule, Valid
 
 
 class UdmaPeSharedByCores(Rule):
-    """Flags `putmem`/`getmem` that every program runs for the same pe.
+    """Flags `putmem`/`getmem` that every program runs for the same pe."""
 
+    decides = """
     Quiet when the pe, the loop it comes from or an enclosing `if` that selects one program (`pid == ...`, or a
     test on the pe itself) depends on `tl.program_id`, e.g. `for pe in range(pid, n_pes, n_programs)`; a tile
     loop split by program id around a loop over every pe does not make it quiet (every program still drives every

@@ -14,8 +14,9 @@ from ascendlint.rule import Invalid, Rule, Valid
 
 
 class UdmaPerTileTransfer(Rule):
-    """Flags `putmem`/`getmem` issued once per tile inside a loop over tiles of a known range.
+    """Flags `putmem`/`getmem` issued once per tile inside a loop over tiles of a known range."""
 
+    decides = """
     A tile loop steps by a constexpr (`range(0, K, BLOCK)`) or counts `tl.cdiv(...)` tiles, and the transfer's
     address or size follows the loop variable. Loops that wait or notify each iteration are pipelines, not
     tile loops, and a loop over pes is not a tile loop. A transfer whose address comes from an index loaded in

@@ -12,8 +12,9 @@ RESIDENT_PROGRAMS = 20
 
 
 class BarrierGridOverCores(Rule):
-    """Flags a launch of a kernel that waits on other programs with a grid not sized by the core count.
+    """Flags a launch of a kernel that waits on other programs with a grid not sized by the core count."""
 
+    decides = """
     Waiting means `dl.wait`, `barrier_all()`, `signal_wait_until` or a spin loop (`while` on a volatile load
     or an atomic), in the kernel or a `triton.jit` helper it calls. Sized by the core count means
     `get_*core_num()`, the `num_aicore` / `num_vectorcore` device properties, or `min(x, core_count)` (a cap

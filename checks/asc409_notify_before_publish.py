@@ -12,8 +12,9 @@ _PUBLISHING = frozenset({"tl.store"}) | PUT_CALLS
 
 class NotifyBeforePublish(Rule):
     """Flags a producer's `dl.notify(slot, peer, v)` (v not 0) that comes before the store or `putmem` of the data
-    it announces.
+    it announces."""
 
+    decides = """
     The data is a store into symmetric memory (a pointer mapped by `dl.symm_at` / `remote_ptr`, a `putmem`, or a
     buffer the kernel also hands to one of those), or a `triton.jit` helper called on such a pointer, placed after
     the notify in the same loop body, or in the loop that follows a loop of notifies. A credit return

@@ -8,8 +8,9 @@ from ascendlint.rule import Invalid, Rule, Valid
 
 class CreditReturnedBeforeRead(Rule):
     """Flags a consumer's credit return (`dl.notify(slot, rank, 0)` or a store of 0 to the slot) placed before
-    its loads from the buffer that slot guards.
+    its loads from the buffer that slot guards."""
 
+    decides = """
     The guarded buffer is the pointer passed through `dl.consume_token` with the token of a wait on the same
     slot (the same expression), in the same loop body; its loads are `tl.load`s of it, or `triton.jit` helpers
     called on it, that come after the credit return.

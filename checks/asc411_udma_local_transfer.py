@@ -7,8 +7,9 @@ from ascendlint.rule import Invalid, Rule, Valid
 
 
 class UdmaLocalTransfer(Rule):
-    """Flags a `putmem` / `getmem` whose pe can be the calling rank.
+    """Flags a `putmem` / `getmem` whose pe can be the calling rank."""
 
+    decides = """
     That is a pe that is the rank itself (`dl.rank()`, `libshmem_device.my_pe()`, a kernel parameter named
     `rank`), or the variable of a loop over every rank (a `range` up to the rank count) with no `pe != rank` guard
     around the transfer (an `if pe != rank:`, the `else` of `if pe == rank:`, or an earlier `if pe == rank:

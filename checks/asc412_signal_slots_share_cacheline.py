@@ -23,8 +23,9 @@ _MAX_DEPTH = 12
 
 
 class SignalSlotsShareCacheline(Rule):
-    """Flags a signal call whose slot index puts slots of different writers closer than 64 bytes.
+    """Flags a signal call whose slot index puts slots of different writers closer than 64 bytes."""
 
+    decides = """
     The calls are `dl.notify` / `dl.wait` (int64 slots: 8 per line) and `signal_op` / `putmem_signal` /
     `signal_wait_until` (int32 slots: 16 per line). The slot offset is split into terms; a term that differs
     between programs or ranks (it derives from the program id, from the rank for a write, from a loop whose range

@@ -9,8 +9,9 @@ from ascendlint.rule import Invalid, Rule, Valid
 
 
 class MultipleResetters(Rule):
-    """Flags a ring slot's credit return that more than one reset, or more than one program, performs.
+    """Flags a ring slot's credit return that more than one reset, or more than one program, performs."""
 
+    decides = """
     A credit return (`dl.notify(slot, rank, 0)` or a store of 0) counts when its ring loop (the loop the slot's
     `i % buffer_num` index advances with) also waits on that signal buffer. It is flagged when the same slot is
     reset again in that loop body, when every program runs the wait and the reset on the same slots (nothing

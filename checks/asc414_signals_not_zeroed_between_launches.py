@@ -12,9 +12,11 @@ _LOOPS = (cst.For, cst.While)
 
 
 class SignalsNotZeroedBetweenLaunches(Rule):
-    """Flags a host launch, repeated in a loop (or in a function that a loop of this module calls), of a kernel
-    that waits on a signal buffer and leaves it set, without zeroing that buffer and then a cross-rank barrier
-    before each launch.
+    """Flags a repeated host launch of a kernel that waits on a signal buffer and leaves it set, when the host does
+    not zero that buffer and then pass a cross-rank barrier before each launch."""
+
+    decides = """
+    A launch is repeated when it sits in a loop, or in a function that a loop of this module calls.
 
     The kernel leaves a buffer set when it waits on slots of it (for a non-zero value that is not a launch
     argument such as an epoch) and never returns them to 0, whether its own programs or other ranks set them; a

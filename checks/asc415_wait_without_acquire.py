@@ -24,14 +24,20 @@ def _string(expr: cst.BaseExpression | None, constants: dict[str, str]) -> str |
 
 
 class WaitWithoutAcquire(Rule):
-    """Flags a `dl.wait(...)` without acquire ordering at the scope of its producer.
+    """Flags a `dl.wait(...)` without acquire ordering at the scope of its producer."""
 
+    decides = """
     Reported when the wait's `semantic` is `"relaxed"` or `"release"`, when its `scope` is `"cta"` (one core: a
     signal another core or rank sets is outside it), or when either is a string `dl.wait` does not accept
     (scopes `"gpu"`, `"cta"`, `"sys"`; semantics `"acquire"`, `"release"`, `"acq_rel"`, `"relaxed"`). Only waits
     followed by a read in the kernel (`tl.load`, `dl.consume_token`, `getmem`) guard data and are checked for
     ordering (up to the next `dl.wait`, which guards what follows it); an unknown name is reported wherever it
     is. Strings are read from literals and module constants.
+
+    Triton-distributed passes the two strings through Triton's scope and semantic parsers, which accept only
+    `"gpu"`, `"cta"`, `"sys"` and `"acquire"`, `"release"`, `"acq_rel"`, `"relaxed"` and raise ValueError at
+    compile time for anything else; its Ascend lowering hands the parsed attributes on to the
+    `aclshmem_wait_*` call.
     """
 
     code = "ASC415"
@@ -53,11 +59,6 @@ class WaitWithoutAcquire(Rule):
         signal arrives but later loads may still be served from before it, so the kernel reads stale data.
         `"cta"` orders only within one core; a signal set by another AI core or another rank (with `dl.notify`,
         whose own scopes are `"gpu"`, `"intra_node"`, `"inter_node"`) is outside it.
-
-        Triton-distributed passes the two strings through Triton's scope and semantic parsers, which accept only
-        `"gpu"`, `"cta"`, `"sys"` and `"acquire"`, `"release"`, `"acq_rel"`, `"relaxed"` and raise ValueError at
-        compile time for anything else; its Ascend lowering hands the parsed attributes on to the
-        `aclshmem_wait_*` call.
     """
     fix_notes = """
         Wait with `dl.wait(ptr, n, "gpu", "acquire")` (or `"sys"` where the host or another device writes the

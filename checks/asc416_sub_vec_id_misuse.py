@@ -12,8 +12,9 @@ _CUBE = frozenset({"tl.dot"})
 
 class SubVecIdMisuse(Rule):
     """Flags, in a kernel that splits its vector work with `sub_vec_id()`, a write both vector sub-blocks of a core
-    execute at the same place.
+    execute at the same place."""
 
+    decides = """
     Both sub-blocks of an AI core run the kernel's vector code with the same program id. A `tl.store`,
     `dl.notify`, `signal_op` or `int_p` is reported when no enclosing `if` pins one sub-block
     (`if sub_id == 1:`, `if sub_id:` and their `else`, also as a conjunct of an `and`) and its address does not

@@ -8,17 +8,17 @@ from ascendlint.rule import Invalid, Rule, Valid
 
 class BarrierInDivergentLoop(Rule):
     """Flags `barrier_all()` / `barrier_all_vec()` inside a loop whose trip count depends on the program id or the
-    rank.
+    rank."""
 
-    Catalog entry. **ASC417 barrier-in-divergent-loop** (warning, fix: none). `barrier_all` returns once every
-    program of every rank has arrived, and it counts arrivals: every program must reach it the same number of
-    times. A barrier inside a loop whose bounds come from `tl.program_id` (a task loop `range(pid, n_tasks,
-    n_programs)`, a per-pe loop split by program id) or from the rank is reached fewer times by the programs
-    with fewer iterations; they leave the kernel while the others wait for them forever (or, with a counting
-    barrier, pair one program's second barrier with another's first). Trigger: a barrier call in the body of a
-    `for` whose iterable, or a `while` whose condition, depends on the program id (here or passed in by a
-    caller) or the rank. Non-triggers: a barrier after such a loop; a barrier in a loop whose bounds are the same
-    for every program (`range(n_steps)`, `range(num_ranks())`).
+    decides = """
+    `barrier_all` returns once every program of every rank has arrived, and it counts arrivals: every program must
+    reach it the same number of times. A barrier inside a loop whose bounds come from `tl.program_id` (a task loop
+    `range(pid, n_tasks, n_programs)`, a per-pe loop split by program id) or from the rank is reached fewer times by
+    the programs with fewer iterations; they leave the kernel while the others wait for them forever (or, with a
+    counting barrier, pair one program's second barrier with another's first). Trigger: a barrier call in the body of
+    a `for` whose iterable, or a `while` whose condition, depends on the program id (here or passed in by a caller)
+    or the rank. Non-triggers: a barrier after such a loop; a barrier in a loop whose bounds are the same for every
+    program (`range(n_steps)`, `range(num_ranks())`).
     """
 
     code = "ASC417"

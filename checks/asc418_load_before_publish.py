@@ -11,13 +11,13 @@ _SYNC = SIGNAL_WAITS | BARRIERS
 
 
 class LoadBeforePublish(Rule):
-    """Flags a `tl.load` of a buffer that peers write, placed before the wait or barrier that publishes it.
+    """Flags a `tl.load` of a buffer that peers write, placed before the wait or barrier that publishes it."""
 
-    Catalog entry. **ASC418 load-before-publish** (error, fix: none). A buffer the peers fill (the kernel
-    stores into it through `dl.symm_at` / `remote_ptr` or `putmem`s into it, or reads it through
-    `dl.consume_token` after a wait) holds the peers' data only once the wait or barrier that orders their
-    writes has returned. Trigger: a local `tl.load` of such a buffer that comes after the kernel's writes to the
-    peers' copies with no wait or barrier in between but before a later one (the barrier was placed after the
+    decides = """
+    A buffer the peers fill (the kernel stores into it through `dl.symm_at` / `remote_ptr` or `putmem`s into it, or
+    reads it through `dl.consume_token` after a wait) holds the peers' data only once the wait or barrier that orders
+    their writes has returned. Trigger: a local `tl.load` of such a buffer that comes after the kernel's writes to
+    the peers' copies with no wait or barrier in between but before a later one (the barrier was placed after the
     compute that reads the buffer), or that comes before a wait whose token is consumed on that same buffer (the
     counts were read before the wait that publishes them). Non-triggers: reads after the wait or barrier; reads of
     the rank's own data before it pushes it to the peers; reads of other buffers.

@@ -9,18 +9,18 @@ from ascendlint.rule import Invalid, Rule, Valid
 
 
 class ReusedBufferWithoutRelease(Rule):
-    """Flags a kernel that reads a buffer published by an epoch wait and tells no one when it is done reading.
+    """Flags a kernel that reads a buffer published by an epoch wait and tells no one when it is done reading."""
 
-    Catalog entry. **ASC419 reused-buffer-without-release** (warning, fix: none). A kernel that waits for a value
-    passed in per launch (an epoch, a step or call count) is meant to be launched again on the same buffers
-    without a reset in between. Its peers then write the next launch's data into those buffers as soon as their
-    own next launch starts, and a device stream lets a fast rank start its next launch while a slow rank is still
-    in this one. Unless the consumer says when it has finished reading (a `barrier_all()` after its last read, or
-    a signal back to the writers that they wait for before writing: an acknowledgement or a credit), the next
-    launch overwrites the buffer under the reads. Trigger: a wait whose value comes from kernel arguments, reads
-    through `dl.consume_token` of the buffer it publishes, and neither a barrier nor a signal write after the last
-    of those reads. Non-triggers: a closing `barrier_all()`; an acknowledgement `dl.notify` / `signal_op` after the
-    reads; waits for a constant (ASC414 covers those).
+    decides = """
+    A kernel that waits for a value passed in per launch (an epoch, a step or call count) is meant to be launched
+    again on the same buffers without a reset in between. Its peers then write the next launch's data into those
+    buffers as soon as their own next launch starts, and a device stream lets a fast rank start its next launch while
+    a slow rank is still in this one. Unless the consumer says when it has finished reading (a `barrier_all()` after
+    its last read, or a signal back to the writers that they wait for before writing: an acknowledgement or a
+    credit), the next launch overwrites the buffer under the reads. Trigger: a wait whose value comes from kernel
+    arguments, reads through `dl.consume_token` of the buffer it publishes, and neither a barrier nor a signal write
+    after the last of those reads. Non-triggers: a closing `barrier_all()`; an acknowledgement `dl.notify` /
+    `signal_op` after the reads; waits for a constant (ASC414 covers those).
     """
 
     code = "ASC419"

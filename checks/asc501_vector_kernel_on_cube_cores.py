@@ -13,8 +13,9 @@ _KNOWN_LIBRARIES = ("tl.", "dl.", "shmem.", "cann.", "triton.")
 
 class VectorKernelOnCubeCores(Rule):
     """Flags a launch of a kernel that never calls `tl.dot` (nor do the jit helpers it calls) on a grid sized by
-    the cube core count (`num_aicore`, `get_aicore_num()`).
+    the cube core count (`num_aicore`, `get_aicore_num()`)."""
 
+    decides = """
     A kernel that calls a function imported from another module is left alone: that function may use the cube.
     """
 

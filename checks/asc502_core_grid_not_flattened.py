@@ -15,9 +15,13 @@ _RANKS = lazy(r"(world(_?size)?|(num_|n_?)?ranks?|rank_?size|(num_|n_?)?pes|(num
 
 
 class CoreGridNotFlattened(Rule):
-    """Flags a core-grid task loop (`for task in range(pid, n_tasks, num_programs)`), or a manual core split
-    (`start = pid * per_core; for i in range(start, start + per_core)`), nested inside a sequential loop over data
-    blocks (a `range` with a runtime trip count).
+    """Flags a core-grid task loop, or a manual split of the work between cores, nested inside a sequential loop
+    over data blocks."""
+
+    decides = """
+    A core-grid task loop is `for task in range(pid, n_tasks, num_programs)`; a manual core split is
+    `start = pid * per_core; for i in range(start, start + per_core)`; a sequential loop over data blocks is a
+    `range` with a runtime trip count.
 
     Signals or barriers in the outer loop (`dl.wait`, `dl.notify`, `barrier_all`) are no excuse: seed 000's own
     example of this mistake synchronizes every round. Left alone: task loops whose start already rotates

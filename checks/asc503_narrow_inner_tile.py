@@ -28,8 +28,9 @@ _DEPTH = 10
 
 
 class NarrowInnerTile(Rule):
-    """Flags a loaded or stored tile whose innermost (stride-1) extent is a tunable tile size under 512 bytes.
+    """Flags a loaded or stored tile whose innermost (stride-1) extent is a tunable tile size under 512 bytes."""
 
+    decides = """
     The innermost extent is `block_shape[order[0]]` for a block pointer and the last `tl.arange` axis of a pointer
     tile (an axis multiplied by a stride is not stride-1 and is skipped). Only a tile the author is already
     tuning is reported: a constexpr parameter spelled like a tile size (`BLOCK_*`, `BT`, `BK`) that the kernel's

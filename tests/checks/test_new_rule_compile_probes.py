@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from ascendlint.docs import render_rule
 from ascendlint.registry import rule_by_code_or_name
 
 HERE = Path(__file__).resolve().parent
@@ -76,7 +77,7 @@ def test_fp8_targets_fail_with_or_without_the_keyword(probed):
 
 
 def test_asc108_page_quotes_the_errors_the_probes_see(probed):
-    page = rule_by_code_or_name("ASC108").why
+    page = render_rule(rule_by_code_or_name("ASC108"))
     assert "TypeError(\"'dtype' object is not callable\")" in page
     assert "unexpected keyword argument 'overflow_mode'" in page
 
