@@ -23,8 +23,8 @@ class CoreGridNotFlattened(Rule):
     `start = pid * per_core; for i in range(start, start + per_core)`; a sequential loop over data blocks is a
     `range` with a runtime trip count.
 
-    Signals or barriers in the outer loop (`dl.wait`, `dl.notify`, `barrier_all`) are no excuse: seed 000's own
-    example of this mistake synchronizes every round. Left alone: task loops whose start already rotates
+    Signals or barriers in the outer loop (`dl.wait`, `dl.notify`, `barrier_all`) are no excuse: the
+    Triton-distributed Ascend tutorials' own example of this mistake synchronizes every round. Left alone: task loops whose start already rotates
     globally, following a count carried across the outer loop (`start = (pid - prev) % n_cores` with
     `prev += tasks`, or `(prev + pid) % n`), so that the round-robin continues from one round to the next and
     leaves no core idle; outer loops over ranks or ring steps (`range(world_size)`), and outer loops with a
@@ -292,7 +292,7 @@ class CoreGridNotFlattened(Rule):
 
     def _is_sequential_block_loop(self, analysis: KernelAnalysis, loop: cst.For) -> bool:
         """A loop with a runtime trip count that walks data blocks: not a task loop, not a loop over ring steps or
-        ranks. Signals or barriers per round do not make it one: seed 000's own mistake has them."""
+        ranks. Signals or barriers per round do not make it one: the Triton-distributed Ascend tutorials' own mistake has them."""
         bounds = self._range_bounds(loop)
         if bounds is None or self._is_task_loop(analysis, loop) or self._is_core_split(analysis, loop):
             return False

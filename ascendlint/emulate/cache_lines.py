@@ -1,7 +1,7 @@
 """Signal slots through each core's DataCache, a 64-byte line at a time (``incoherent_cache_lines``).
 
 The NPU does not keep concurrent writes by different cores to one 64-byte DataCache line coherent
-(seed 000, ascendlint's ASC412): a core writes back its whole copy of a line, so a slot on that line
+(the Triton-distributed performance guide, ascendlint's ASC412): a core writes back its whole copy of a line, so a slot on that line
 that another core set after this core last fetched the line is overwritten with the old value and
 the signal is lost. Here each core (each program's sub-block) keeps a copy of every line it last
 read through a wait (``dl.wait``, ``signal_wait_until``) or wrote with a "set" signal; a "set" writes

@@ -7,7 +7,7 @@ by the symmetric address, the same pointer value as on the calling rank, plus th
 already mapped to the peer by ``dl.symm_at``/``remote_ptr`` is the MTE way to address it and is
 wrong here. The local operand must be the calling rank's own memory.
 
-One core, one pe (``udma_one_core_per_pe``, seed 000's second constraint and seed 003): ``quiet()``
+One core, one pe (``udma_one_core_per_pe``, the Triton-distributed performance guide's second constraint and its AllGather+GEMM tutorial): ``quiet()``
 keeps one completion slot per pe, so all transfers of a launch from one rank to one pe must be
 issued by a single core. The two vector sub-blocks of an AI core are two cores here: a phase
 condition that lets both sub-blocks (or two programs) drive one pe is an error.

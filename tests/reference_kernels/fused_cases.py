@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 
 # Tolerances against the float32 torch reference, by output dtype: float32 as exact as accumulation order
-# allows; float16 as seed 003 checks its AllGather+GEMM (rtol=atol=1e-3) after rounding the reference to the
+# allows; float16 as the AllGather+GEMM tutorial checks it (rtol=atol=1e-3) after rounding the reference to the
 # output dtype; bfloat16 one part in 2^6 of the output (8 significand bits), torch's own bfloat16 rtol.
 TOLERANCES = {
     torch.float32: {"rtol": 1e-5, "atol": 1e-4},

@@ -3,7 +3,7 @@
 A mutation is a set of exact text edits to a reference kernel module (each old text must occur exactly
 once, so a change to the reference that moves the text breaks the test loudly rather than silently).
 The same mutated source is linted and, as a module of its own, run on the emulator. Every row of the
-distributed-protocol table (seed 000: missing credit return, notify range, reset range, dropped
+distributed-protocol table (the Triton-distributed performance guide: missing credit return, notify range, reset range, dropped
 ``consume_token``, dropped fence, notify before the store, credit returned before the read, putmem to
 the own rank) and every failure mode of its troubleshooting list (credit erased by several resetters,
 signals left set between launches, a grid larger than the cores, a slot formula that outgrows the
@@ -302,7 +302,7 @@ REVERSE_ALL2ALL = [
     _ra("credit-return-removed-small-shape", ((_RA_RESET, ""),), rule="ASC404",
         anchor='token = dl.wait(slot, 1, "gpu", "acquire", waitValue=work + 1)', outcome=None, shape=_RA_NO_WRAP,
         why="while no producer needs a buffer generation twice, nothing waits for the missing credit: small shapes "
-            "pass on the device and on the emulator alike (seed 000: all small shapes pass, large shapes hang)"),
+            "pass on the device and on the emulator alike (the performance guide: all small shapes pass, large shapes hang)"),
     _ra("signals-left-set-across-launches", ((_RA_RESET, ""),), rule="ASC414", anchor="reverse_all2all_kernel[",
         outcome="hang", report=("to equal 0",), shape=_RA_NO_WRAP, launches=2, extra_source=_RA_STEP_LOOP),
     _ra("consume-token-dropped", ((_RA_CONSUME, "            src = inbox_ptr + slot_id * (BLOCK_S * BLOCK_D)\n"),),

@@ -80,7 +80,7 @@ def test_fused_kernel_matches_torch_in_half_precision(emulate, cases, kernels, n
 @pytest.mark.parametrize("world_size", (2, 4))
 def test_two_phase_allgather_gemm_matches_torch_in_fp16_with_seed_sizes_scaled_down(emulate, cases, kernels,
                                                                                      world_size):
-    """The seed's configuration (PVALUE 4, double buffers, copy tiles narrower than the GEMM tiles), scaled down:
+    """The tutorial's configuration (PVALUE 4, double buffers, copy tiles narrower than the GEMM tiles), scaled down:
     several iterations, a short last one, ranks that send by UDMA and programs that copy by MTE."""
     import torch
 
