@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ascendlint import edits
-from ascendlint.analysis.grid import launches_of, may_pass_one
+from ascendlint.analysis.launch_arguments import launches_of, may_pass_one
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 

@@ -4,7 +4,8 @@ import libcst as cst
 
 from ascendlint.analysis.values import argument
 from ascendlint.analysis.block_pointers import block_pointer_origins, block_rank, imported_block
-from ascendlint.analysis.grid import host_guards, is_model_dimension_name
+from ascendlint.analysis.grid_names import is_model_dimension_name
+from ascendlint.analysis.host_guards import host_guards
 from ascendlint.diagnostics import Edit, FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 from ascendlint.analysis.literals import integer_value

@@ -4,7 +4,8 @@ import libcst as cst
 
 from ascendlint.analysis import distributed as dist_analysis
 from ascendlint.diagnostics import Severity
-from ascendlint.analysis.grid import Factor, Kind, grid_core_source, launch_grid
+from ascendlint.analysis.grid import grid_core_source, launch_grid
+from ascendlint.analysis.grid_factors import Factor, Kind
 from ascendlint.rule import Invalid, Rule, Valid
 
 # Programs every Ascend device keeps resident at once (the smallest AI-core count the distributed kernels target).

@@ -14,6 +14,7 @@ from typing import Callable, TypeVar
 import libcst as cst
 
 from .module_names import resolve_relative
+from .syntax import target_names
 from .walk import NodeIndex
 from .literals import integer_value  # noqa: F401 - also read from here
 
@@ -66,29 +67,21 @@ def _compile_time_names(kernel: "Kernel", facts: "ModuleFacts") -> set[str]:
     for node in facts.index.subtree(kernel.node):
         if type(node) is cst.Assign:
             for target in node.targets:
-                plain.update(_names_in(target.target))
+                plain.update(target_names(target.target))
         elif type(node) is cst.AugAssign:
-            plain.update(_names_in(node.target))
+            plain.update(target_names(node.target))
         elif type(node) is cst.AnnAssign:
             annotation = node.annotation.annotation
             if facts.qualname(annotation) == "tl.constexpr":
-                special.update(_names_in(node.target))
+                special.update(target_names(node.target))
             else:
-                plain.update(_names_in(node.target))
+                plain.update(target_names(node.target))
         elif type(node) is cst.For:
             iterable = node.iter
             is_static = type(iterable) is cst.Call and facts.qualname(iterable.func) == "tl.static_range"
-            (special if is_static else plain).update(_names_in(node.target))
+            (special if is_static else plain).update(target_names(node.target))
     names = {name for name in kernel.constexpr if name not in kernel.do_not_specialize} | special
     return names - plain
-
-
-def _names_in(target: cst.BaseExpression) -> list[str]:
-    if type(target) is cst.Name:
-        return [target.value]
-    if type(target) in (cst.Tuple, cst.List):
-        return [name for element in target.elements for name in _names_in(element.value)]
-    return []
 
 
 def _is_compile_time_expression(expr: cst.BaseExpression, names: set[str], facts: "ModuleFacts") -> bool:

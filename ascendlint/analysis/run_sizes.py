@@ -28,7 +28,7 @@ import libcst as cst
 from ..lazy_regex import lazy
 from . import host_facts as hf
 from . import test_shapes as ts
-from .grid import host_resolver
+from .host_resolver import host_resolver
 from .module_facts import Launch, ModuleFacts, dotted_name
 from .literals import integer_value
 
@@ -630,7 +630,7 @@ class _Reader:
         return found
 
     def _resolve_name(self, name: str, site, depth, names):
-        scope = self.resolver._scope_node(site)
+        scope = self.resolver.scope_node(site)
         found = []
         loops = self._loop_values(scope)
         if name in loops:
@@ -646,7 +646,7 @@ class _Reader:
         if status == "value":
             if not isinstance(value, cst.BaseExpression):
                 return None
-            outer = self.resolver._scope_node(self.resolver._scope_node(site))
+            outer = self.resolver.scope_node(self.resolver.scope_node(site))
             loops = self._loop_values(outer)
             extra = [loops[name]] if name in loops else []
             return _join([self.value(value, site, depth + 1, names), *extra])
@@ -718,7 +718,7 @@ class _Reader:
         nodes = self.index.subtree(scope) if type(scope) is cst.FunctionDef else self.index.of_type(
             cst.For, cst.CompFor)
         for node in nodes:
-            if type(node) not in (cst.For, cst.CompFor) or self.resolver._scope_node(node) is not scope:
+            if type(node) not in (cst.For, cst.CompFor) or self.resolver.scope_node(node) is not scope:
                 continue
             items = self._items(node.iter, node)
             for name, value in _bind_items(node.target, items):

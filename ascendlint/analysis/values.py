@@ -884,14 +884,14 @@ class KernelAnalysis:
         return bool(self.facts.launches)
 
     def _host_argument(self, name: str) -> tuple[int, bool, bool] | None:
-        from .grid import host_argument_bits
+        from .host_arguments import host_argument_bits
 
         return host_argument_bits(self.facts, self.kernel, name)
 
     @cached_property
     def constexpr_values(self) -> dict[str, list[int]]:
         """Integer values the module's launches and autotune configs give each constexpr parameter."""
-        from .grid import constexpr_values  # grid reasoning needs the module's host code
+        from .host_arguments import constexpr_values  # launch reasoning needs the module's host code
 
         return constexpr_values(self.facts, self.kernel)
 
@@ -903,13 +903,13 @@ class KernelAnalysis:
 
     @cached_property
     def _program_bits(self) -> dict[int, Value]:
-        from .grid import program_id_magnitudes
+        from .host_arguments import program_id_magnitudes
 
         return program_id_magnitudes(self.facts, self.kernel, self.is_core_grid_kernel)
 
     @cached_property
     def _token_axes(self) -> set[int]:
-        from .grid import token_axes
+        from .host_arguments import token_axes
 
         return token_axes(self.facts, self.kernel)
 
