@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ascendlint.analysis.values import argument
+from ascendlint.analysis.syntax import argument
 from ascendlint.analysis.block_pointers import block_pointer_origins, block_rank, imported_block
 from ascendlint.analysis.grid_names import is_model_dimension_name
 from ascendlint.analysis.host_guards import host_guards

@@ -4,7 +4,8 @@ import re
 
 import libcst as cst
 
-from ascendlint.analysis.values import KernelAnalysis, argument
+from ascendlint.analysis.syntax import argument
+from ascendlint.analysis.values import KernelAnalysis
 from ascendlint.analysis.block_pointers import block_pointer_origins
 from ascendlint.analysis.spelling import as_parsed
 from ascendlint.diagnostics import FixSafety, Severity

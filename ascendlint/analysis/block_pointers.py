@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from .values import KernelAnalysis, argument
+from .syntax import argument
+from .values import KernelAnalysis
 from .module_facts import Kernel
 
 _DEPTH = 8

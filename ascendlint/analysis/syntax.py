@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from .literals import integer_value
+
 
 def is_none(expr) -> bool:
     return type(expr) is cst.Name and expr.value == "None"
@@ -37,3 +39,45 @@ def block_exits(body: cst.BaseSuite) -> bool:
         line = body.body[-1] if body.body else None
         last = line.body[-1] if type(line) is cst.SimpleStatementLine and line.body else None
     return type(last) in (cst.Return, cst.Raise)
+
+
+def argument(call: cst.Call, position: int, keyword: str) -> cst.BaseExpression | None:
+    """The argument at ``position`` or passed as ``keyword``."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    return positional[position].value if position < len(positional) else None
+
+
+def builtin_name(func: cst.BaseExpression) -> str:
+    return func.value if type(func) is cst.Name else ""
+
+
+def integer_or_none(node) -> int | None:
+    if type(node) is cst.Integer:
+        return integer_value(node)
+    return None
+
+
+def pointer_base(expr: cst.BaseExpression) -> str | None:
+    while True:
+        if type(expr) is cst.Name:
+            return expr.value
+        if type(expr) is cst.BinaryOperation and type(expr.operator) in (cst.Add, cst.Subtract):
+            expr = expr.left
+            continue
+        if type(expr) is cst.Subscript:
+            expr = expr.value
+            continue
+        return None
+
+
+def binary_of(operator: cst.BaseAugOp) -> cst.BaseBinaryOp:
+    mapping = {
+        cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
+        cst.FloorDivideAssign: cst.FloorDivide, cst.ModuloAssign: cst.Modulo, cst.DivideAssign: cst.Divide,
+        cst.PowerAssign: cst.Power, cst.LeftShiftAssign: cst.LeftShift, cst.RightShiftAssign: cst.RightShift,
+        cst.BitAndAssign: cst.BitAnd, cst.BitOrAssign: cst.BitOr, cst.BitXorAssign: cst.BitXor,
+    }
+    return mapping.get(type(operator), cst.Add)()
