@@ -145,25 +145,17 @@ class KernelReads:
 
     def are_exclusive(self, first: cst.CSTNode, second: cst.CSTNode) -> bool:
         """True when the two nodes sit in different branches of one ``if`` (at most one of them runs)."""
-        branch_of = {}
-        child = first
-        for ancestor in self.index.ancestors(first):
-            if type(ancestor) in (cst.If, cst.IfExp):
-                branch_of[id(ancestor)] = _branch(ancestor, child)
-            child = ancestor
-        child = second
-        for ancestor in self.index.ancestors(second):
-            side = branch_of.get(id(ancestor))
-            if side is not None:
-                other = _branch(ancestor, child)
-                return side != other and "test" not in (side, other)
-            child = ancestor
-        return False
+        return self._dividing_if(first, second) is not None
 
     def compile_time_exclusive(self, first: cst.CSTNode, second: cst.CSTNode) -> bool:
         """True when the two nodes sit in different arms of one ``if`` (or conditional expression) whose test the
         compiler folds (a constexpr test, arithmetic on constexprs): only one arm exists in any compiled kernel, so
         neither node runs after the other, not even on a later iteration of a loop around the ``if``."""
+        branch = self._dividing_if(first, second)
+        return branch is not None and self.is_compile_time(branch.test)
+
+    def _dividing_if(self, first: cst.CSTNode, second: cst.CSTNode) -> cst.If | cst.IfExp | None:
+        """The innermost ``if`` (or conditional expression) around both nodes, when they sit in its two arms."""
         branch_of = {}
         child = first
         for ancestor in self.index.ancestors(first):
@@ -175,11 +167,9 @@ class KernelReads:
             side = branch_of.get(id(ancestor))
             if side is not None:
                 other = _branch(ancestor, child)
-                if side == other or "test" in (side, other):
-                    return False
-                return self.is_compile_time(ancestor.test)
+                return ancestor if side != other and "test" not in (side, other) else None
             child = ancestor
-        return False
+        return None
 
     def enclosing_loops(self, node: cst.CSTNode) -> list[cst.CSTNode]:
         """The ``for``/``while`` loops whose body holds ``node``, innermost first (inside the kernel)."""

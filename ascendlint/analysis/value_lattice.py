@@ -17,9 +17,6 @@ Read by the value pass that computes them (``value_pass``) and by the rules and 
 from __future__ import annotations
 
 
-
-
-
 INT64 = {"tl.int64", "tl.uint64"}
 
 
