@@ -57,18 +57,7 @@ def _host_guards(facts: ModuleFacts, kernel: Kernel) -> HostGuards:
         return HostGuards()
     common: tuple[set, set] | None = None
     for use in uses:
-        divides: set[tuple[str, str]] = set()
-        equal: set[tuple[str, str]] = set()
-        choices: dict[str, tuple[int, ...]] = {}
-        for condition in guarding_conditions(facts, use):
-            _collect_facts(resolver, condition, use, divides, equal, 0, choices)
-        function = host_function(facts, use)
-        if function is not None:
-            inherited = _caller_guards(resolver, facts, function)
-            divides |= inherited[0]
-            equal |= inherited[1]
-            for key, values in inherited[2].items():
-                choices.setdefault(key, values)
+        divides, equal, choices = _site_guards(resolver, facts, use)
         divides |= _dividing_blocks(facts, resolver, use, kernel, choices)
         renames = _launch_renames(facts, use, kernel)
         divides = {(renames.get(a, a), renames.get(b, b)) for a, b in divides}
@@ -334,6 +323,24 @@ def call_mapping(resolver, function: cst.FunctionDef, call: cst.Call) -> dict[st
     return mapping
 
 
+def _site_guards(resolver, facts: ModuleFacts, site: cst.CSTNode) -> tuple[set, set, dict]:
+    """The divisibility, equality and membership facts at ``site``: its own guarding conditions, then what every
+    caller of its host function establishes."""
+    divides: set[tuple[str, str]] = set()
+    equal: set[tuple[str, str]] = set()
+    choices: dict[str, tuple[int, ...]] = {}
+    for condition in guarding_conditions(facts, site):
+        _collect_facts(resolver, condition, site, divides, equal, 0, choices)
+    function = host_function(facts, site)
+    if function is not None:
+        inherited = _caller_guards(resolver, facts, function)
+        divides |= inherited[0]
+        equal |= inherited[1]
+        for key, values in inherited[2].items():
+            choices.setdefault(key, values)
+    return divides, equal, choices
+
+
 def _caller_guards(resolver, facts: ModuleFacts, function: cst.FunctionDef):
     """Divisibility, equality and membership facts that every call of a private host function in the module is
     guarded by (an ``assert M % 64 == 0`` in the caller before ``_launch(a, c)``), rebased on the callee's
@@ -345,18 +352,7 @@ def _caller_guards(resolver, facts: ModuleFacts, function: cst.FunctionDef):
     cache[key] = None
     merged = None
     for call in private_calls(facts, function):
-        divides: set = set()
-        equal: set = set()
-        choices: dict = {}
-        for condition in guarding_conditions(facts, call):
-            _collect_facts(resolver, condition, call, divides, equal, 0, choices)
-        caller = host_function(facts, call)
-        if caller is not None:
-            above = _caller_guards(resolver, facts, caller)
-            divides |= above[0]
-            equal |= above[1]
-            for k, v in above[2].items():
-                choices.setdefault(k, v)
+        divides, equal, choices = _site_guards(resolver, facts, call)
         mapping = call_mapping(resolver, function, call)
         rebase = lambda k: mapping.get(k) or se.rebased(k, {c: p for c, p in mapping.items() if "." not in c})
         found = ({(rebase(a), rebase(b)) for a, b in divides if None not in (rebase(a), rebase(b))},

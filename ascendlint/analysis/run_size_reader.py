@@ -10,7 +10,7 @@ launch grid's axes read against them).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 import libcst as cst
 
@@ -21,9 +21,6 @@ from .host_resolver import host_resolver
 from .module_facts import Launch, ModuleFacts
 from .literals import integer_value
 
-if TYPE_CHECKING:
-    from .run_sizes import RunSizes
-
 _MAX_DEPTH = 12
 _HUGE = 2**64  # larger bounds say nothing more
 # Shapes: every candidate shape a name can take (``shape`` iterating ``[(128, 128), (256, 256)]``).
@@ -32,6 +29,17 @@ _PASS_CALLS = {"int", "abs", "round", "ceil", "floor"}
 RESHAPES = {"view", "reshape"}
 JOINS = {"cat", "concat", "concatenate", "stack", "hstack", "vstack"}
 LOADERS = {"load", "from_pretrained", "from_file", "fromfile", "load_file", "frombuffer"}
+
+
+@dataclass(frozen=True)
+class RunSizes:
+    """The largest dimension, leading-dimension product (rows) and element count of any tensor a closed module
+    allocates, and the allocation that sets the largest dimension."""
+
+    dim: int
+    rows: int
+    elements: int
+    evidence: str = ""
 
 
 def short_name(func: cst.BaseExpression) -> str | None:

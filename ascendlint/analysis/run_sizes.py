@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
 
 import libcst as cst
 
@@ -30,24 +29,13 @@ from . import host_facts as hf
 from . import test_shapes as ts
 from .module_facts import Launch, ModuleFacts
 from .closed_modules import has_main_block, host_functions, launches_reached_from_module
-from .run_size_reader import JOINS, LOADERS, RESHAPES, SizeReader, short_name
+from .run_size_reader import JOINS, LOADERS, RESHAPES, RunSizes, SizeReader, short_name
 
 _TEST_FILE = lazy(r"^(test_\w*|\w*_test)\.py$")
 # builtins and methods that take a shape without making a tensor of it
 _NOT_MAKERS = {"print", "str", "repr", "len", "isinstance", "range", "zip", "enumerate", "list", "tuple", "dict", "set",
                "sorted", "min", "max", "sum", "any", "all", "append", "extend", "format", "join", "write", "get",
                "tensor", "as_tensor", "Size", "id", "hash", "type", "iter", "map", "filter", "getattr", "setattr"}
-
-
-@dataclass(frozen=True)
-class RunSizes:
-    """The largest dimension, leading-dimension product (rows) and element count of any tensor a closed module
-    allocates, and the allocation that sets the largest dimension."""
-
-    dim: int
-    rows: int
-    elements: int
-    evidence: str = ""
 
 
 def run_sizes(facts: ModuleFacts) -> RunSizes | None:
