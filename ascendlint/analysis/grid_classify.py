@@ -115,6 +115,8 @@ class FactorClassifier:
         else:
             found = [Factor(Kind.UNKNOWN, expr, names=names)]
         found = self._named(name, found, expr)
+        if name in self.guards.core_bounded:  # if total_tiles <= self.cube_core_num: ... kernel[(total_tiles,)]
+            found = [replace(f, capped=True) for f in found]
         if len(found) == 1 and found[0].tokens and not found[0].rows and mag.name_bits(name) <= mag.BATCH_BITS:
             found = [replace(found[0], tokens=False, host_tokens=False, evidence="", batch_rows=True,
                              batch_axis=True)]  # batch = x.shape[0]

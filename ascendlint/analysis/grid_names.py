@@ -125,3 +125,21 @@ def is_tile_size(bottom: Factor, denominator: cst.BaseExpression) -> bool:
         return True
     spelled = {denominator.value} if type(denominator) is cst.Name else set()
     return any(_TILE_NAME.search(name) for name in spelled | bottom.names)
+
+
+def spells_core_count(expr: cst.BaseExpression) -> bool:
+    """An expression spelled as a core count: a host name or attribute (``num_cores``, ``self.cube_core_num``), a
+    device property (``props.num_aicore``, ``props["num_vectorcore"]``) or a core-count function
+    (``get_aicore_num()``, ``vector_core_count(dev)``)."""
+    if type(expr) is cst.Name:
+        return core_name_kind(expr.value) is not None
+    if type(expr) is cst.Attribute:
+        return expr.attr.value in CORE_PROPERTIES or core_name_kind(expr.attr.value) is not None
+    if type(expr) is cst.Subscript and len(expr.slice) == 1 and type(expr.slice[0].slice) is cst.Index:
+        key = expr.slice[0].slice.value
+        return type(key) is cst.SimpleString and key.evaluated_value in CORE_PROPERTIES
+    if type(expr) is cst.Call:
+        func = expr.func
+        short = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
+        return core_function_kind(short) is not None
+    return False

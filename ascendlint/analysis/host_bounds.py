@@ -15,6 +15,7 @@ from . import host_facts as hf
 from . import magnitudes as mag
 from . import shape_evidence as se
 from .module_facts import ModuleFacts
+from .grid_names import spells_core_count
 from .host_guards import argument_names, call_mapping, guarding_conditions, host_function, literal_collection, negation_of, private_calls, same_binding
 from .host_resolver import MAX_DEPTH
 from .syntax import is_none
@@ -32,6 +33,22 @@ class SiteFacts:
     # dimension asserted through a shape of known rank is kept under its negative index too
     dims: dict[tuple[str, int], int] = field(default_factory=dict)
     numels: dict[str, int] = field(default_factory=dict)  # `assert x.numel() == 4096 * 1024`
+    # `if total_tiles <= self.cube_core_num:`: names at most a core count, a bound the device fixes
+    core_bounded: set[str] = field(default_factory=set)
+    # `if m == n == k:`: names equal where the launch runs, so a bound on one bounds the others
+    equal: set[tuple[str, str]] = field(default_factory=set)
+
+    def share_equal_bounds(self) -> None:
+        """Give each name of an equality the smallest bound any name equal to it has."""
+        changed = True
+        while changed:
+            changed = False
+            for a, b in self.equal:
+                for one, other in ((a, b), (b, a)):
+                    bound = self.bounds.get(one)
+                    if bound is not None and bound < self.bounds.get(other, bound + 1):
+                        self.bounds[other] = bound
+                        changed = True
 
     def dim_bound(self, tensor: str | None, dim: int | None) -> int | None:
         return None if tensor is None or dim is None else self.dims.get((tensor, dim))
@@ -53,6 +70,7 @@ def site_facts(resolver, facts: ModuleFacts, site: cst.CSTNode) -> SiteFacts:
         for tensor, bound in inherited.numels.items():
             if resolver.lookup(tensor, site)[0] == "param":
                 found.numels[tensor] = min(bound, found.numels.get(tensor, bound))
+    found.share_equal_bounds()
     return found
 
 
@@ -166,6 +184,17 @@ def _compared(resolver, left, operator, right, site, found: SiteFacts) -> None:
         if same_binding(resolver, left, site):
             found.not_none.add(left.value)
         return
+    if type(operator) is cst.Equal and type(left) is cst.Name and type(right) is cst.Name \
+            and same_binding(resolver, left, site) and same_binding(resolver, right, site):
+        found.equal.add((left.value, right.value))
+    # n <= cores, cores > n: at most a core count
+    kind = type(operator)
+    for name, other, upper in ((left, right, kind in (cst.LessThan, cst.LessThanEqual, cst.Equal)),
+                               (right, left, kind in (cst.GreaterThan, cst.GreaterThanEqual, cst.Equal))):
+        if upper and type(name) is cst.Name and _is_core_count(resolver, other, site) \
+                and same_binding(resolver, name, site):
+            found.core_bounded.add(name.value)
+            return
     # name < 128, name <= 128, name == 128, 128 > name, 128 >= name
     if type(left) is cst.Name:
         name, literal, strict = left, right, type(operator) is cst.LessThan
@@ -223,3 +252,14 @@ def _shape_entries(expr: cst.BaseExpression) -> list[cst.BaseExpression] | None:
     if type(expr) in (cst.Tuple, cst.List) and all(type(e) is cst.Element for e in expr.elements):
         return [e.value for e in expr.elements]
     return None
+
+
+def _is_core_count(resolver, expr: cst.BaseExpression, site, depth: int = 0) -> bool:
+    """``expr`` holds a core count where ``site`` runs: spelled as one, or a host name assigned one."""
+    if spells_core_count(expr):
+        return True
+    if type(expr) is cst.Name and depth < 3:
+        status, value = resolver.lookup(expr.value, site)
+        return status == "value" and isinstance(value, cst.BaseExpression) and _is_core_count(
+            resolver, value, site, depth + 1)
+    return False

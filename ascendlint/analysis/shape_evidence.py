@@ -74,7 +74,7 @@ def _predicate_conditions(facts: ModuleFacts, function: cst.FunctionDef) -> list
 
 def membership(test: cst.Comparison, literal_collection) -> list[tuple[cst.BaseExpression, tuple[int, ...]]]:
     """For ``X in C`` with ``C`` a literal collection (``literal_collection(expr)`` gives its items as ints or
-    tuples of ints, or None): each expression of ``X`` with the values it can take (``(H, W) in {(56, 56),
+    tuples of ints, possibly beside strings, or None): each expression of ``X`` with the values it can take (``(H, W) in {(56, 56),
     (28, 28)}`` gives ``H`` -> (56, 28) and ``W`` -> (56, 28)); empty when the test is not such a membership."""
     if len(test.comparisons) != 1 or type(test.comparisons[0].operator) is not cst.In:
         return []
@@ -101,7 +101,8 @@ def membership(test: cst.Comparison, literal_collection) -> list[tuple[cst.BaseE
             return []
         for column, value in zip(columns, values):
             column.append(value)
-    return [(part, tuple(column)) for part, column in zip(parts, columns)]
+    return [(part, tuple(column)) for part, column in zip(parts, columns)
+            if all(isinstance(value, int) for value in column)]  # a column of dtype strings says nothing of sizes
 
 
 def literal_items(expr: cst.BaseExpression) -> list | None:
@@ -239,12 +240,16 @@ def _is_bool_literal(expr: cst.BaseExpression) -> bool:
     return type(expr) is cst.Name and expr.value in ("True", "False")
 
 
-def _literal_item(expr) -> int | tuple[int, ...] | None:
+def _literal_item(expr) -> int | tuple[int | str, ...] | None:
+    """An int, or a tuple of ints that may pair them with strings (``("float16", 1024, 1024)``: a dtype beside the
+    sizes); ``membership`` keeps only the columns of ints."""
     if type(expr) is cst.Integer:
         return int(expr.value, 0)
-    if type(expr) in (cst.Tuple, cst.List) and expr.elements \
-            and all(type(e) is cst.Element and type(e.value) is cst.Integer for e in expr.elements):
-        return tuple(int(e.value.value, 0) for e in expr.elements)
+    if type(expr) in (cst.Tuple, cst.List) and expr.elements and all(type(e) is cst.Element for e in expr.elements):
+        values = [int(e.value.value, 0) if type(e.value) is cst.Integer
+                  else e.value.evaluated_value if type(e.value) is cst.SimpleString else None for e in expr.elements]
+        if None not in values and any(isinstance(v, int) for v in values):
+            return tuple(values)
     return None
 
 
