@@ -151,3 +151,48 @@ def square_matmul(a, b):
 def test_an_equality_carries_a_bound_to_the_other_sizes(guard, codes):
     source = GEMM + SQUARE_TABLE.replace("{guard}", guard) + GEMM_LAUNCH
     assert [d.code for d in lint(source, "ASC105", "ASC110")] == codes
+
+
+INLINE_TILES = """\
+def matmul(a, b):
+    M, K = a.shape
+    N = b.shape[1]
+    small = max(M, N) <= 64
+    {binding}
+    c = torch.empty((M, N), dtype=a.dtype, device=a.device)
+    grid = (triton.cdiv(M, bm), triton.cdiv(N, bn))
+    mm[grid](a, b, c, M, N, K, BM=bm, BN=bn, BK=bk)
+    return c
+"""
+
+INLINE_BINDINGS = {
+    "tuples of literals": "bm, bn, bk = (32, 32, 32) if small else (128, 128, 64)",
+    "a nested choice inside a tuple": "bm, bn, bk = (16, 16, 32) if small else (64 if M <= 1024 else 128, 128, 64)",
+    "a list target": "[bm, bn, bk] = (32, 32, 32) if small else (128, 256, 64)",
+}
+
+
+def _inline_gemm(binding: str) -> str:
+    return GEMM.split("_BLOCKS = {")[0] + INLINE_TILES.replace("{binding}", binding)
+
+
+@pytest.mark.parametrize("binding", INLINE_BINDINGS.values(), ids=INLINE_BINDINGS.keys())
+def test_tiles_picked_inline_from_literal_tuples_are_literals(binding):
+    assert lint(_inline_gemm(binding), "ASC304", "ASC107") == []
+
+
+def test_tiles_picked_inline_from_a_runtime_size_still_report():
+    binding = "bm, bn, bk = (32, 32, 32) if small else (triton.next_power_of_2(M), 128, 64)"
+    assert "ASC304" in [d.code for d in lint(_inline_gemm(binding), "ASC304")]
+
+
+def test_launch_values_read_the_largest_inline_literal():
+    import libcst as cst
+
+    from ascendlint.analysis.launch_arguments import literal_arguments
+    from ascendlint.analysis.module_facts import ModuleFacts
+    from ascendlint.analysis.walk import NodeIndex
+
+    module = cst.parse_module(_inline_gemm(INLINE_BINDINGS["a nested choice inside a tuple"]))
+    facts = ModuleFacts(module, NodeIndex(module))
+    assert literal_arguments(facts, facts.launches[-1]) == {"BM": 128, "BN": 128, "BK": 64}
