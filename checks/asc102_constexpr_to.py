@@ -11,7 +11,8 @@ class ConstexprTo(Rule):
 
     Constexprs are constexpr parameters, locals annotated `x: tl.constexpr = ...`, `tl.static_range` loop
     variables, inline expressions of those, and parameters of a jit helper that every call passes a constexpr. A
-    name bound by plain assignment is a tensor, whatever it was assigned, and is never flagged. An unannotated
+    name bound by plain assignment is a tensor, whatever it was assigned, and is never flagged; so is a jit
+    helper's parameter that a call passes a tensor, even when it is annotated `tl.constexpr`. An unannotated
     integer parameter that a launch in the module can pass 1 (a size, the literal 1) is flagged as a warning.
     """
 
@@ -27,7 +28,8 @@ class ConstexprTo(Rule):
     why = """
         Values known at compile time are `constexpr` objects, not tensors, and have no `.to` method: compilation
         fails with `AttributeError: 'constexpr' object has no attribute 'to'`. A jit helper is specialised on every
-        non-tensor argument, so its parameter is a constexpr when the caller passes one. Triton also specialises a
+        non-tensor argument, so its parameter is a constexpr when the caller passes one, and a tensor when the
+        caller passes a tensor (its annotation does not change what the call passes). Triton also specialises a
         plain integer argument equal to 1 into a constexpr, so `.to()` on an unannotated integer parameter compiles
         for most shapes and fails for the one launch that passes 1 (a batch of one, a single head). `tl.cast`
         accepts both tensors and constexprs. A plain assignment such as `n = BT * 2` binds a tensor (the compiler
@@ -202,6 +204,21 @@ class ConstexprTo(Rule):
                 offs = tl.arange(0, BLOCK)
                 m = BLOCK + 0
                 tl.store(x_ptr + offs, scale_by(tl.load(x_ptr + offs), m))
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def shift(v, bias: tl.constexpr):
+                return v + bias.to(tl.float32)
+
+            @triton.jit
+            def kernel(x_ptr, b_ptr, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                tl.store(x_ptr + offs, shift(tl.load(x_ptr + offs), tl.load(b_ptr)))
             """
         ),
         Valid(

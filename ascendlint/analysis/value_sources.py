@@ -40,7 +40,8 @@ class ValueSources:
 
     def _parameter(self, name: str) -> Value:
         kernel = self.kernel
-        if kernel.is_constexpr_param(name):
+        if kernel.is_constexpr_param(name) and name not in self.facts.helper_tensor_params(kernel):
+            # a helper's parameter is what its callers pass: a tensor argument stays a tensor, annotated or not
             default = kernel.defaults.get(name)
             if type(default) is cst.Float:
                 return (T.FLOAT, 0, NO_DIVISORS)
