@@ -2,7 +2,8 @@
 
 ``if T % BT == 0:``, ``assert K == BK``, early exits (``if S % BT: raise``), shape predicates of the module, and
 membership of the shape in a literal set or table, read at every use of the kernel and at the callers of the host
-function; a fact holds for the kernel when it holds at every use. Also the conditions that guard a site, which
+function; a fact holds for the kernel when it holds at every use. The kernel's own compile-time asserts
+(``tl.static_assert(M % BM == 0)``) state such facts too. Also the conditions that guard a site, which
 ``host_bounds`` reads for upper bounds. Serves ASC303 (exact block pointers) and the grid classifier.
 """
 
@@ -34,6 +35,9 @@ class HostGuards:
     def is_equal(self, extent: str, block: str) -> bool:
         return extent == block or (extent, block) in self.equal or (block, extent) in self.equal
 
+    def __or__(self, other: HostGuards) -> HostGuards:
+        return HostGuards(self.divides | other.divides, self.equal | other.equal)
+
 
 def host_guards(facts: ModuleFacts, kernel: Kernel) -> HostGuards:
     """What every use of ``kernel`` in this module's host code is guarded by: the enclosing ``if`` conditions (through
@@ -44,6 +48,32 @@ def host_guards(facts: ModuleFacts, kernel: Kernel) -> HostGuards:
     if found is None:
         found = cache[id(kernel.node)] = _host_guards(facts, kernel)
     return found
+
+
+def static_guards(facts: ModuleFacts, kernel: Kernel) -> HostGuards:
+    """What the kernel itself asserts at compile time, in statements of its body that always run:
+    ``tl.static_assert(M % BLOCK_M == 0)`` (a compile error otherwise, so every compiled kernel has it), read like a
+    host condition."""
+    cache = facts.memo("static_guards", dict)
+    found = cache.get(id(kernel.node))
+    if found is None:
+        found = cache[id(kernel.node)] = _static_guards(facts, kernel)
+    return found
+
+
+def _static_guards(facts: ModuleFacts, kernel: Kernel) -> HostGuards:
+    resolver = host_resolver(facts)
+    body = kernel.node.body
+    divides: set[tuple[str, str]] = set()
+    equal: set[tuple[str, str]] = set()
+    for line in body.body if type(body) is cst.IndentedBlock else ():
+        if type(line) is not cst.SimpleStatementLine:
+            continue
+        for small in line.body:
+            call = small.value if type(small) is cst.Expr else None
+            if type(call) is cst.Call and facts.qualname(call.func) == "tl.static_assert" and call.args:
+                _collect_facts(resolver, call.args[0].value, call, divides, equal, 0)
+    return HostGuards(frozenset(divides), frozenset(equal))
 
 
 def _host_guards(facts: ModuleFacts, kernel: Kernel) -> HostGuards:
