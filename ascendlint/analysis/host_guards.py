@@ -127,12 +127,14 @@ def guarding_conditions(facts: ModuleFacts, use: cst.CSTNode) -> list[cst.BaseEx
         child = ancestor
     if function is not None:
         position = facts.index.order(use)
+        around = {id(ancestor) for ancestor in facts.index.ancestors(use)}
         for node in facts.index.subtree(function):
             if facts.index.order(node) >= position:
                 break
             if type(node) is cst.Assert and not _conditional_in(facts, node, function):
                 found.append(node.test)
-            elif type(node) is cst.If and _exits(node) and not _conditional_in(facts, node, function):
+            elif type(node) is cst.If and id(node) not in around and _exits(node) \
+                    and not _conditional_in(facts, node, function):  # an early exit, not the branch holding `use`
                 negated = negation_of(node.test)
                 if negated is not None:
                     found.append(negated)

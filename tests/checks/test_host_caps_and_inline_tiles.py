@@ -196,3 +196,10 @@ def test_launch_values_read_the_largest_inline_literal():
     module = cst.parse_module(_inline_gemm(INLINE_BINDINGS["a nested choice inside a tuple"]))
     facts = ModuleFacts(module, NodeIndex(module))
     assert literal_arguments(facts, facts.launches[-1]) == {"BM": 128, "BN": 128, "BK": 64}
+
+
+def test_the_branch_holding_the_launch_is_not_read_as_an_early_exit():
+    """``if M > 0: launch; return`` holds ``M > 0`` at the launch, not its negation (``M <= 0``, a bound)."""
+    head, guard = CORE_GUARDS["device property"]
+    source = _core_guarded(head, guard).replace(guard.strip(), "if M > 0:")
+    assert [d.code for d in lint(source, "ASC105", "ASC110")] == ["ASC105"]
