@@ -43,10 +43,15 @@ def host_guards(facts: ModuleFacts, kernel: Kernel) -> HostGuards:
     """What every use of ``kernel`` in this module's host code is guarded by: the enclosing ``if`` conditions (through
     host names such as ``aligned = T % BT == 0 and K == BK``) and the asserts before it. A use is a launch or the
     kernel's name passed on (``launch_on_cores(kernel, ...)``); no use, no facts."""
-    cache = facts.memo("host_guards", dict)
+    return _per_kernel(facts, "host_guards", kernel, _host_guards)
+
+
+def _per_kernel(facts: ModuleFacts, key: str, kernel: Kernel, build) -> HostGuards:
+    """``build(facts, kernel)``, computed once per kernel and kept on the module facts under ``key``."""
+    cache = facts.memo(key, dict)
     found = cache.get(id(kernel.node))
     if found is None:
-        found = cache[id(kernel.node)] = _host_guards(facts, kernel)
+        found = cache[id(kernel.node)] = build(facts, kernel)
     return found
 
 
@@ -54,11 +59,7 @@ def static_guards(facts: ModuleFacts, kernel: Kernel) -> HostGuards:
     """What the kernel itself asserts at compile time, in statements of its body that always run:
     ``tl.static_assert(M % BLOCK_M == 0)`` (a compile error otherwise, so every compiled kernel has it), read like a
     host condition."""
-    cache = facts.memo("static_guards", dict)
-    found = cache.get(id(kernel.node))
-    if found is None:
-        found = cache[id(kernel.node)] = _static_guards(facts, kernel)
-    return found
+    return _per_kernel(facts, "static_guards", kernel, _static_guards)
 
 
 def _static_guards(facts: ModuleFacts, kernel: Kernel) -> HostGuards:
