@@ -22,8 +22,32 @@ from . import magnitudes as mag
 from .literal_helpers import helper_item_literals, helper_literals
 from .module_facts import Launch, dotted_name
 from .literals import integer_value
-from .grid_factors import DIVIDE_UP, Factor, Kind, RUNTIME_KINDS, add_factors, division_parts, fold, fold_max, fold_min, root_split_bounded, divides_rounding_up
-from .grid_names import CORE_PROPERTIES, MODEL_DIM, ROUTED_TILES, SEQUENCE_LENGTH, TILE_LIST, core_function_kind, core_name_kind, is_tile_size, is_token_name, spells_tile, string_key
+from .grid_factors import (
+    DIVIDE_UP,
+    Factor,
+    Kind,
+    RUNTIME_KINDS,
+    add_factors,
+    division_parts,
+    fold,
+    fold_max,
+    fold_min,
+    root_split_bounded,
+    divides_rounding_up,
+)
+from .grid_names import (
+    CORE_PROPERTIES,
+    MODEL_DIM,
+    ROUTED_TILES,
+    SEQUENCE_LENGTH,
+    TILE_LIST,
+    core_function_kind,
+    core_name_kind,
+    is_tile_size,
+    is_token_name,
+    spells_tile,
+    string_key,
+)
 from .host_bounds import SiteFacts, site_facts
 from .host_resolver import HostResolver, MAX_DEPTH
 from .launch_arguments import launch_argument

@@ -16,7 +16,16 @@ from . import magnitudes as mag
 from . import shape_evidence as se
 from .module_facts import ModuleFacts
 from .grid_names import spells_core_count
-from .host_guards import argument_names, call_mapping, guarding_conditions, host_function, literal_collection, negation_of, private_calls, same_binding
+from .host_guards import (
+    argument_names,
+    call_mapping,
+    guarding_conditions,
+    host_function,
+    literal_collection,
+    negation_of,
+    private_calls,
+    same_binding,
+)
 from .host_resolver import MAX_DEPTH
 from .syntax import is_none
 

@@ -10,7 +10,17 @@ from __future__ import annotations
 import libcst as cst
 
 from .syntax import is_integer
-from .distributed_calls import CONSUME_TOKEN, LOAD, SIGNAL_WAIT_UNTIL, SIGNAL_WRITES, STORE, WAIT, call_argument, signal_argument, signal_is_zero_set
+from .distributed_calls import (
+    CONSUME_TOKEN,
+    LOAD,
+    SIGNAL_WAIT_UNTIL,
+    SIGNAL_WRITES,
+    STORE,
+    WAIT,
+    call_argument,
+    signal_argument,
+    signal_is_zero_set,
+)
 from .distributed_values import DistAnalysis
 
 
