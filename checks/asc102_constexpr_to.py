@@ -1,7 +1,7 @@
 import libcst as cst
 
 from ascendlint import edits
-from ascendlint.analysis.grid import launches_of, may_pass_one
+from ascendlint.analysis.launch_arguments import launches_of, may_pass_one
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
@@ -12,7 +12,8 @@ class ConstexprTo(Rule):
     decides = """
     Constexprs are constexpr parameters, locals annotated `x: tl.constexpr = ...`, `tl.static_range` loop
     variables, inline expressions of those, and parameters of a jit helper that every call passes a constexpr. A
-    name bound by plain assignment is a tensor, whatever it was assigned, and is never flagged. An unannotated
+    name bound by plain assignment is a tensor, whatever it was assigned, and is never flagged; so is a jit
+    helper's parameter that a call passes a tensor, even when it is annotated `tl.constexpr`. An unannotated
     integer parameter that a launch in the module can pass 1 (a size, the literal 1) is flagged as a warning.
     """
 
@@ -28,7 +29,8 @@ class ConstexprTo(Rule):
     why = """
         Values known at compile time are `constexpr` objects, not tensors, and have no `.to` method: compilation
         fails with `AttributeError: 'constexpr' object has no attribute 'to'`. A jit helper is specialised on every
-        non-tensor argument, so its parameter is a constexpr when the caller passes one. Triton also specialises a
+        non-tensor argument, so its parameter is a constexpr when the caller passes one, and a tensor when the
+        caller passes a tensor (its annotation does not change what the call passes). Triton also specialises a
         plain integer argument equal to 1 into a constexpr, so `.to()` on an unannotated integer parameter compiles
         for most shapes and fails for the one launch that passes 1 (a batch of one, a single head). `tl.cast`
         accepts both tensors and constexprs. A plain assignment such as `n = BT * 2` binds a tensor (the compiler
@@ -203,6 +205,21 @@ class ConstexprTo(Rule):
                 offs = tl.arange(0, BLOCK)
                 m = BLOCK + 0
                 tl.store(x_ptr + offs, scale_by(tl.load(x_ptr + offs), m))
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def shift(v, bias: tl.constexpr):
+                return v + bias.to(tl.float32)
+
+            @triton.jit
+            def kernel(x_ptr, b_ptr, BLOCK: tl.constexpr):
+                offs = tl.arange(0, BLOCK)
+                tl.store(x_ptr + offs, shift(tl.load(x_ptr + offs), tl.load(b_ptr)))
             """
         ),
         Valid(

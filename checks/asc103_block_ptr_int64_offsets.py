@@ -1,6 +1,6 @@
 import libcst as cst
 
-from ascendlint.analysis.values import argument
+from ascendlint.analysis.syntax import argument
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 

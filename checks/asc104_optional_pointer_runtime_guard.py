@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ascendlint.analysis.grid import launches_of, may_pass_none
-from ascendlint.analysis.values import argument
+from ascendlint.analysis.launch_arguments import launches_of, may_pass_none
+from ascendlint.analysis.syntax import argument
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 

@@ -1,7 +1,8 @@
 import libcst as cst
 
 from ascendlint.diagnostics import FixSafety, Severity
-from ascendlint.analysis.grid import Kind, LaunchGrid, division_parts, launch_grid
+from ascendlint.analysis.grid import launch_grid
+from ascendlint.analysis.grid_factors import Kind, LaunchGrid, division_parts
 from ascendlint.analysis.grid_threshold import grid_threshold
 from ascendlint.analysis.module_role import is_test_or_benchmark, launches_for_decode
 from ascendlint.analysis.npu_reach import reached_on_npu

@@ -3,7 +3,7 @@ import re
 import libcst as cst
 
 from ascendlint import edits
-from ascendlint.analysis.grid import allocated_per_head_matrices, host_argument_bounds, indexes_small_tensor
+from ascendlint.analysis.host_arguments import allocated_per_head_matrices, host_argument_bounds, indexes_small_tensor
 from ascendlint.analysis.magnitudes import FEATURE_BITS, SMALL_BITS, name_bits
 from ascendlint.analysis.offset_threshold import offset_threshold
 from ascendlint.analysis.spelling import as_parsed

@@ -5,7 +5,7 @@ import libcst as cst
 from ascendlint import edits
 from ascendlint.analysis.offset_threshold import offset_threshold
 from ascendlint.analysis.test_shapes import tests_allocate_small_tensors
-from ascendlint.analysis.values import argument
+from ascendlint.analysis.syntax import argument
 from ascendlint.diagnostics import Applicability, FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 from ascendlint.lazy_regex import lazy

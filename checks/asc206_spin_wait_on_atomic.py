@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ascendlint.analysis.distributed import DistAnalysis, for_kernel
+from ascendlint.analysis.distributed import for_kernel
+from ascendlint.analysis.distributed_values import DistAnalysis
 from ascendlint.analysis.flow import bound_names
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ascendlint.analysis.values import KernelAnalysis, argument
+from ascendlint.analysis.syntax import argument
+from ascendlint.analysis.values import KernelAnalysis
 from ascendlint.analysis.block_pointers import block_pointer_origins
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid

@@ -2,9 +2,10 @@ import builtins
 
 import libcst as cst
 
-from ascendlint.analysis import distributed as dist_analysis
 from ascendlint.diagnostics import Severity
-from ascendlint.analysis.distributed import CONSUME_TOKEN, WAIT, DistAnalysis, call_argument
+from ascendlint.analysis.distributed import distributed_kernels
+from ascendlint.analysis.distributed_calls import CONSUME_TOKEN, WAIT, call_argument
+from ascendlint.analysis.distributed_values import DistAnalysis
 from ascendlint.rule import Invalid, Rule, Valid
 
 # Expressions a token may pass through on its way to an assignment or a call argument.
@@ -213,7 +214,7 @@ class WaitTokenUnused(Rule):
     ]
 
     def finish(self) -> None:
-        for dist in dist_analysis.distributed_kernels(self.context):
+        for dist in distributed_kernels(self.context):
             waits = dist.calls_to(WAIT)
             if not waits:
                 continue

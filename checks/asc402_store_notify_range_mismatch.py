@@ -1,17 +1,21 @@
 import libcst as cst
 
 from ascendlint import edits
-from ascendlint.analysis import distributed as dist_analysis
 from ascendlint.diagnostics import FixSafety, Severity
-from ascendlint.analysis.distributed import (
+from ascendlint.analysis.distributed import distributed_kernels
+from ascendlint.analysis.distributed_calls import (
     BARRIERS,
     MAPPING_CALLS,
     PUT_CALLS,
     SIGNAL_WAITS,
     SIGNAL_WRITES,
-    DistAnalysis,
     call_argument,
+    signal_argument,
+    signal_is_zero_set,
+    udma_argument,
 )
+from ascendlint.analysis.distributed_values import DistAnalysis
+from ascendlint.analysis.signal_protocol import wait_slot, waits_for_zero
 from ascendlint.rule import Invalid, Rule, Valid
 
 _STORES = frozenset({"tl.store"}) | PUT_CALLS
@@ -331,7 +335,7 @@ class StoreNotifyRangeMismatch(Rule):
     ]
 
     def finish(self) -> None:
-        for dist in dist_analysis.distributed_kernels(self.context):
+        for dist in distributed_kernels(self.context):
             if not dist.has_call(*SIGNAL_WRITES):
                 continue
             for loop in dist.nodes:
@@ -369,7 +373,7 @@ def _is_notify_loop(dist: DistAnalysis, loop: cst.For) -> bool:
 
 def _is_credit_loop(dist: DistAnalysis, loop: cst.For) -> bool:
     notifies = list(dist.calls_in(loop, SIGNAL_WRITES))
-    return bool(notifies) and all(dist_analysis.signal_is_zero_set(n, dist.qualname_of(n)) for n in notifies)
+    return bool(notifies) and all(signal_is_zero_set(n, dist.qualname_of(n)) for n in notifies)
 
 
 def _wait_loop_before(dist: DistAnalysis, credit_loop: cst.For) -> cst.For | None:
@@ -377,16 +381,16 @@ def _wait_loop_before(dist: DistAnalysis, credit_loop: cst.For) -> cst.For | Non
     block = dist.index.parent(credit_loop)
     if type(block) is not cst.IndentedBlock:
         return None
-    roots = {dist.pointer_root(dist_analysis.signal_argument(n, dist.qualname_of(n), "slot"))
+    roots = {dist.pointer_root(signal_argument(n, dist.qualname_of(n), "slot"))
              for n in dist.calls_in(credit_loop, SIGNAL_WRITES)}
     statements = list(block.body)
     for statement in reversed(statements[: statements.index(credit_loop)]):
         if any(dist.calls_in(statement, BARRIERS)):
             return None
         waits = [w for w in dist.calls_in(statement, SIGNAL_WAITS)
-                 if not dist_analysis.waits_for_zero(w, dist.qualname_of(w))]
+                 if not waits_for_zero(w, dist.qualname_of(w))]
         if waits and type(statement) is cst.For and any(
-            dist.pointer_root(dist_analysis.wait_slot(w, dist.qualname_of(w))) in roots for w in waits
+            dist.pointer_root(wait_slot(w, dist.qualname_of(w))) in roots for w in waits
         ):
             return statement
     return None
@@ -396,7 +400,7 @@ def _wait_roles(dist: DistAnalysis, call: cst.Call):
     name = dist.qualname_of(call)
     if name not in SIGNAL_WAITS:
         return []
-    return [("slot", dist_analysis.wait_slot(call, name))]
+    return [("slot", wait_slot(call, name))]
 
 
 def _store_loop_before(dist: DistAnalysis, notify_loop: cst.For) -> cst.For | None:
@@ -445,7 +449,7 @@ def _store_roles(dist: DistAnalysis, call: cst.Call):
     if name in MAPPING_CALLS:
         return [("rank", call_argument(call, 1, "rank", "pe"))]
     if name in PUT_CALLS:
-        return [("rank", dist_analysis.udma_argument(call, name, "pe")), ("slot", call_argument(call, 0, "dest"))]
+        return [("rank", udma_argument(call, name, "pe")), ("slot", call_argument(call, 0, "dest"))]
     if name == "tl.store":
         return [("slot", call_argument(call, 0, "pointer"))]
     return []
@@ -455,8 +459,8 @@ def _notify_roles(dist: DistAnalysis, call: cst.Call):
     name = dist.qualname_of(call)
     if name not in SIGNAL_WRITES:
         return []
-    return [("slot", dist_analysis.signal_argument(call, name, "slot")),
-            ("rank", dist_analysis.signal_argument(call, name, "pe"))]
+    return [("slot", signal_argument(call, name, "slot")),
+            ("rank", signal_argument(call, name, "pe"))]
 
 
 def _one_line(text: str) -> str:

@@ -1,12 +1,22 @@
 import libcst as cst
 
 from ascendlint import edits
-from ascendlint.analysis import distributed as dist_analysis
 from ascendlint.diagnostics import FixSafety, Severity
-from ascendlint.analysis.distributed import (
-    FENCE, FUSED_PUTS, NONBLOCKING_PUTS, NOTIFY, PUT_CALLS, QUIET, SIGNAL_OP, SIGNAL_WRITES,
-    DistAnalysis,
+from ascendlint.analysis.distributed import distributed_kernels, for_kernel
+from ascendlint.analysis.distributed_calls import (
+    FENCE,
+    FUSED_PUTS,
+    NONBLOCKING_PUTS,
+    NOTIFY,
+    PUT_CALLS,
+    QUIET,
+    SIGNAL_OP,
+    SIGNAL_WRITES,
+    signal_argument,
 )
+from ascendlint.analysis.distributed_values import DistAnalysis
+from ascendlint.analysis.rank_loops import is_rank_identity
+from ascendlint.analysis.signal_protocol import credits_returned_early
 from ascendlint.analysis.module_facts import normalise
 from ascendlint.rule import Invalid, Rule, Valid
 
@@ -509,7 +519,7 @@ class NotifyWithoutFence(Rule):
 
     def finish(self) -> None:
         helper_effects: dict = {}
-        for dist in dist_analysis.distributed_kernels(self.context):
+        for dist in distributed_kernels(self.context):
             if not dist.has_call(*_UNORDERED):
                 continue
             unfenced: dict[int, int] = {}
@@ -545,7 +555,7 @@ class NotifyWithoutFence(Rule):
             anchor = None  # a fence before the line cannot order a store evaluated inside it before the notify
         message = self.message.format(fence=fence or f"{_DEVICE_MODULE}.fence",
                                       call=(dist.qualname_of(notify) or "").replace("shmem.", ""))
-        if id(notify) in dist_analysis.credits_returned_early(dist):
+        if id(notify) in credits_returned_early(dist):
             # a credit returned before the buffer is read (ASC410): the notify must move after the reads, and a
             # fence put here would leave that bug behind a finding that looks fixed
             self.report(notify, message + _MOVE_FIRST)
@@ -666,7 +676,7 @@ class _FenceOrder:
         key = (id(kernel.node), state)
         if key not in self.helper_effects:
             self.helper_effects[key] = state  # a recursive call sees no effect
-            helper = dist_analysis.for_kernel(self.context, kernel)
+            helper = for_kernel(self.context, kernel)
             inner = _FenceOrder(self.context, helper, self.helper_effects)
             inner.recording = False
             self.helper_effects[key] = inner.run(kernel.node.body, state)
@@ -717,8 +727,8 @@ def _signals_own_rank(dist: DistAnalysis, signal: cst.Call) -> bool:
     """A `signal_op` to the calling rank itself: the puts still pending went to peers (a put to the own rank is
     ASC411's finding), so they are not the data this signal announces."""
     name = dist.qualname_of(signal)
-    pe = dist_analysis.signal_argument(signal, name, "pe")
-    return pe is not None and dist_analysis.is_rank_identity(dist, pe)
+    pe = signal_argument(signal, name, "pe")
+    return pe is not None and is_rank_identity(dist, pe)
 
 
 def _only_orders(dist: DistAnalysis, statement: cst.If) -> bool:

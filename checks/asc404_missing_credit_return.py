@@ -1,7 +1,10 @@
 import libcst as cst
 
-from ascendlint.analysis import distributed as dist_analysis
-from ascendlint.analysis.distributed import SIGNAL_WAITS, DistAnalysis
+from ascendlint.analysis.distributed import distributed_kernels
+from ascendlint.analysis.distributed_calls import SIGNAL_WAITS, signal_argument, signal_is_zero_set
+from ascendlint.analysis.distributed_values import DistAnalysis
+from ascendlint.analysis.rank_loops import advancing_names, ring_loop
+from ascendlint.analysis.signal_protocol import credit_returns_in, signal_writes_in, wait_slot, waits_for_zero
 from ascendlint.diagnostics import Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
@@ -312,20 +315,20 @@ class MissingCreditReturn(Rule):
     ]
 
     def finish(self) -> None:
-        for dist in dist_analysis.distributed_kernels(self.context):
+        for dist in distributed_kernels(self.context):
             for wait in dist.calls_to(*sorted(SIGNAL_WAITS)):
                 self._check(dist, wait)
 
     def _check(self, dist: DistAnalysis, wait: cst.Call) -> None:
         name = dist.qualname_of(wait)
-        slot = dist_analysis.wait_slot(wait, name)
-        if slot is None or dist_analysis.waits_for_zero(wait, name):
+        slot = wait_slot(wait, name)
+        if slot is None or waits_for_zero(wait, name):
             return
-        loop = dist_analysis.ring_loop(dist, wait, slot)
+        loop = ring_loop(dist, wait, slot)
         if loop is None:
             return  # not a ring index that advances with a loop
         root = dist.pointer_root(slot)
-        if any(dist.pointer_root(reset) == root for _, reset in dist_analysis.credit_returns_in(dist, loop)):
+        if any(dist.pointer_root(reset) == root for _, reset in credit_returns_in(dist, loop)):
             return
         if self._only_grows(dist, wait, name, loop, root):
             return
@@ -333,20 +336,20 @@ class MissingCreditReturn(Rule):
 
     def _only_grows(self, dist: DistAnalysis, wait: cst.Call, name: str, loop, root: str | None) -> bool:
         """The slot counts laps (its wait value advances with the loop) and credits go back elsewhere."""
-        value = dist_analysis.signal_argument(wait, name, "value")
-        if root is None or value is None or not dist.depends_on(value, dist_analysis.advancing_names(dist, loop)):
+        value = signal_argument(wait, name, "value")
+        if root is None or value is None or not dist.depends_on(value, advancing_names(dist, loop)):
             return False
         credits_elsewhere = any(
-            dist.pointer_root(dist_analysis.signal_argument(write, dist.qualname_of(write), "slot")) not in (None, root)
-            and not dist_analysis.signal_is_zero_set(write, dist.qualname_of(write))
-            for write in dist_analysis.signal_writes_in(dist, loop))
+            dist.pointer_root(signal_argument(write, dist.qualname_of(write), "slot")) not in (None, root)
+            and not signal_is_zero_set(write, dist.qualname_of(write))
+            for write in signal_writes_in(dist, loop))
         return credits_elsewhere and not self._someone_waits_for_zero(root)
 
     def _someone_waits_for_zero(self, root: str) -> bool:
-        for dist in dist_analysis.distributed_kernels(self.context):
+        for dist in distributed_kernels(self.context):
             for wait in dist.calls_to(*sorted(SIGNAL_WAITS)):
                 name = dist.qualname_of(wait)
-                slot = dist_analysis.wait_slot(wait, name)
-                if slot is not None and dist_analysis.waits_for_zero(wait, name) and dist.pointer_root(slot) == root:
+                slot = wait_slot(wait, name)
+                if slot is not None and waits_for_zero(wait, name) and dist.pointer_root(slot) == root:
                     return True
         return False

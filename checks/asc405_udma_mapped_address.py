@@ -1,7 +1,7 @@
 from ascendlint import edits
-from ascendlint.analysis import distributed as dist_analysis
 from ascendlint.diagnostics import FixSafety, Severity
-from ascendlint.analysis.distributed import UDMA_CALLS, udma_remote_operand
+from ascendlint.analysis.distributed import distributed_kernels
+from ascendlint.analysis.distributed_calls import UDMA_CALLS, udma_remote_operand
 from ascendlint.rule import Invalid, Rule, Valid
 
 
@@ -201,7 +201,7 @@ class UdmaMappedAddress(Rule):
     ]
 
     def finish(self) -> None:
-        for dist in dist_analysis.distributed_kernels(self.context):
+        for dist in distributed_kernels(self.context):
             for call in dist.calls_to(*sorted(UDMA_CALLS)):
                 name = dist.qualname_of(call)
                 operand = udma_remote_operand(call, name)

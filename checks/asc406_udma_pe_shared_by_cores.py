@@ -1,6 +1,6 @@
-from ascendlint.analysis import distributed as dist_analysis
 from ascendlint.diagnostics import Severity
-from ascendlint.analysis.distributed import UDMA_CALLS, udma_argument
+from ascendlint.analysis.distributed import distributed_kernels, kernels_launched_on_one_program
+from ascendlint.analysis.distributed_calls import UDMA_CALLS, udma_argument
 from ascendlint.rule import Invalid, Rule, Valid
 
 
@@ -293,8 +293,8 @@ class UdmaPeSharedByCores(Rule):
     ]
 
     def finish(self) -> None:
-        single_program = dist_analysis.kernels_launched_on_one_program(self.context.facts)
-        for dist in dist_analysis.distributed_kernels(self.context):
+        single_program = kernels_launched_on_one_program(self.context.facts)
+        for dist in distributed_kernels(self.context):
             if dist.kernel.name in single_program:
                 continue
             for call in dist.calls_to(*sorted(UDMA_CALLS)):

@@ -1,15 +1,10 @@
 import libcst as cst
 
-from ascendlint.analysis import distributed as dist_analysis
 from ascendlint.diagnostics import Severity
-from ascendlint.analysis.distributed import (
-    PIPELINE_SYNC,
-    UDMA_CALLS,
-    DistAnalysis,
-    call_argument,
-    is_integer,
-    udma_argument,
-)
+from ascendlint.analysis.distributed import distributed_kernels
+from ascendlint.analysis.distributed_calls import PIPELINE_SYNC, UDMA_CALLS, call_argument, udma_argument
+from ascendlint.analysis.distributed_values import DistAnalysis
+from ascendlint.analysis.syntax import is_integer
 from ascendlint.rule import Invalid, Rule, Valid
 
 
@@ -200,7 +195,7 @@ class UdmaPerTileTransfer(Rule):
     ]
 
     def finish(self) -> None:
-        for dist in dist_analysis.distributed_kernels(self.context):
+        for dist in distributed_kernels(self.context):
             is_constexpr = self.context.analysis(dist.kernel).is_constexpr
             for call in dist.calls_to(*sorted(UDMA_CALLS)):
                 if _tile_loop_of(dist, call, is_constexpr) is not None:

@@ -2,9 +2,10 @@ import re
 
 import libcst as cst
 
-from ascendlint.analysis import distributed as dist_analysis
+from ascendlint.analysis.distributed import for_kernel, waiting_kernels
 from ascendlint.diagnostics import Severity
-from ascendlint.analysis.grid import Factor, Kind, grid_core_source, launch_grid
+from ascendlint.analysis.grid import grid_core_source, launch_grid
+from ascendlint.analysis.grid_factors import Factor, Kind
 from ascendlint.rule import Invalid, Rule, Valid
 
 # Programs every Ascend device keeps resident at once (the smallest AI-core count the distributed kernels target).
@@ -281,7 +282,7 @@ class BarrierGridOverCores(Rule):
         facts = self.context.facts
         if not facts.launches:
             return
-        waiting = dist_analysis.waiting_kernels(self.context)
+        waiting = waiting_kernels(self.context)
         barrier_only = _barrier_only_kernels(self.context) if waiting else set()
         for launch in facts.launches:
             name = _waiting_launched(launch, waiting, facts)
@@ -328,7 +329,7 @@ def _barrier_only_kernels(context) -> set[str]:
     of one exists to complete what earlier launches issued, on every core that issued it."""
     found = set()
     for name, kernel in context.facts.kernels.items():
-        dist = dist_analysis.for_kernel(context, kernel)
+        dist = for_kernel(context, kernel)
         if dist.has_call(*_BARRIERS) and all(n in _BARRIERS for n in dist.calls):
             found.add(name)
     return found

@@ -1,9 +1,10 @@
 import libcst as cst
 
-from ascendlint.analysis import distributed as dist_analysis
-from ascendlint.analysis.distributed import (
-    CONSUME_TOKEN, MAPPING_CALLS, PUT_CALLS, SIGNAL_WRITES, DistAnalysis, call_argument,
-)
+from ascendlint.analysis.distributed import distributed_kernels, for_kernel
+from ascendlint.analysis.distributed_calls import CONSUME_TOKEN, MAPPING_CALLS, PUT_CALLS, SIGNAL_WRITES, call_argument
+from ascendlint.analysis.distributed_values import DistAnalysis
+from ascendlint.analysis.rank_loops import symmetric_params
+from ascendlint.analysis.signal_protocol import credit_return_slot, statement_of
 from ascendlint.diagnostics import Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
@@ -252,14 +253,14 @@ class NotifyBeforePublish(Rule):
 
     def finish(self) -> None:
         storing_helpers = None  # computed once per module, for the first kernel that notifies
-        for dist in dist_analysis.distributed_kernels(self.context):
+        for dist in distributed_kernels(self.context):
             if not dist.has_call(*SIGNAL_WRITES):
                 continue
-            symmetric = dist_analysis.symmetric_params(dist)
+            symmetric = symmetric_params(dist)
             if storing_helpers is None:
                 storing_helpers = _storing_helpers(self.context)
             for notify in dist.calls_to(*sorted(SIGNAL_WRITES)):
-                if dist_analysis.credit_return_slot(dist, notify) is not None:
+                if credit_return_slot(dist, notify) is not None:
                     continue
                 later = _first_later_publish(dist, notify, symmetric, storing_helpers)
                 if later is not None:
@@ -271,7 +272,7 @@ class NotifyBeforePublish(Rule):
 def _storing_helpers(context) -> dict[str, set[int]]:
     """Local `triton.jit` helpers that store, each with the positions of the parameters it stores through
     (directly or by handing them to a helper that does); an empty set when only its own pointers are written."""
-    analyses = {name: dist_analysis.for_kernel(context, kernel) for name, kernel in context.facts.kernels.items()}
+    analyses = {name: for_kernel(context, kernel) for name, kernel in context.facts.kernels.items()}
     callers: dict[str, list[str]] = {}  # helper -> the local jit functions calling it
     for name, dist in analyses.items():
         for called in dist.calls:
@@ -312,7 +313,7 @@ def _stored_params(dist: DistAnalysis, storing: dict[str, set[int]]) -> set[int]
 
 def _first_later_publish(dist: DistAnalysis, notify: cst.Call, symmetric: set[str], helpers: dict):
     """The first store/putmem/storing helper call after ``notify`` in its loop body that writes symmetric data."""
-    statement = dist_analysis.statement_of(dist, notify)
+    statement = statement_of(dist, notify)
     block = dist.index.parent(statement)
     owner = dist.index.parent(block) if type(block) is cst.IndentedBlock else None
     # a loop that only notifies: look at what follows the loop

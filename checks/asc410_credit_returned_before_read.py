@@ -1,7 +1,9 @@
 import libcst as cst
 
-from ascendlint.analysis import distributed as dist_analysis
-from ascendlint.analysis.distributed import DistAnalysis
+from ascendlint.analysis.distributed import distributed_kernels
+from ascendlint.analysis.distributed_calls import CONSUME_TOKEN, SIGNAL_WAIT_UNTIL
+from ascendlint.analysis.distributed_values import DistAnalysis
+from ascendlint.analysis.signal_protocol import credit_returns_in, read_after_credit_return
 from ascendlint.diagnostics import Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
@@ -230,13 +232,13 @@ class CreditReturnedBeforeRead(Rule):
     ]
 
     def finish(self) -> None:
-        for dist in dist_analysis.distributed_kernels(self.context):
-            if not dist.has_call(dist_analysis.CONSUME_TOKEN, dist_analysis.SIGNAL_WAIT_UNTIL):
+        for dist in distributed_kernels(self.context):
+            if not dist.has_call(CONSUME_TOKEN, SIGNAL_WAIT_UNTIL):
                 continue
-            for reset, slot in dist_analysis.credit_returns_in(dist, dist.kernel.node):
+            for reset, slot in credit_returns_in(dist, dist.kernel.node):
                 self._check(dist, reset, slot)
 
     def _check(self, dist: DistAnalysis, reset: cst.Call, slot: cst.BaseExpression) -> None:
-        read = dist_analysis.read_after_credit_return(dist, reset, slot)
+        read = read_after_credit_return(dist, reset, slot)
         if read is not None:
             self.report(reset, self.message.format(line=self.context.locator.span(read)[0].row))

@@ -1,7 +1,10 @@
 import libcst as cst
 
-from ascendlint.analysis import distributed as dist_analysis
-from ascendlint.analysis.distributed import UDMA_CALLS, DistAnalysis, udma_argument
+from ascendlint.analysis.distributed import distributed_kernels
+from ascendlint.analysis.distributed_calls import UDMA_CALLS, udma_argument
+from ascendlint.analysis.distributed_values import DistAnalysis
+from ascendlint.analysis.rank_loops import counts_ranks, depends_on_rank, is_rank_identity
+from ascendlint.analysis.syntax import is_integer
 from ascendlint.diagnostics import Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
@@ -198,7 +201,7 @@ class UdmaLocalTransfer(Rule):
     ]
 
     def finish(self) -> None:
-        for dist in dist_analysis.distributed_kernels(self.context):
+        for dist in distributed_kernels(self.context):
             for call in dist.calls_to(*UDMA_CALLS):
                 pe = udma_argument(call, dist.qualname_of(call), "pe")
                 if pe is not None and _can_be_own_rank(dist, call, pe):
@@ -207,7 +210,7 @@ class UdmaLocalTransfer(Rule):
 
 
 def _can_be_own_rank(dist: DistAnalysis, call: cst.Call, pe: cst.BaseExpression) -> bool:
-    if dist_analysis.is_rank_identity(dist, pe):
+    if is_rank_identity(dist, pe):
         return True
     if _rank_plus_offset_from_zero(dist, pe):
         scope = dist.enclosing_loops(call)
@@ -240,7 +243,7 @@ def _rank_plus_offset_from_zero(dist: DistAnalysis, pe: cst.BaseExpression) -> b
         if type(total) is not cst.BinaryOperation or type(total.operator) is not cst.Add:
             return False
         sides = (total.left, total.right)
-        ranks = [side for side in sides if dist_analysis.is_rank_identity(dist, side)]
+        ranks = [side for side in sides if is_rank_identity(dist, side)]
         if len(ranks) != 1:
             return False
         offset = sides[1] if ranks[0] is sides[0] else sides[0]
@@ -281,7 +284,7 @@ def _range_from_zero(dist: DistAnalysis, iterable: cst.BaseExpression | None) ->
     if iterable is None or not dist.is_range(iterable):
         return False
     positional = [a.value for a in iterable.args if a.keyword is None]
-    return len(positional) == 1 or (len(positional) > 1 and dist_analysis.is_integer(positional[0], 0))
+    return len(positional) == 1 or (len(positional) > 1 and is_integer(positional[0], 0))
 
 
 def _computed_over_every_rank(dist: DistAnalysis, pe: cst.Name) -> bool:
@@ -298,7 +301,7 @@ def _computed_over_every_rank(dist: DistAnalysis, pe: cst.Name) -> bool:
         if type(value) is not cst.BinaryOperation or type(value.operator) is not cst.Modulo:
             return False
         left = value.left
-        if dist_analysis.depends_on_rank(dist, left) or dist_analysis.depends_on_rank(dist, value.right):
+        if depends_on_rank(dist, left) or depends_on_rank(dist, value.right):
             return False
         if dist.derives_from_call(left, {"tl.load"}):
             return False
@@ -315,12 +318,12 @@ def _over_every_rank(dist: DistAnalysis, iterable: cst.BaseExpression) -> bool:
     if not positional:
         return False
     stop = positional[0] if len(positional) == 1 else positional[1]
-    if not dist_analysis.counts_ranks(dist, stop):
+    if not counts_ranks(dist, stop):
         return False
     if len(positional) == 1:
         return True
     start = positional[0]
-    return dist_analysis.is_integer(start, 0) or dist.depends_on_program_id(start)
+    return is_integer(start, 0) or dist.depends_on_program_id(start)
 
 
 def _guarded(dist: DistAnalysis, call: cst.Call, loop: cst.For, pe_name: str) -> bool:
@@ -365,7 +368,7 @@ def _rank_comparison(dist: DistAnalysis, test: cst.BaseExpression, pe_name: str)
     sides = (test.left, target.comparator)
     names = [s for s in sides if type(s) is cst.Name and s.value == pe_name]
     others = [s for s in sides if not (type(s) is cst.Name and s.value == pe_name)]
-    if len(names) != 1 or len(others) != 1 or not dist_analysis.is_rank_identity(dist, others[0]):
+    if len(names) != 1 or len(others) != 1 or not is_rank_identity(dist, others[0]):
         return None
     if type(target.operator) is cst.NotEqual:
         return "ne"

@@ -1,7 +1,9 @@
 import libcst as cst
 
-from ascendlint.analysis import distributed as dist_analysis
-from ascendlint.analysis.distributed import MAPPING_CALLS, NOTIFY, WAIT, DistAnalysis, call_argument
+from ascendlint.analysis.distributed import distributed_kernels, targets_other_backend
+from ascendlint.analysis.distributed_calls import CONSUME_TOKEN, MAPPING_CALLS, NOTIFY, WAIT, call_argument
+from ascendlint.analysis.distributed_values import DistAnalysis
+from ascendlint.analysis.rank_loops import counts_ranks, depends_on_rank
 from ascendlint.diagnostics import Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
@@ -18,7 +20,7 @@ _SIGNAL_SLOTS = {
 # where a signal write names the rank whose slot it sets
 _TARGET_RANK = {NOTIFY: (1, "rank"), "shmem.signal_op": (3, "pe"), "shmem.putmem_signal": (6, "pe"),
                 "shmem.putmem_signal_nbi": (6, "pe")}
-_PASS_THROUGH = frozenset({"tl.cast", dist_analysis.CONSUME_TOKEN}) | MAPPING_CALLS
+_PASS_THROUGH = frozenset({"tl.cast", CONSUME_TOKEN}) | MAPPING_CALLS
 _MAX_DEPTH = 12
 
 
@@ -242,9 +244,9 @@ class SignalSlotsShareCacheline(Rule):
     ]
 
     def finish(self) -> None:
-        if dist_analysis.targets_other_backend(self.context):
+        if targets_other_backend(self.context):
             return
-        for dist in dist_analysis.distributed_kernels(self.context):
+        for dist in distributed_kernels(self.context):
             for call in dist.calls_to(*_SIGNAL_SLOTS):
                 (position, keyword), slot_bytes, writes = _SIGNAL_SLOTS[dist.qualname_of(call)]
                 slot = call_argument(call, position, keyword)
@@ -281,7 +283,7 @@ def _writers(dist: DistAnalysis, term: cst.BaseExpression, is_notify: bool) -> s
                 return "programs"
             if not is_notify and _loops_over_ranks(dist, definition.value):
                 return "ranks"
-    if is_notify and dist_analysis.depends_on_rank(dist, term):
+    if is_notify and depends_on_rank(dist, term):
         return "ranks"
     return None
 
@@ -307,7 +309,7 @@ def _loops_over_ranks(dist: DistAnalysis, iterable: cst.BaseExpression) -> bool:
         return False
     positional = [a.value for a in iterable.args if a.keyword is None]
     stop = positional[0] if len(positional) == 1 else positional[1] if positional else None
-    return stop is not None and dist_analysis.counts_ranks(dist, stop)
+    return stop is not None and counts_ranks(dist, stop)
 
 
 def _known_factor(dist: DistAnalysis, factor: cst.BaseExpression) -> int | None:

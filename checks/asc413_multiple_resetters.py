@@ -1,9 +1,11 @@
 import libcst as cst
 
-from ascendlint.analysis import distributed as dist_analysis
-from ascendlint.analysis.distributed import (
-    SIGNAL_WAIT_UNTIL, SIGNAL_WAITS, DistAnalysis, call_argument, is_integer,
-)
+from ascendlint.analysis.distributed import distributed_kernels, kernels_launched_on_one_program
+from ascendlint.analysis.distributed_calls import SIGNAL_WAITS, SIGNAL_WAIT_UNTIL, call_argument
+from ascendlint.analysis.distributed_values import DistAnalysis
+from ascendlint.analysis.rank_loops import iteration_names, ring_loop
+from ascendlint.analysis.signal_protocol import credit_returns_in, same_code, statement_of, wait_slot, waits_for_zero
+from ascendlint.analysis.syntax import is_integer
 from ascendlint.diagnostics import Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
@@ -244,8 +246,8 @@ class MultipleResetters(Rule):
     ]
 
     def finish(self) -> None:
-        single_program = dist_analysis.kernels_launched_on_one_program(self.context.facts)
-        for dist in dist_analysis.distributed_kernels(self.context):
+        single_program = kernels_launched_on_one_program(self.context.facts)
+        for dist in distributed_kernels(self.context):
             if not dist.has_call(*SIGNAL_WAITS):
                 continue
             for loop, waits in _ring_loops(dist).items():
@@ -253,11 +255,11 @@ class MultipleResetters(Rule):
 
     def _check_loop(self, dist: DistAnalysis, loop: cst.CSTNode, waits: list, single_program: bool) -> None:
         roots = {dist.pointer_root(_slot(dist, w)) for w in waits}
-        resets = [(call, slot) for call, slot in dist_analysis.credit_returns_in(dist, loop)
+        resets = [(call, slot) for call, slot in credit_returns_in(dist, loop)
                   if dist.pointer_root(slot) in roots]
         seen: dict[tuple, cst.Call] = {}
         for call, slot in resets:
-            key = (id(dist.index.parent(dist_analysis.statement_of(dist, call))), _text(dist, slot))
+            key = (id(dist.index.parent(statement_of(dist, call))), _text(dist, slot))
             if key in seen:
                 line = self.context.locator.span(seen[key])[0].row
                 self.report(call, self.message.format(line=line))
@@ -277,7 +279,7 @@ class MultipleResetters(Rule):
         for reset_loop in inner:
             if any(dist.calls_in(reset_loop, SIGNAL_WAITS)):
                 return False
-            variables = dist_analysis.iteration_names(dist, [reset_loop])
+            variables = iteration_names(dist, [reset_loop])
             if dist.depends_on(slot, variables):
                 return True
         return False
@@ -288,9 +290,9 @@ def _ring_loops(dist: DistAnalysis) -> dict:
     found: dict = {}
     for wait in dist.calls_to(*sorted(SIGNAL_WAITS)):
         slot = _slot(dist, wait)
-        if slot is None or dist_analysis.waits_for_zero(wait, dist.qualname_of(wait)):
+        if slot is None or waits_for_zero(wait, dist.qualname_of(wait)):
             continue
-        loop = dist_analysis.ring_loop(dist, wait, slot)
+        loop = ring_loop(dist, wait, slot)
         if loop is not None:
             found.setdefault(loop, []).append(wait)
     return found
@@ -298,13 +300,13 @@ def _ring_loops(dist: DistAnalysis) -> dict:
 
 def _shared(dist: DistAnalysis, call: cst.Call, slot, waits) -> bool:
     """Every program runs this reset on a slot it waited on, and nothing splits the slots between programs."""
-    same = [w for w in waits if dist_analysis.same_code(dist, _slot(dist, w), slot)]
+    same = [w for w in waits if same_code(dist, _slot(dist, w), slot)]
     return bool(same) and not any(dist.partitioned_by_program(w, _slot(dist, w)) for w in same) \
         and not dist.partitioned_by_program(call, slot)
 
 
 def _slot(dist: DistAnalysis, wait: cst.Call):
-    return dist_analysis.wait_slot(wait, dist.qualname_of(wait))
+    return wait_slot(wait, dist.qualname_of(wait))
 
 
 def _single_slot(dist: DistAnalysis, wait: cst.Call) -> bool:

@@ -1,7 +1,10 @@
 import libcst as cst
 
-from ascendlint.analysis import distributed as dist_analysis
-from ascendlint.analysis.distributed import WAIT, DistAnalysis
+from ascendlint.analysis.distributed import bound_arguments, for_kernel, imports_distributed, targets_other_backend
+from ascendlint.analysis.distributed_calls import WAIT, call_argument
+from ascendlint.analysis.distributed_values import DistAnalysis
+from ascendlint.analysis.signal_protocol import credit_returns_in, waits_for_zero
+from ascendlint.analysis.syntax import is_integer
 from ascendlint.analysis.module_facts import Kernel, dotted_name
 from ascendlint.diagnostics import Severity
 from ascendlint.rule import Invalid, Rule, Valid
@@ -285,9 +288,9 @@ class SignalsNotZeroedBetweenLaunches(Rule):
 
     def finish(self) -> None:
         facts = self.context.facts
-        if not facts.launches or not dist_analysis.imports_distributed(facts):
+        if not facts.launches or not imports_distributed(facts):
             return
-        if dist_analysis.targets_other_backend(self.context):
+        if targets_other_backend(self.context):
             return  # written for a GPU backend of Triton-distributed
         leaving: dict[str, list[str]] = {}
         for launch in facts.launches:
@@ -295,7 +298,7 @@ class SignalsNotZeroedBetweenLaunches(Rule):
             if kernel is None:
                 continue
             if kernel.name not in leaving:
-                leaving[kernel.name] = _buffers_left_set(self.context, dist_analysis.for_kernel(self.context, kernel))
+                leaving[kernel.name] = _buffers_left_set(self.context, for_kernel(self.context, kernel))
             for param in leaving[kernel.name]:
                 argument = _argument_for(kernel, launch.call, param)
                 if self._host_sets(launch.call, argument):
@@ -332,7 +335,7 @@ class SignalsNotZeroedBetweenLaunches(Rule):
                 name = dotted_name(node.func) or ""
                 func = node.func
                 if type(func) is cst.Attribute and func.attr.value == "fill_" and _root_name(func.value) == target:
-                    if node.args and not (dist_analysis.is_integer(node.args[0].value, 0)
+                    if node.args and not (is_integer(node.args[0].value, 0)
                                           or _is_zero_float(node.args[0].value)):
                         return True
             elif type(node) is cst.Assign:
@@ -387,7 +390,7 @@ def _buffers_left_set(context, dist: DistAnalysis, _inside: frozenset = frozense
     """
     waited: list[str] = []
     for wait in dist.calls_to(*_SIGNAL_WAITS):
-        if dist_analysis.waits_for_zero(wait, dist.qualname_of(wait)):
+        if waits_for_zero(wait, dist.qualname_of(wait)):
             continue
         if _epoch(dist, _expected_value(dist, wait)):
             continue  # epoch-style signalling: each launch waits for a value of its own
@@ -395,15 +398,15 @@ def _buffers_left_set(context, dist: DistAnalysis, _inside: frozenset = frozense
         root = dist.pointer_root(slot) if slot is not None else None
         if root is not None and root not in waited:
             waited.append(root)
-    reset = {dist.pointer_root(slot) for _, slot in dist_analysis.credit_returns_in(dist, dist.kernel.node)}
+    reset = {dist.pointer_root(slot) for _, slot in credit_returns_in(dist, dist.kernel.node)}
     for call, helper in _helper_calls(context, dist):
         if helper.name in _inside:
             continue
-        helper_dist = dist_analysis.for_kernel(context, helper)
+        helper_dist = for_kernel(context, helper)
         helper_left = _buffers_left_set(context, helper_dist, _inside | {dist.kernel.name, helper.name})
         helper_reset = {helper_dist.pointer_root(slot)
-                        for _, slot in dist_analysis.credit_returns_in(helper_dist, helper_dist.kernel.node)}
-        for param, argument in dist_analysis.bound_arguments(helper, call):
+                        for _, slot in credit_returns_in(helper_dist, helper_dist.kernel.node)}
+        for param, argument in bound_arguments(helper, call):
             root = dist.pointer_root(argument)
             if root is None:
                 continue
@@ -428,8 +431,8 @@ def _helper_calls(context, dist: DistAnalysis):
 
 def _expected_value(dist: DistAnalysis, wait: cst.Call) -> cst.BaseExpression | None:
     if dist.qualname_of(wait) == WAIT:
-        return dist_analysis.call_argument(wait, 4, "waitValue")
-    return dist_analysis.call_argument(wait, 2, "cmp_val", "cmp_value")
+        return call_argument(wait, 4, "waitValue")
+    return call_argument(wait, 2, "cmp_val", "cmp_value")
 
 
 def _epoch(dist: DistAnalysis, expected: cst.BaseExpression | None) -> bool:
@@ -465,7 +468,7 @@ def _zeroes(call: cst.Call, argument: cst.BaseExpression | None) -> bool:
     func = call.func
     if type(func) is not cst.Attribute or func.attr.value not in _ZEROING_METHODS:
         return False
-    if func.attr.value == "fill_" and not (call.args and dist_analysis.is_integer(call.args[0].value, 0)
+    if func.attr.value == "fill_" and not (call.args and is_integer(call.args[0].value, 0)
                                           or call.args and _is_zero_float(call.args[0].value)):
         return False
     if argument is None:

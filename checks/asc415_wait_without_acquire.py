@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ascendlint.analysis.distributed import GET_CALLS, WAIT, DistAnalysis, call_argument, for_kernel
+from ascendlint.analysis.distributed import for_kernel
+from ascendlint.analysis.distributed_calls import GET_CALLS, WAIT, call_argument
+from ascendlint.analysis.distributed_values import DistAnalysis
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 

@@ -1,7 +1,9 @@
 import libcst as cst
 
-from ascendlint.analysis import distributed as dist_analysis
-from ascendlint.analysis.distributed import BARRIERS, DistAnalysis
+from ascendlint.analysis.distributed import distributed_kernels
+from ascendlint.analysis.distributed_calls import BARRIERS
+from ascendlint.analysis.distributed_values import DistAnalysis
+from ascendlint.analysis.rank_loops import depends_on_rank
 from ascendlint.diagnostics import Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
@@ -110,7 +112,7 @@ class BarrierInDivergentLoop(Rule):
     ]
 
     def finish(self) -> None:
-        for dist in dist_analysis.distributed_kernels(self.context):
+        for dist in distributed_kernels(self.context):
             for barrier in dist.calls_to(*sorted(BARRIERS)):
                 source = _divergent_loop_source(dist, barrier)
                 if source is not None:
@@ -124,6 +126,6 @@ def _divergent_loop_source(dist: DistAnalysis, barrier: cst.Call) -> str | None:
         bounds = loop.iter if type(loop) is cst.For else loop.test
         if dist.depends_on_program_id(bounds):
             return "program id"
-        if dist_analysis.depends_on_rank(dist, bounds):
+        if depends_on_rank(dist, bounds):
             return "rank"
     return None

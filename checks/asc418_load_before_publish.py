@@ -1,9 +1,9 @@
 import libcst as cst
 
-from ascendlint.analysis import distributed as dist_analysis
-from ascendlint.analysis.distributed import (
-    BARRIERS, CONSUME_TOKEN, PUT_CALLS, SIGNAL_WAITS, DistAnalysis, call_argument,
-)
+from ascendlint.analysis.distributed import distributed_kernels
+from ascendlint.analysis.distributed_calls import BARRIERS, CONSUME_TOKEN, PUT_CALLS, SIGNAL_WAITS, call_argument
+from ascendlint.analysis.distributed_values import DistAnalysis
+from ascendlint.analysis.signal_protocol import statement_of
 from ascendlint.diagnostics import Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
@@ -115,7 +115,7 @@ class LoadBeforePublish(Rule):
     ]
 
     def finish(self) -> None:
-        for dist in dist_analysis.distributed_kernels(self.context):
+        for dist in distributed_kernels(self.context):
             syncs = sorted((dist.index.order(c), c) for name in _SYNC for c in dist.calls_to(name))
             if not syncs:
                 continue
@@ -165,7 +165,7 @@ def _guarded_by_wait(dist: DistAnalysis) -> dict[str, list[cst.Call]]:
             continue
         token_names = dist.names_feeding(token)
         for wait in waits:
-            statement = dist_analysis.statement_of(dist, wait)
+            statement = statement_of(dist, wait)
             targets = {n.value for n in dist.below(statement) if type(n) is cst.Name}
             if type(statement) is cst.SimpleStatementLine and token_names & targets:
                 found.setdefault(root, []).append(wait)

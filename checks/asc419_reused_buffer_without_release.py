@@ -1,9 +1,16 @@
 import libcst as cst
 
-from ascendlint.analysis import distributed as dist_analysis
-from ascendlint.analysis.distributed import (
-    BARRIERS, CONSUME_TOKEN, SIGNAL_WAITS, SIGNAL_WRITES, DistAnalysis, call_argument,
+from ascendlint.analysis.distributed import distributed_kernels
+from ascendlint.analysis.distributed_calls import (
+    BARRIERS,
+    CONSUME_TOKEN,
+    SIGNAL_WAITS,
+    SIGNAL_WRITES,
+    call_argument,
+    signal_argument,
 )
+from ascendlint.analysis.distributed_values import DistAnalysis
+from ascendlint.analysis.signal_protocol import statement_of, waits_for_zero
 from ascendlint.diagnostics import Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
@@ -117,7 +124,7 @@ class ReusedBufferWithoutRelease(Rule):
     ]
 
     def finish(self) -> None:
-        for dist in dist_analysis.distributed_kernels(self.context):
+        for dist in distributed_kernels(self.context):
             releases = [dist.index.order(c) for name in BARRIERS | SIGNAL_WRITES for c in dist.calls_to(name)]
             reported: set[str] = set()
             for wait in (w for name in sorted(SIGNAL_WAITS) for w in dist.calls_to(name)):
@@ -131,8 +138,8 @@ class ReusedBufferWithoutRelease(Rule):
 
 def _waits_for_launch_value(dist: DistAnalysis, wait: cst.Call) -> bool:
     name = dist.qualname_of(wait)
-    value = dist_analysis.signal_argument(wait, name, "value")
-    if value is None or dist_analysis.waits_for_zero(wait, name):
+    value = signal_argument(wait, name, "value")
+    if value is None or waits_for_zero(wait, name):
         return False
     reads = dist.reads_in(value)
     return bool(reads) and all(
@@ -141,7 +148,7 @@ def _waits_for_launch_value(dist: DistAnalysis, wait: cst.Call) -> bool:
 
 def _reads_published_by(dist: DistAnalysis, wait: cst.Call) -> dict[str, int]:
     """Buffer root -> position of the last load through a pointer consumed on ``wait``'s token."""
-    statement = dist_analysis.statement_of(dist, wait)
+    statement = statement_of(dist, wait)
     if type(statement) is not cst.SimpleStatementLine:
         return {}
     tokens = {n.value for n in dist.below(statement) if type(n) is cst.Name} - {

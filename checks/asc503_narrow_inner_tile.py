@@ -4,13 +4,15 @@ import re
 
 import libcst as cst
 
-from ascendlint.analysis.values import KernelAnalysis, argument
+from ascendlint.analysis.syntax import argument
+from ascendlint.analysis.values import KernelAnalysis
 from ascendlint.analysis.block_pointers import block_pointer_origins
 from ascendlint.analysis.spelling import as_parsed
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.analysis import magnitudes as mag
-from ascendlint.analysis.grid import autotune_values
-from ascendlint.analysis.grid import chosen_values, is_tile_size_name, launch_argument, launches_of
+from ascendlint.analysis.grid_names import is_tile_size_name
+from ascendlint.analysis.host_arguments import autotune_values, chosen_values
+from ascendlint.analysis.launch_arguments import launch_argument, launches_of
 from ascendlint.analysis.module_facts import Kernel
 from ascendlint.rule import Invalid, Rule, Valid
 from ascendlint.analysis.literals import integer_value

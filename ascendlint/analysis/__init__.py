@@ -3,10 +3,14 @@
 - ``walk``: one flat pre-order walk of the tree (nodes, parents, subtree extents);
 - ``module_facts``: import aliases, kernels and jit helpers, launch sites;
 - ``flow``: the forward data-flow solver over a kernel's statements;
-- ``values``: per-kernel values (constexpr-ness, integer widths, indices and extents, pointers);
-- ``grid``: what a launch grid is made of (tile counts, core counts, caps);
+- ``values``: per-kernel values (constexpr-ness, integer widths, indices and extents, pointers), built from
+  ``value_lattice``, ``value_pass``, ``value_sources`` and ``kernel_reads``;
+- ``grid``: what a launch grid is made of (tile counts, core counts, caps), from ``grid_factors``, ``grid_names``
+  and ``grid_classify`` over host code read by ``host_resolver``, ``host_guards``, ``host_bounds``,
+  ``host_arguments`` and ``launch_arguments``;
 - ``block_pointers``: where block pointers come from and their rank;
-- ``distributed``: Triton-distributed facts (waits, notifies, fences, UDMA calls, ranks).
+- ``distributed``: Triton-distributed facts (waits, notifies, fences, UDMA calls, ranks), with
+  ``distributed_calls``, ``distributed_values``, ``signal_protocol`` and ``rank_loops``.
 
 Rules import from here; nothing here imports a rule, an output format or the CLI.
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from .values import KernelAnalysis, argument
+from .syntax import argument
+from .values import KernelAnalysis
 from .module_facts import Kernel
 
 _DEPTH = 8
@@ -183,7 +184,7 @@ def returned_blocks(context) -> dict[str, dict]:
 
 
 def _dims(context, block: cst.Call, moved: bool) -> list[dict] | None:
-    from .grid import is_model_dimension_name
+    from .grid_names import is_model_dimension_name
 
     parts = [argument(block, 1, "shape"), argument(block, 3, "offsets"), argument(block, 4, "block_shape")]
     if any(type(p) not in (cst.Tuple, cst.List) for p in parts) or len({len(p.elements) for p in parts}) != 1:

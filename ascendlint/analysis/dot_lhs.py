@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from .values import argument
+from .syntax import argument
 
 _METADATA_ATTRIBUTES = {"dtype", "shape", "type", "ndim", "numel"}
 

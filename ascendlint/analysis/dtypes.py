@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from .values import KernelAnalysis, argument
+from .syntax import argument
+from .values import KernelAnalysis
 
 _FLOAT_RESULT_CALLS = {
     "tl.exp", "tl.exp2", "tl.log", "tl.log2", "tl.sqrt", "tl.sqrt_rn", "tl.rsqrt", "tl.sigmoid", "tl.softmax",

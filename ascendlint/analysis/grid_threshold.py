@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from .grid import Factor, Kind, LaunchGrid, division_parts
+from .grid_factors import Factor, Kind, LaunchGrid, division_parts
 
 LIMIT = 65535
 

@@ -29,7 +29,7 @@ def pointer_dtype(facts: ModuleFacts, kernel: Kernel, param: str) -> str | None:
 
 
 def _pointer_dtype(facts: ModuleFacts, kernel: Kernel, param: str) -> str | None:
-    from .grid import launch_argument, launches_of
+    from .launch_arguments import launch_argument, launches_of
 
     found = set()
     for launch in launches_of(facts, kernel):

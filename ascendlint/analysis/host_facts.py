@@ -182,3 +182,33 @@ def per_head_matrices(bounds: list[HostBound | None]) -> bool:
     if len(bounds) < 4:
         return False
     return all(b is not None and b.bits >= mag.FEATURE_BITS for b in bounds[-2:])
+
+
+def whole_shape(expr: cst.BaseExpression) -> cst.Name | None:
+    """``x`` of ``x.shape``, ``x.size()``, ``tuple(x.shape)``, ``list(x.shape)``."""
+    if type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value in ("tuple", "list") \
+            and len(expr.args) == 1:
+        expr = expr.args[0].value
+    if type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value == "size" \
+            and not expr.args:
+        expr = expr.func
+    if type(expr) is cst.Attribute and expr.attr.value in ("shape", "size") and type(expr.value) is cst.Name:
+        return expr.value
+    return None
+
+
+def shape_part(expr: cst.BaseExpression) -> tuple[cst.Name | None, int | None, bool]:
+    """(``x``, dim, False) for ``x.shape[dim]`` and ``x.size(dim)``; (``x``, None, True) for ``x.numel()``."""
+    if type(expr) is cst.Subscript and len(expr.slice) == 1 and type(expr.slice[0].slice) is cst.Index:
+        shape, dim = expr.value, literal_dim(expr.slice[0].slice.value)
+        if dim is not None and type(shape) is cst.Attribute and shape.attr.value == "shape" \
+                and type(shape.value) is cst.Name:
+            return shape.value, dim, False
+    if type(expr) is cst.Call and type(expr.func) is cst.Attribute and type(expr.func.value) is cst.Name:
+        if expr.func.attr.value == "numel" and not expr.args:
+            return expr.func.value, None, True
+        if expr.func.attr.value == "size" and len(expr.args) == 1:
+            dim = literal_dim(expr.args[0].value)
+            if dim is not None:
+                return expr.func.value, dim, False
+    return None, None, False

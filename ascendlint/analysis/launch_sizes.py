@@ -17,7 +17,10 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from . import grid
+from .grid import launch_factors
+from .grid_factors import Factor
+from .grid_names import is_tile_size_name
+from .host_resolver import host_resolver
 from . import magnitudes as mag
 from .module_facts import Launch, ModuleFacts, dotted_name
 from ..lazy_regex import lazy
@@ -48,7 +51,7 @@ class ConstexprSize:
     launch: Launch
     param: str
     argument: cst.BaseExpression
-    factor: grid.Factor
+    factor: Factor
     why: str  # the evidence, as the message states it ("a token count", "x.shape[0]", ...)
 
 
@@ -58,9 +61,9 @@ def data_dependent_constexprs(facts: ModuleFacts) -> list[ConstexprSize]:
 
 def _compute(facts: ModuleFacts) -> list[ConstexprSize]:
     found = []
-    grids = grid.host_resolver(facts)
+    grids = host_resolver(facts)
     selected = lambda kernel: [p for p in kernel.params if kernel.is_constexpr_param(p) and not _fixed_by_name(p)]
-    for launch, param, factor, argument in grid.launch_factors(facts, selected):
+    for launch, param, factor, argument in launch_factors(facts, selected):
         if not factor.grows_with_data:
             continue
         if _bucketed(grids, argument, launch.call, 0):
@@ -73,7 +76,7 @@ def _compute(facts: ModuleFacts) -> list[ConstexprSize]:
 
 def _fixed_by_name(param: str) -> bool:
     """Names of values fixed per model or configuration: tile sizes, flags, heads, head dims, hidden sizes."""
-    return (grid.is_tile_size_name(param) or bool(_FLAG_NAME.search(param)) or bool(_FIXED_PART.search(param))
+    return (is_tile_size_name(param) or bool(_FLAG_NAME.search(param)) or bool(_FIXED_PART.search(param))
             or mag.name_bits(param) in _FIXED_BITS)
 
 
@@ -81,7 +84,7 @@ def _is_data_name(name: str) -> bool:
     return mag.name_bits(name) in _DATA_BITS or bool(_COUNT_NAME.match(name))
 
 
-def _evidence(grids, param: str, factor: grid.Factor, argument: cst.BaseExpression) -> str | None:
+def _evidence(grids, param: str, factor: Factor, argument: cst.BaseExpression) -> str | None:
     if _is_data_name(param):
         return f"`{param}` names a count of tokens, rows, sequences or tasks"
     if factor.rows:

@@ -1,7 +1,8 @@
 """Host helpers that return one of a few literals: ``def _block_for(n): return 64 if n < 4096 else 128``.
 
 Launchers often pick a tile size through such a helper (``BLOCK = _block_for(n)``, ``BM, BN = _tiles(M, N)``).
-What the helper can return is a small fixed set of literals, whatever the data, so every rule that reads a tile
+What the helper can return is a small fixed set of literals, whatever the data, and so is a conditional expression
+of literal tuples written inline (``BM, BN = (32, 32) if tiny else (64, 128)``), so every rule that reads a tile
 size reads those literals: the grid analysis (a tile count over them, a block that is a literal), the block sizes
 ASC303 checks divisibility against, the tile extents ASC304 and the Unified Buffer estimate read. A helper counts
 when every ``return`` of it gives a literal, a conditional expression of literals, or a tuple of those (one tuple
@@ -35,19 +36,28 @@ def helper_literals(facts: ModuleFacts, call: cst.BaseExpression) -> Choices | N
 
 def helper_item_literals(facts: ModuleFacts, expr: cst.BaseExpression) -> tuple[int, ...] | None:
     """The values of item ``i`` of a tuple-returning helper's result: ``_tiles(M, N)[0]``, which is also what a
-    name unpacked from it holds (``BM, BN = _tiles(M, N)``)."""
+    name unpacked from it holds (``BM, BN = _tiles(M, N)``); the same for tuples of literals picked inline by a
+    conditional expression (``BM, BN = (32, 32) if tiny else (64 if m <= 512 else 128, 128)``)."""
     if type(expr) is not cst.Subscript or len(expr.slice) != 1 or type(expr.slice[0].slice) is not cst.Index:
         return None
     index = expr.slice[0].slice.value
     if type(index) is not cst.Integer:
         return None
-    found = helper_literals(facts, expr.value)
+    found = helper_literals(facts, expr.value) or inline_literals(expr.value)
     if not found or not isinstance(found[0], tuple):
         return None
     position = int(index.value, 0)
     if not all(-len(item) <= position < len(item) for item in found):
         return None
     return tuple(sorted({item[position] for item in found}))
+
+
+def inline_literals(expr: cst.BaseExpression) -> Choices | None:
+    """The values a conditional expression of literals can take, read like a helper's ``return`` (``(32, 32) if
+    tiny else (64, 128)``); None when it is not one. A bare literal or tuple is not a choice and gives None."""
+    if type(expr) is not cst.IfExp:
+        return None
+    return _choices(_literals(expr))
 
 
 def _functions(facts: ModuleFacts) -> dict[str, cst.FunctionDef]:
@@ -81,11 +91,16 @@ def _returned(function: cst.FunctionDef) -> Choices | None:
             return None
         if not isinstance(node, cst.BaseExpression):
             stack.extend(node.children)
-    if not returns or not values or len(values) > _MAX_CHOICES:
+    return _choices(values) if returns else None
+
+
+def _choices(values) -> Choices | None:
+    """A few literals of one shape (all ints, or all tuples of one length), sorted; None otherwise."""
+    if not values or len(set(values)) > _MAX_CHOICES:
         return None
     if len({len(v) if isinstance(v, tuple) else -1 for v in values}) != 1:
         return None
-    return tuple(sorted(values))
+    return tuple(sorted(set(values)))
 
 
 def _holds_return(node: cst.CSTNode) -> bool:

@@ -14,6 +14,7 @@ from typing import Callable, TypeVar
 import libcst as cst
 
 from .module_names import resolve_relative
+from .syntax import target_names
 from .walk import NodeIndex
 from .literals import integer_value  # noqa: F401 - also read from here
 
@@ -66,29 +67,21 @@ def _compile_time_names(kernel: "Kernel", facts: "ModuleFacts") -> set[str]:
     for node in facts.index.subtree(kernel.node):
         if type(node) is cst.Assign:
             for target in node.targets:
-                plain.update(_names_in(target.target))
+                plain.update(target_names(target.target))
         elif type(node) is cst.AugAssign:
-            plain.update(_names_in(node.target))
+            plain.update(target_names(node.target))
         elif type(node) is cst.AnnAssign:
             annotation = node.annotation.annotation
             if facts.qualname(annotation) == "tl.constexpr":
-                special.update(_names_in(node.target))
+                special.update(target_names(node.target))
             else:
-                plain.update(_names_in(node.target))
+                plain.update(target_names(node.target))
         elif type(node) is cst.For:
             iterable = node.iter
             is_static = type(iterable) is cst.Call and facts.qualname(iterable.func) == "tl.static_range"
-            (special if is_static else plain).update(_names_in(node.target))
+            (special if is_static else plain).update(target_names(node.target))
     names = {name for name in kernel.constexpr if name not in kernel.do_not_specialize} | special
     return names - plain
-
-
-def _names_in(target: cst.BaseExpression) -> list[str]:
-    if type(target) is cst.Name:
-        return [target.value]
-    if type(target) in (cst.Tuple, cst.List):
-        return [name for element in target.elements for name in _names_in(element.value)]
-    return []
 
 
 def _is_compile_time_expression(expr: cst.BaseExpression, names: set[str], facts: "ModuleFacts") -> bool:
@@ -339,10 +332,24 @@ class ModuleFacts:
             return set()
         return self._helper_constexpr_params.get(helper.name, set())
 
+    def helper_tensor_params(self, helper: Kernel) -> set[str]:
+        """Parameters of jit helper ``helper`` that every call from a kernel of this module passes a runtime value:
+        a tensor when the helper runs, whatever the parameter's annotation says (one call passing a constexpr
+        would make it a constexpr in that call's specialisation)."""
+        if helper.name not in self.helpers:
+            return set()
+        return {name for name, (_, tensor) in self._helper_arguments.get(helper.name, {}).items() if tensor}
+
     @cached_property
     def _helper_constexpr_params(self) -> dict[str, set[str]]:
+        return {helper: {name for name, (always, _) in seen.items() if always}
+                for helper, seen in self._helper_arguments.items()}
+
+    @cached_property
+    def _helper_arguments(self) -> dict[str, dict[str, tuple[bool, bool]]]:
+        """helper -> parameter -> (every call passes a compile-time value, every call passes a runtime one)."""
         kernels = self.kernels
-        passed: dict[str, dict[str, bool]] = {}
+        passed: dict[str, dict[str, tuple[bool, bool]]] = {}
         for caller_name, calls in self.kernel_calls.items():
             caller = kernels[caller_name]
             compile_time = _compile_time_names(caller, self)
@@ -362,8 +369,9 @@ class ModuleFacts:
                 for name in helper.params:
                     expr = given.get(name, helper.defaults.get(name))
                     constant = expr is not None and _is_compile_time_expression(expr, compile_time, self)
-                    seen[name] = seen.get(name, True) and constant
-        return {helper: {name for name, always in seen.items() if always} for helper, seen in passed.items()}
+                    always, tensor = seen.get(name, (True, True))
+                    seen[name] = (always and constant, tensor and given.get(name) is not None and not constant)
+        return passed
 
     def kernel_nodes(self) -> dict[int, Kernel]:
         return {id(k.node): k for k in self.kernels.values()}

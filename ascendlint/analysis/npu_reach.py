@@ -26,6 +26,7 @@ from typing import Mapping
 import libcst as cst
 
 from .module_facts import ModuleFacts, dotted_name
+from .syntax import block_exits, target_names
 
 _NPU_NAME = re.compile(
     r"_*(?:is_(?:torch_)?npu(?:_device|_available|_platform|_tensor)?|(?:torch_)?npu_(?:is_)?available|has_npu)",
@@ -230,15 +231,15 @@ class _Walk:
             self._body(statement.body, _CHOSEN if value and state != _MAYBE else _MAYBE, defs)
         orelse = statement.orelse
         if orelse is None:
-            return value is True and _exits(statement.body)
+            return value is True and block_exits(statement.body)
         if value is True:
             self.unreached.add(id(orelse))
-            return _exits(statement.body)
+            return block_exits(statement.body)
         else_state = _CHOSEN if value is False and state != _MAYBE else _MAYBE
         if type(orelse) is cst.If:
             return self._if(orelse, else_state, defs) and value is False
         self._body(orelse.body, else_state, defs)
-        return value is False and _exits(orelse.body)
+        return value is False and block_exits(orelse.body)
 
     # -- module-level rebinding ---------------------------------------------------------------------------------
     def _bindings(self, small: cst.BaseSmallStatement, state: str, defs: dict) -> None:
@@ -284,16 +285,6 @@ def _bound_names(small: cst.BaseSmallStatement) -> list[str]:
 
 def _statements(body: cst.BaseSuite) -> list:
     return [body] if type(body) is cst.SimpleStatementSuite else list(body.body)
-
-
-def _exits(body: cst.BaseSuite) -> bool:
-    """A block whose last statement returns or raises."""
-    if type(body) is cst.SimpleStatementSuite:
-        last = body.body[-1] if body.body else None
-    else:
-        line = body.body[-1] if body.body else None
-        last = line.body[-1] if type(line) is cst.SimpleStatementLine and line.body else None
-    return type(last) in (cst.Return, cst.Raise)
 
 
 # The key under which a module function that answers a platform test is kept among the names: a `(` never starts a
@@ -366,7 +357,7 @@ def _scope_names(statements, params: cst.Parameters | None = None) -> dict[str, 
                 if type(small) is cst.Assign:
                     for target in small.targets:
                         if type(target.target) in (cst.Tuple, cst.List):
-                            for name in _target_names(target.target):
+                            for name in target_names(target.target):
                                 bind(name, None)
                 elif type(small) is cst.AugAssign and type(small.target) is cst.Name:
                     bind(small.target.value, None)
@@ -375,12 +366,12 @@ def _scope_names(statements, params: cst.Parameters | None = None) -> dict[str, 
             bind(statement.name.value, None)
             continue
         if kind is cst.For:
-            for name in _target_names(statement.target):
+            for name in target_names(statement.target):
                 bind(name, None)
         elif kind is cst.With:
             for item in statement.items:
                 if item.asname is not None:
-                    for name in _target_names(item.asname.name):
+                    for name in target_names(item.asname.name):
                         bind(name, None)
         elif kind not in (cst.If, cst.Else, cst.While, cst.Try, cst.TryStar, cst.ExceptHandler, cst.Finally,
                           cst.ExceptStarHandler):
@@ -391,13 +382,3 @@ def _scope_names(statements, params: cst.Parameters | None = None) -> dict[str, 
         body = statement.body
         stack.extend([body] if type(body) is cst.SimpleStatementSuite else reversed(body.body))
     return values
-
-
-def _target_names(target: cst.BaseExpression) -> list[str]:
-    if type(target) is cst.Name:
-        return [target.value]
-    if type(target) in (cst.Tuple, cst.List):
-        return [name for element in target.elements for name in _target_names(element.value)]
-    if type(target) is cst.StarredElement:
-        return _target_names(target.value)
-    return []

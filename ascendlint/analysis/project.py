@@ -144,7 +144,7 @@ def _returns_value(analysis) -> bool:
 def _kept_bits() -> int:
     global _KEPT
     if _KEPT is None:
-        from .values import Trait as T
+        from .value_lattice import Trait as T
 
         _KEPT = (T.WIDE | T.NARROW | T.POINTER | T.BLOCK | T.FLOAT | T.INT | T.DYNAMIC | T.TENSOR | T.INDEX
                  | T.PROGRAM | T.LOADED | T.TOKENS | T.TILE)

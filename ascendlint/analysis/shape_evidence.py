@@ -20,6 +20,7 @@ import libcst as cst
 
 from . import host_facts as hf
 from .module_facts import ModuleFacts
+from .syntax import block_exits, target_names
 
 _MAX_DEPTH = 12
 _MAX_SHAPES = 4096  # a literal set larger than this is data, not a list of tuned shapes
@@ -73,7 +74,7 @@ def _predicate_conditions(facts: ModuleFacts, function: cst.FunctionDef) -> list
 
 def membership(test: cst.Comparison, literal_collection) -> list[tuple[cst.BaseExpression, tuple[int, ...]]]:
     """For ``X in C`` with ``C`` a literal collection (``literal_collection(expr)`` gives its items as ints or
-    tuples of ints, or None): each expression of ``X`` with the values it can take (``(H, W) in {(56, 56),
+    tuples of ints, possibly beside strings, or None): each expression of ``X`` with the values it can take (``(H, W) in {(56, 56),
     (28, 28)}`` gives ``H`` -> (56, 28) and ``W`` -> (56, 28)); empty when the test is not such a membership."""
     if len(test.comparisons) != 1 or type(test.comparisons[0].operator) is not cst.In:
         return []
@@ -81,7 +82,7 @@ def membership(test: cst.Comparison, literal_collection) -> list[tuple[cst.BaseE
     if not items:
         return []
     left = test.left
-    tensor = _whole_shape(left)
+    tensor = hf.whole_shape(left)
     if tensor is not None:  # `tuple(x.shape) in {(4096, 128), ...}`: one part per dimension the items spell
         ranks = {len(item) for item in items if isinstance(item, tuple)}
         if len(ranks) != 1:
@@ -100,7 +101,8 @@ def membership(test: cst.Comparison, literal_collection) -> list[tuple[cst.BaseE
             return []
         for column, value in zip(columns, values):
             column.append(value)
-    return [(part, tuple(column)) for part, column in zip(parts, columns)]
+    return [(part, tuple(column)) for part, column in zip(parts, columns)
+            if all(isinstance(value, int) for value in column)]  # a column of dtype strings says nothing of sizes
 
 
 def literal_items(expr: cst.BaseExpression) -> list | None:
@@ -156,9 +158,9 @@ def canonical(resolver, expr: cst.BaseExpression, site: cst.CSTNode, depth: int 
     numel (``"x.numel()"``), or a plain name that is none of these. None when ``expr`` is something else."""
     if type(expr) is cst.Integer:
         return str(expr.evaluated_value)
-    tensor, dim, numel = _shape_part(expr)
+    tensor, dim, numel = hf.shape_part(expr)
     if tensor is not None:
-        return f"{tensor}.numel()" if numel else f"{tensor}.shape[{dim}]"
+        return f"{tensor.value}.numel()" if numel else f"{tensor.value}.shape[{dim}]"
     if type(expr) is not cst.Name:
         return None
     if depth < _MAX_DEPTH:
@@ -168,7 +170,7 @@ def canonical(resolver, expr: cst.BaseExpression, site: cst.CSTNode, depth: int 
             if shaped is not None:  # an item of `M, N = x.shape`
                 name, i, rank = shaped
                 return f"{name}.shape[{i}]"
-            if type(value) in (cst.Name, cst.Integer) or _shape_part(value)[0] is not None:
+            if type(value) in (cst.Name, cst.Integer) or hf.shape_part(value)[0] is not None:
                 return canonical(resolver, value, site, depth + 1)
     return expr.value
 
@@ -186,19 +188,6 @@ def rebased(key: str, mapping: dict[str, str]) -> str | None:
     return target + dot + rest
 
 
-def _whole_shape(expr: cst.BaseExpression) -> cst.Name | None:
-    """``x`` of ``x.shape``, ``x.size()``, ``tuple(x.shape)``, ``list(x.shape)``."""
-    if type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value in ("tuple", "list") \
-            and len(expr.args) == 1:
-        expr = expr.args[0].value
-    if type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value == "size" \
-            and not expr.args:
-        expr = expr.func
-    if type(expr) is cst.Attribute and expr.attr.value in ("shape", "size") and type(expr.value) is cst.Name:
-        return expr.value
-    return None
-
-
 def _entry(tensor: cst.Name, index: int) -> cst.Subscript:
     """``x.shape[index]`` built around the source's own ``x`` (so that its binding can be looked up)."""
     return cst.Subscript(cst.Attribute(tensor, cst.Name("shape")), [cst.SubscriptElement(cst.Index(cst.Integer(str(index))))])
@@ -208,22 +197,6 @@ def _module_functions(facts: ModuleFacts) -> dict[str, cst.FunctionDef]:
     return facts.memo("module-functions", lambda: {
         s.name.value: s for s in facts.module.body if type(s) is cst.FunctionDef
     })
-
-
-def _shape_part(expr: cst.BaseExpression) -> tuple[str | None, int | None, bool]:
-    if type(expr) is cst.Subscript and len(expr.slice) == 1 and type(expr.slice[0].slice) is cst.Index:
-        shape, dim = expr.value, hf.literal_dim(expr.slice[0].slice.value)
-        if dim is not None and type(shape) is cst.Attribute and shape.attr.value == "shape" \
-                and type(shape.value) is cst.Name:
-            return shape.value.value, dim, False
-    if type(expr) is cst.Call and type(expr.func) is cst.Attribute and type(expr.func.value) is cst.Name:
-        if expr.func.attr.value == "numel" and not expr.args:
-            return expr.func.value.value, None, True
-        if expr.func.attr.value == "size" and len(expr.args) == 1:
-            dim = hf.literal_dim(expr.args[0].value)
-            if dim is not None:
-                return expr.func.value.value, dim, False
-    return None, None, False
 
 
 def _reads_a_shape(facts: ModuleFacts, condition: cst.BaseExpression) -> bool:
@@ -245,19 +218,11 @@ def _reads_a_shape(facts: ModuleFacts, condition: cst.BaseExpression) -> bool:
 
 def _assigned_from_shape(facts: ModuleFacts, function: cst.FunctionDef, name: str) -> bool:
     for node in facts.index.subtree(function):
-        if type(node) is cst.Assign and any(name in _target_names(t.target) for t in node.targets):
+        if type(node) is cst.Assign and any(name in target_names(t.target) for t in node.targets):
             text = facts.module.code_for_node(node.value)
             if ".shape" in text or ".size(" in text or ".numel(" in text or "len(" in text:
                 return True
     return False
-
-
-def _target_names(target: cst.BaseExpression) -> list[str]:
-    if type(target) is cst.Name:
-        return [target.value]
-    if type(target) in (cst.Tuple, cst.List):
-        return [n for e in target.elements for n in _target_names(e.value)]
-    return []
 
 
 def _returns_false(body: cst.BaseSuite) -> bool:
@@ -275,12 +240,16 @@ def _is_bool_literal(expr: cst.BaseExpression) -> bool:
     return type(expr) is cst.Name and expr.value in ("True", "False")
 
 
-def _literal_item(expr) -> int | tuple[int, ...] | None:
+def _literal_item(expr) -> int | tuple[int | str, ...] | None:
+    """An int, or a tuple of ints that may pair them with strings (``("float16", 1024, 1024)``: a dtype beside the
+    sizes); ``membership`` keeps only the columns of ints."""
     if type(expr) is cst.Integer:
         return int(expr.value, 0)
-    if type(expr) in (cst.Tuple, cst.List) and expr.elements \
-            and all(type(e) is cst.Element and type(e.value) is cst.Integer for e in expr.elements):
-        return tuple(int(e.value.value, 0) for e in expr.elements)
+    if type(expr) in (cst.Tuple, cst.List) and expr.elements and all(type(e) is cst.Element for e in expr.elements):
+        values = [int(e.value.value, 0) if type(e.value) is cst.Integer
+                  else e.value.evaluated_value if type(e.value) is cst.SimpleString else None for e in expr.elements]
+        if None not in values and any(isinstance(v, int) for v in values):
+            return tuple(values)
     return None
 
 
@@ -321,7 +290,7 @@ def _none_exits_after(facts: ModuleFacts, function: cst.FunctionDef, name: str, 
             continue
         if at >= position:
             break
-        if type(node) is cst.If and node.orelse is None and _exits(node.body) and _tests_none(node.test, name):
+        if type(node) is cst.If and node.orelse is None and block_exits(node.body) and _tests_none(node.test, name):
             return True
     return False
 
@@ -332,12 +301,3 @@ def _tests_none(test: cst.BaseExpression, name: str) -> bool:
     return (type(test) is cst.Comparison and len(test.comparisons) == 1 and type(test.left) is cst.Name
             and test.left.value == name and type(test.comparisons[0].operator) is cst.Is
             and type(test.comparisons[0].comparator) is cst.Name and test.comparisons[0].comparator.value == "None")
-
-
-def _exits(body: cst.BaseSuite) -> bool:
-    if type(body) is cst.SimpleStatementSuite:
-        last = body.body[-1] if body.body else None
-    else:
-        line = body.body[-1] if body.body else None
-        last = line.body[-1] if type(line) is cst.SimpleStatementLine and line.body else None
-    return type(last) in (cst.Return, cst.Raise)

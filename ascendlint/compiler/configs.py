@@ -9,7 +9,9 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..analysis import grid, ub
+from ..analysis import ub
+from ..analysis.host_resolver import host_resolver
+from ..analysis.launch_arguments import launch_argument, launches_of
 from ..analysis.literals import integer_value
 from ..analysis.module_facts import Kernel, Launch, ModuleFacts, dotted_name
 from ..analysis.walk import iter_nodes
@@ -175,7 +177,7 @@ def host_dtype(facts: ModuleFacts, expr: cst.BaseExpression | None, site: cst.CS
     if expr is None or depth > 6:
         return None
     if type(expr) is cst.Name:
-        status, value = grid.host_resolver(facts).lookup(expr.value, site)
+        status, value = host_resolver(facts).lookup(expr.value, site)
         if status == "value" and isinstance(value, cst.BaseExpression) and value is not expr:
             return host_dtype(facts, value, site, depth + 1)
         return None
@@ -307,7 +309,7 @@ def _host_default(facts: ModuleFacts, argument: cst.BaseExpression | None, site:
     (``def scaled_add(x, scale: int = 2): kernel[grid](..., SCALE=scale)``)."""
     if type(argument) is not cst.Name:
         return None
-    status, _ = grid.host_resolver(facts).lookup(argument.value, site)
+    status, _ = host_resolver(facts).lookup(argument.value, site)
     if status != "param":
         return None
     for ancestor in facts.index.ancestors(site):
@@ -333,7 +335,7 @@ def _model_dimension(argument: cst.BaseExpression | None) -> bool:
 def _host_value(facts: ModuleFacts, argument: cst.BaseExpression | None, site: cst.CSTNode):
     """The expression a launch argument stands for, through the host names it is bound to (four at most); None
     when a name's value is not known here (a parameter of the host function, a name bound in a branch)."""
-    resolver = grid.host_resolver(facts)
+    resolver = host_resolver(facts)
     for _ in range(4):
         if type(argument) is not cst.Name:
             break
@@ -355,7 +357,7 @@ def _sized_from_data(facts: ModuleFacts, argument: cst.BaseExpression, site: cst
 def _cap(facts: ModuleFacts, argument: cst.BaseExpression | None, site: cst.CSTNode) -> int | None:
     """The constant bound of ``min(next_power_of_2(n), 4096)`` (the bound a literal or a module constant, the
     ``min`` written at the launch or bound to the name it passes): the largest size the host can pass."""
-    resolver = grid.host_resolver(facts)
+    resolver = host_resolver(facts)
     argument = _returned(facts, _host_value(facts, argument, site))
     if type(argument) is cst.Call and (dotted_name(argument.func) or "") == "min":
         folded = [ub.fold(resolver, a.value, site) for a in argument.args]
@@ -380,7 +382,7 @@ def _returned(facts: ModuleFacts, argument: cst.BaseExpression | None) -> cst.Ba
 
 def _device_function(facts: ModuleFacts, kernel: Kernel) -> bool:
     """A jit function that returns a value and is never launched here: a helper of kernels elsewhere."""
-    if grid.launches_of(facts, kernel):
+    if launches_of(facts, kernel):
         return False
     return any(type(node) is cst.Return and node.value is not None for node in _walk(kernel.node.body))
 
@@ -393,7 +395,7 @@ def _request(facts, kernel, config, text, pointers, target, pointer_dtype, exten
     integers = integer_pointers(kernel, pointers)
     runtime = runtime_anchor = None
     for name in kernel.params:
-        argument = grid.launch_argument(launch, name) if launch is not None else None
+        argument = launch_argument(launch, name) if launch is not None else None
         if name in kernel.constexpr:
             if name not in values:
                 cap = _cap(facts, argument, site)

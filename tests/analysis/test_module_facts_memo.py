@@ -6,6 +6,8 @@ from __future__ import annotations
 import libcst as cst
 
 from ascendlint.analysis import grid, ub
+from ascendlint.analysis.host_resolver import host_resolver
+from ascendlint.analysis.launch_arguments import launches_of
 from ascendlint.analysis.module_facts import ModuleFacts
 from ascendlint.analysis.walk import NodeIndex
 
@@ -41,12 +43,14 @@ def test_a_memo_is_computed_once_and_forgotten_on_release():
 
 def test_the_shared_analyses_keep_their_results_in_the_memo():
     facts = _facts()
-    analysis = grid._analysis(facts)
-    assert grid._analysis(facts) is analysis
+    resolver = host_resolver(facts)
+    assert host_resolver(facts) is resolver
     (kernel,) = facts.kernels.values()
-    assert grid.launches_of(facts, kernel) == grid.launches_of(facts, kernel) != []
+    assert launches_of(facts, kernel) == launches_of(facts, kernel) != []
+    (launch,) = launches_of(facts, kernel)
+    assert grid.launch_grid(facts, launch) is grid.launch_grid(facts, launch)
     estimates = ub.estimates(facts)
     assert ub.estimates(facts) is estimates
-    assert {"grid_analysis", "launches_by_kernel", "ub_estimates"} <= set(facts.__dict__["_memos"])
+    assert {"host_resolver", "launch_grids", "launches_by_kernel", "ub_estimates"} <= set(facts.__dict__["_memos"])
     facts.release()
     assert "_memos" not in facts.__dict__

@@ -9,7 +9,9 @@ import textwrap
 import libcst as cst
 import pytest
 
-from ascendlint.analysis.grid import Kind, launch_grid, literal_arguments
+from ascendlint.analysis.grid import launch_grid
+from ascendlint.analysis.grid_factors import Kind
+from ascendlint.analysis.launch_arguments import literal_arguments
 from ascendlint.analysis.literal_helpers import helper_literals
 from ascendlint.analysis.module_facts import ModuleFacts
 from ascendlint.analysis.walk import NodeIndex

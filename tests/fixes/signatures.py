@@ -193,7 +193,7 @@ def _role(analysis: KernelAnalysis, name: str) -> str:
 
 def _udma_pointers(analysis: KernelAnalysis) -> set[str]:
     """Bases of putmem/getmem operands: ``pointer_params`` counts only a call's first argument as a pointer."""
-    from ascendlint.analysis.distributed import GET_CALLS, PUT_CALLS, udma_argument
+    from ascendlint.analysis.distributed_calls import GET_CALLS, PUT_CALLS, udma_argument
 
     found = set()
     for node in analysis.nodes:
