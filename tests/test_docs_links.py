@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from ascendlint import docs_links, output
-from ascendlint.registry import all_rules
+from ascendlint.catalog.registry import all_rules
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -10,7 +10,9 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from ascendlint import cli as cli_module
-from ascendlint import config, discovery, rule_index, runner
+from ascendlint.workspace import config, discovery
+from ascendlint.catalog import rule_index
+from ascendlint.linter import runner
 
 KERNEL = """
 import triton

@@ -15,11 +15,11 @@ from collections.abc import Iterator
 import libcst as cst
 
 from .values import KernelAnalysis
-from ..context import FileContext
+from .context import FileContext
 from .module_facts import Kernel, ModuleFacts
 from .flow import Definition
 from .walk import NodeIndex
-from ..lazy_regex import lazy
+from ..text.lazy_regex import lazy
 
 WAIT = "dl.wait"
 NOTIFY = "dl.notify"

@@ -29,7 +29,7 @@ from . import magnitudes as mag
 from . import shape_evidence as se
 from .literal_helpers import helper_item_literals, helper_literals
 from .module_facts import Kernel, Launch, ModuleFacts, dotted_name
-from ..lazy_regex import lazy
+from ..text.lazy_regex import lazy
 from .literals import integer_value
 
 _MAX_DEPTH = 12  # name-resolution depth; host code that deep is not worth following

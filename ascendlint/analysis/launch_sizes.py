@@ -20,7 +20,7 @@ import libcst as cst
 from . import grid
 from . import magnitudes as mag
 from .module_facts import Launch, ModuleFacts, dotted_name
-from ..lazy_regex import lazy
+from ..text.lazy_regex import lazy
 
 _DATA_BITS = frozenset({mag.TOKEN_BITS, mag.BATCH_BITS, mag.SIZE_BITS})
 _FIXED_BITS = frozenset({mag.SMALL_BITS, mag.FEATURE_BITS, mag.VOCAB_BITS})

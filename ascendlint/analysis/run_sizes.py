@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ..lazy_regex import lazy
+from ..text.lazy_regex import lazy
 from . import host_facts as hf
 from . import test_shapes as ts
 from .grid import host_resolver

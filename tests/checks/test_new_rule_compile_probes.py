@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ascendlint.registry import rule_by_code_or_name
+from ascendlint.catalog.registry import rule_by_code_or_name
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
