@@ -185,7 +185,7 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
         output_format = (output_format or settings.output_format or "full").lower()
         unsafe_fixes = settings.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
         force_exclude = settings.force_exclude if force_exclude is None else force_exclude
-        linters = LinterSet(resolver, lambda s, cache: Linter(_enabled_rules(rules, s, *overrides), s, cache=cache,
+        linters = LinterSet(lambda s, cache: Linter(_enabled_rules(rules, s, *overrides), s, cache=cache,
                                                               lint_cuda_only=lint_cuda_only,
                                                               unfixable=_unfixable(rules, s, *fix_selectors),
                                                               ignore_noqa=ignore_noqa),
@@ -196,7 +196,7 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
         errors: list[tuple[str, str]] = []  # (path, why it could not be linted)
         if from_stdin:
             files = []
-            linters.linter_for(first)
+            linters.linter_for_settings(settings)  # standard input is not discovered: it has the first path's
         else:
             found = discover(paths, settings, force_exclude=force_exclude, settings_for=resolver.for_path)
             files = found.files
@@ -219,7 +219,7 @@ def check(paths, select, extend_select, ignore, output_format, output_file, fix,
     if from_stdin:
         skip = force_exclude and stdin_filename is not None and _stdin_excluded(Path(stdin_filename), resolver)
         _refuse_output_file(output_file, [])
-        results = [_lint_stdin(linters.linter_for(first), options, stdin_filename, skip)]
+        results = [_lint_stdin(linters.linter_for_settings(settings), options, stdin_filename, skip)]
     else:
         _refuse_output_file(output_file, files)
         progress = _progress(len(files), output_format, output_file, quiet)

@@ -3,6 +3,10 @@
 ``LinterSet`` answers the same calls as a ``runner.Linter`` (``cached_result``, ``process_bytes``, ``remember``,
 ``write_back``, ``without_cache``), so the parallel runner lints a tree governed by several configuration files in
 one pool. Each linter keeps its own result cache in its project root.
+
+Every file comes with the settings discovery resolved for it (``SourceFile``); nothing here reads configuration or
+walks folders again. A caller that lints text nobody discovered (standard input, an editor's buffer) names the
+settings itself (``linter_for_settings``).
 """
 
 from __future__ import annotations
@@ -10,44 +14,34 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Iterable
 
+from ..workspace.settings import Settings, SourceFile
 from .cache import ResultCache
-from ..workspace.config import Settings, SettingsResolver
-from ..workspace.discovery import SourceFile
 from .runner import FileResult, Linter, Options
 
 
 class LinterSet:
-    def __init__(
-        self,
-        resolver: SettingsResolver,
-        make_linter: Callable[[Settings, ResultCache | None], Linter],
-        use_cache: bool = True,
-    ) -> None:
-        self.resolver = resolver
+    def __init__(self, make_linter: Callable[[Settings, ResultCache | None], Linter], use_cache: bool = True) -> None:
         self._make_linter = make_linter
         self._use_cache = use_cache
         self._linters: dict[int, Linter] = {}
         self._caches: dict[Path, ResultCache] = {}
         self._by_path: dict[Path, Linter] = {}  # the discovered files, bound to their linters by ``prepare``
 
-    def prepare(self, files: Iterable[SourceFile | Path]) -> None:
+    def prepare(self, files: Iterable[SourceFile]) -> None:
         """Build every file's linter now (configuration errors surface before linting, and worker processes
         inherit the complete set). A discovered file brings the settings discovery resolved for it, and its
         relative path, which its linter keeps: neither is looked up again for it in the run."""
         for item in files:
-            if isinstance(item, SourceFile):
-                linter = self.linter_for_settings(item.settings)
-                linter.bind(item.path, item.relative)
-                self._by_path[item.path] = linter
-            else:
-                self.linter_for(item)
+            linter = self.linter_for_settings(item.settings)
+            linter.bind(item.path, item.relative)
+            self._by_path[item.path] = linter
 
     def linter_for(self, path: Path | None) -> Linter:
+        """The linter of a prepared (discovered) file."""
         found = self._by_path.get(path) if path is not None else None
-        if found is not None:
-            return found
-        settings = self.resolver.for_path(path if path is not None else Path.cwd())
-        return self.linter_for_settings(settings)
+        if found is None:
+            raise LookupError(f"{path} was not discovered: its settings are unknown here")
+        return found
 
     def linter_for_settings(self, settings: Settings) -> Linter:
         linter = self._linters.get(id(settings))
@@ -91,7 +85,7 @@ class LinterSet:
             linter.load_rules()
 
     def without_cache(self) -> "LinterSet":
-        twin = LinterSet(self.resolver, self._make_linter, use_cache=False)
+        twin = LinterSet(self._make_linter, use_cache=False)
         twin._linters = {key: linter.without_cache() for key, linter in self._linters.items()}
         twins = {id(linter): twin._linters[key] for key, linter in self._linters.items()}
         twin._by_path = {path: twins[id(linter)] for path, linter in self._by_path.items()}

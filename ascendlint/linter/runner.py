@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Sequence, Union
 
 from ..workspace import selection
 from .cache import ResultCache, content_key, rules_fingerprint
-from ..workspace.config import Settings, relative_to_root
+from ..workspace.settings import Settings, relative_to_root
 from ..diagnostics import Diagnostic
 from .file_result import FileResult, Options
 from .notebook_lint import is_notebook, process_notebook

@@ -86,7 +86,7 @@ class AscendlintServer(LanguageServer):
     def make_linters(self, chosen: "ClientSettings") -> LinterSet:
         rules = rule_index()
         resolver = SettingsResolver(rules, chosen.config)
-        return LinterSet(resolver, lambda s, cache: _editor_linter(rules, s, chosen, cache))
+        return _EditorLinters(resolver, lambda s, cache: _editor_linter(rules, s, chosen, cache))
 
     def root(self) -> Path:
         root = self.workspace.root_path if self.workspace is not None else None
@@ -337,6 +337,18 @@ class ClientSettings:
         if isinstance(debounce, (int, float)) and not isinstance(debounce, bool):
             chosen.debounce = max(0.0, debounce / 1000)
         return chosen
+
+
+class _EditorLinters(LinterSet):
+    """An editor's buffers are not discovered: each is linted with the settings of its own path, resolved here, at
+    the entry point, when the buffer is linted (configuration files may change while the server runs)."""
+
+    def __init__(self, resolver: SettingsResolver, make_linter) -> None:
+        super().__init__(make_linter)
+        self.resolver = resolver
+
+    def linter_for(self, path: Path | None) -> Linter:
+        return self.linter_for_settings(self.resolver.for_path(path if path is not None else Path.cwd()))
 
 
 def _editor_linter(rules, settings, chosen: "ClientSettings", cache) -> Linter:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .config import DEFAULT_INCLUDE, Settings, relative_to_root
+from .settings import DEFAULT_INCLUDE, Settings, SourceFile, relative_to_root
 from .git_excludes import exclude_files
 from ..files.ignore_patterns import compile_spec
 from ..files.safe_read import read_regular
@@ -23,16 +23,6 @@ SOURCE_SUFFIXES = (".py", ".ipynb")
 
 if TYPE_CHECKING:  # imported where used: a run over named files only never matches a pattern
     import pathspec
-
-
-@dataclass(frozen=True)
-class SourceFile:
-    """A file to lint and what governs it, resolved once, here: the settings of its closest configuration file
-    and its path relative to their root (what per-file-ignores and the result cache's key use)."""
-
-    path: Path
-    settings: Settings
-    relative: str
 
 
 @dataclass
