@@ -1,4 +1,8 @@
-"""The ``ascendlint`` command (click). It only parses options and drives the library."""
+"""The ``ascendlint`` command (click). It only parses options and drives the library.
+
+It is the package's ``__init__`` because ``ascendlint.cli:main`` is the console script's entry point and
+``python -m ascendlint`` runs it; what only the command uses lives beside it (``watch``, ``progress``,
+``ub_report``, ``report_file``)."""
 
 from __future__ import annotations
 

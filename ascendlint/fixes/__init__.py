@@ -4,6 +4,9 @@ Like ruff, overlapping fixes wait for the next round (the re-lint produces them 
 A round whose result does not parse is retried fix by fix, and a fix that breaks the file is dropped and reported.
 A fix with an edit whose range does not hold the text the rule saw there (``Edit.original``) is never applied: it
 is dropped with a note (``REFUSED_NOTE`` in the diagnostic's ``extra``) and its finding stays.
+
+Applying fixes is this package's ``__init__``, so that ``ascendlint.fixes`` keeps the path the command line, the
+server and the linter import it by; suppressions (``noqa``, ``add_noqa``) live beside it.
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ configuration file is saved, when the client reports a watched one changed (the 
 ``workspace/configuration``, the latter winning. ``untitled:`` buffers are linted with the settings of the workspace
 folder; files that ``exclude``/``extend-exclude`` match get no diagnostics. Every finding a comment can suppress
 offers "Disable CODE for this line" (adds or merges ``# noqa: CODE``).
+
+The server is this package's ``__init__``: ``ascendlint server`` (what editors are set up to start) runs
+``ascendlint.server.run``, whose path stays as it was.
 """
 
 from __future__ import annotations
