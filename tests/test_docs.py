@@ -1,5 +1,5 @@
-"""The rule pages in docs/rules/ are exactly what the rules' metadata renders (regenerate: python -m ascendlint.catalog.docs),
-and the guides and CI recipes agree with the code: links, rule codes, configuration keys, command lines, hooks."""
+"""The rule pages in docs/rules/ are exactly what the rules' metadata renders (regenerate:
+python -m ascendlint.catalog.docs), and the guides and CI recipes agree with the code: links, rule codes, configuration keys, command lines, hooks."""
 
 from __future__ import annotations
 
