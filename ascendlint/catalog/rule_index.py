@@ -113,8 +113,8 @@ def _stored_path() -> Path | None:
 
 
 def _builtin_folders() -> tuple[Path, ...]:
-    here = Path(__file__).resolve().parent
-    return tuple(folder for folder in (here.parent / "checks", here / "checks") if folder.is_dir())
+    package = Path(__file__).resolve().parents[1]  # checks/ beside the package (a checkout) or in it (installed)
+    return tuple(folder for folder in (package.parent / "checks", package / "checks") if folder.is_dir())
 
 
 def _builtin_codes() -> set[str]:

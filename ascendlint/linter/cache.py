@@ -71,6 +71,8 @@ def rules_fingerprint(rules: Sequence[type["Rule"]], options: dict[str, dict]) -
 
 
 _STAMPS: dict[tuple[str, ...], list] = {}
+# whose code decides findings: the rule API at the top, the shared analysis, and the pipeline that runs them
+_STAMPED_PACKAGES = ("analysis", "linter", "fixes", "files", "text", "workspace", "catalog", "cli", "server")
 
 
 def _code_stamp(rule_files: tuple[str, ...]) -> list:
@@ -78,8 +80,8 @@ def _code_stamp(rule_files: tuple[str, ...]) -> list:
     analysis never reuses old findings."""
     stamp = _STAMPS.get(rule_files)
     if stamp is None:
-        package = Path(__file__).parent
-        engine_files = [*package.glob("*.py"), *(package / "analysis").glob("*.py")]
+        package = Path(__file__).parent.parent
+        engine_files = [path for folder in ("", *_STAMPED_PACKAGES) for path in (package / folder).glob("*.py")]
         files = sorted(str(p) for p in engine_files) + list(rule_files)
         stamp = []
         for name in files:

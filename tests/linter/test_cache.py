@@ -328,3 +328,14 @@ def test_the_code_stamp_covers_the_shared_analysis():
 
     stamped = {Path(name).name for name, _size, _mtime in cache_module._code_stamp(())}
     assert {"values.py", "grid.py", "distributed.py", "engine.py"} <= stamped
+
+
+def test_the_code_stamp_covers_every_package_whose_code_decides_findings():
+    from ascendlint.linter import cache as cache_module
+
+    package = Path(cache_module.__file__).parent.parent
+    stamped = {Path(name).relative_to(package).as_posix() for name, _size, _mtime in
+               cache_module._code_stamp(())}
+    for module in ("rule.py", "linter/runner.py", "files/source.py", "workspace/config.py", "text/locator.py",
+                   "fixes/noqa.py", "catalog/rule_index.py", "analysis/context.py"):
+        assert module in stamped, module
