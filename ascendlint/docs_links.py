@@ -1,9 +1,9 @@
 """Where a rule's documentation lives: the ``docs-url`` setting, a URL template with ``{code}``.
 
 The default points at the rule pages in the repository (``docs/rules/ASC101.md``), which exist in every checkout
-and are what ``python -m ascendlint.docs`` generates; the repository's address is the ``Repository`` entry of the
-package's ``[project.urls]``. While the package names no repository there is no default link at all (a link to a
-guessed address is worse than none): findings carry no URL and ``ascendlint rule CODE`` prints the page. A project
+and are what ``python -m ascendlint.catalog.docs`` generates; the repository's address is the ``Repository`` entry
+of the package's ``[project.urls]``. While the package names no repository there is no default link at all (a link
+to a guessed address is worse than none): findings carry no URL and ``ascendlint rule CODE`` prints the page. A project
 that publishes the documentation site (``mkdocs build`` with the repository's ``mkdocs.yml``) sets
 ``docs-url = "https://its.site/rules/{code}/"``.
 """

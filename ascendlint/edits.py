@@ -8,7 +8,7 @@ import re
 import libcst as cst
 
 from .diagnostics import Edit
-from .locator import Locator
+from .text.locator import Locator
 
 
 def code_of(module: cst.Module, node: cst.CSTNode | str) -> str:

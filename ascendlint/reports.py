@@ -11,7 +11,7 @@ from .diagnostics import Applicability, Edit, Location, Severity
 if TYPE_CHECKING:
     import libcst as cst
 
-    from .locator import Locator
+    from .text.locator import Locator
 
 EditBuilder = Callable[["Locator"], Iterable[Edit]]
 

@@ -19,7 +19,7 @@ from .diagnostics import Applicability, FixSafety, Location, Severity
 from .reports import EditBuilder, Report
 
 if TYPE_CHECKING:
-    from .context import FileContext
+    from .analysis.context import FileContext
 
 __all__ = ["EditBuilder", "Invalid", "Report", "Rule", "Valid"]  # Report and EditBuilder live in ``reports``
 
@@ -94,7 +94,7 @@ class Rule:
     default: ClassVar[bool] = True
     opt_in_reason: ClassVar[str] = ""
     # CodeQL's precision word (very-high / high / medium / low) and membership of the `review` suite; None takes
-    # what docs/precision.md measured (``ascendlint.suites.MEASURED``), or what the tier implies for a plugin
+    # what docs/precision.md measured (``ascendlint.catalog.suites.MEASURED``), or what the tier implies for a plugin
     precision: ClassVar[str | None] = None
     review: ClassVar[bool | None] = None
     # an optional extra the rule needs ("compiler"); without it the rule reports nothing and the CLI says so

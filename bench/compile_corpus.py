@@ -34,7 +34,7 @@ from ascendlint.analysis.module_facts import ModuleFacts
 from ascendlint.analysis.walk import NodeIndex
 from ascendlint.compiler import findings, outcomes, toolchain
 from ascendlint.compiler import verdict as v
-from ascendlint.ub_report import python_files
+from ascendlint.cli.ub_report import python_files
 
 UB_BITS = 1572864  # what BiShengIR makes available on A2/A3 (192 KB)
 

@@ -33,7 +33,7 @@ class Tree:
 
 def kernel_sources() -> list[tuple[str, str]]:
     """(name, text) of every distinct kernel module this repository holds."""
-    from ascendlint.registry import all_rules
+    from ascendlint.catalog.registry import all_rules
 
     sources = []
     for folder in ("examples", "reference_kernels"):

@@ -52,7 +52,7 @@ FLAKE8 = "flake8 FILE"
 
 def pick_file(tree: Path) -> Path | None:
     """The kernel file (one the prefilter passes) of median size among the tree's files (``real_tree_files``)."""
-    from ascendlint.prefilter import could_hold_kernel
+    from ascendlint.files.prefilter import could_hold_kernel
 
     kernels = sorted((p for p in real_tree_files(tree) if could_hold_kernel(p.read_bytes())),
                      key=lambda p: (p.stat().st_size, str(p)))

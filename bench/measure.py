@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ascendlint.rule_index import CACHE_ENV
+from ascendlint.catalog.rule_index import CACHE_ENV
 
 REPO = Path(__file__).resolve().parents[1]
 # Where measured processes import ascendlint from, and the byte-code folder they use (bench.run.snapshot_code

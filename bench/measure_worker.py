@@ -14,10 +14,11 @@ import sys
 import time
 from pathlib import Path
 
-from ascendlint import cli, parallel
-from ascendlint.config import find_config, load_settings
-from ascendlint.rule_index import rule_classes, rule_index
-from ascendlint.runner import Linter, Options
+from ascendlint import cli
+from ascendlint.linter import parallel
+from ascendlint.workspace.config import find_config, load_settings
+from ascendlint.catalog.rule_index import rule_classes, rule_index
+from ascendlint.linter.runner import Linter, Options
 
 WARM_UP = Path(__file__).resolve().parents[1] / "reference_kernels" / "matmul_epilogue.py"
 
@@ -61,7 +62,7 @@ def main(job_file: str) -> None:
     repeat, limit = job["repeat"], job["limit"]
     if WARM_UP.is_file():
         linter.lint_source(WARM_UP.read_text(encoding="utf-8"), str(WARM_UP))
-    from ascendlint.prefilter import could_hold_kernel
+    from ascendlint.files.prefilter import could_hold_kernel
 
     for name in job["files"]:
         path = Path(name)

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import libcst as cst
 
-from ascendlint import engine
-from ascendlint.context import FileContext
-from ascendlint.locator import Locator
-from ascendlint.registry import all_rules
+from ascendlint.linter import engine
+from ascendlint.analysis.context import FileContext
+from ascendlint.text.locator import Locator
+from ascendlint.catalog.registry import all_rules
 
 ROUNDS = 3
 

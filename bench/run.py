@@ -199,9 +199,9 @@ def single_file_runs(bench: Bench, kernel: Path, plain: Path) -> dict[str, Serie
 def discovery_seconds(root: Path) -> float:
     import time
 
-    from ascendlint.config import load_settings
-    from ascendlint.discovery import discover
-    from ascendlint.registry import all_rules
+    from ascendlint.workspace.config import load_settings
+    from ascendlint.workspace.discovery import discover
+    from ascendlint.catalog.registry import all_rules
 
     settings = load_settings(root / "pyproject.toml", all_rules())
     start = time.perf_counter()

@@ -4,10 +4,10 @@ import bisect
 import re
 from typing import Iterable
 
-from ascendlint import noqa
+from ascendlint.fixes import noqa
 from ascendlint.diagnostics import Applicability, Diagnostic, Edit, Fix, FixSafety, Location, Severity
 from ascendlint.rule import Invalid, Rule, Valid
-from ascendlint.lazy_regex import lazy
+from ascendlint.text.lazy_regex import lazy
 
 _MAY_LIST_OUR_CODES = lazy(r"noqa[^\n]*?ASC", re.IGNORECASE)
 
@@ -170,7 +170,7 @@ class UnusedNoqa(Rule):
         """Findings for the directives of ``text`` whose ASC codes suppressed nothing (``used``: row, code)."""
         if _MAY_LIST_OUR_CODES.search(text) is None or not noqa.may_have_unused(text, used):
             return []  # the usual case, decided without tokenizing the file
-        from ascendlint.registry import all_rules
+        from ascendlint.catalog.registry import all_rules
 
         rules = all_rules()
         known = [rule.code for rule in rules]

@@ -7,7 +7,7 @@ from ascendlint.analysis.module_facts import dotted_name
 from ascendlint.analysis.npu_reach import reached_on_npu
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
-from ascendlint.lazy_regex import lazy
+from ascendlint.text.lazy_regex import lazy
 
 _IGNORED = ("num_warps", "num_stages")
 _IN_COMMENT = lazy(r"\b(num_warps|num_stages)\s*=")

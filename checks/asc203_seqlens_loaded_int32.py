@@ -8,7 +8,7 @@ from ascendlint.analysis.test_shapes import tests_allocate_small_tensors
 from ascendlint.analysis.syntax import argument
 from ascendlint.diagnostics import Applicability, FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
-from ascendlint.lazy_regex import lazy
+from ascendlint.text.lazy_regex import lazy
 
 
 def _threshold(analysis, product, module) -> str:

@@ -7,7 +7,7 @@ import libcst as cst
 from ascendlint.analysis.values import KernelAnalysis
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
-from ascendlint.lazy_regex import lazy
+from ascendlint.text.lazy_regex import lazy
 
 _RANGES = {"range", "tl.range"}
 # Trip counts of loops over ranks or ring steps: world_size, num_ranks, n_pes, rank_size, world.

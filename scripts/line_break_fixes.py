@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ascendlint import engine, fixes  # noqa: E402
-from ascendlint.registry import all_rules  # noqa: E402
+from ascendlint.catalog.registry import all_rules  # noqa: E402
 
 RULES = list(all_rules())
 

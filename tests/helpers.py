@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import textwrap
 
-from ascendlint import engine, fixes
-from ascendlint.registry import all_rules
+from ascendlint.linter import engine
+from ascendlint import fixes
+from ascendlint.catalog.registry import all_rules
 
 
 def rules_named(*codes: str):

@@ -140,7 +140,8 @@ def test_the_hook_file_is_the_median_kernel_file_and_never_edited_in_place(tmp_p
     assert [len(s.runs) for s in result.series.values()] == [2, 2, 2]
 
 
-SNAPSHOT_PROBE = "import ascendlint.cli, ascendlint.engine, ascendlint.checks.asc101_launch_num_warps as r; print(r.__file__)"
+SNAPSHOT_PROBE = ("import ascendlint.cli, ascendlint.linter.engine, ascendlint.checks.asc101_launch_num_warps as r; "
+                  "print(r.__file__)")
 
 
 def _compiled_from(env: dict[str, str]) -> tuple[str, list[str]]:

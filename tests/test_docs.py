@@ -1,5 +1,5 @@
-"""The rule pages in docs/rules/ are exactly what the rules' metadata renders (regenerate: python -m ascendlint.docs),
-and the guides and CI recipes agree with the code: links, rule codes, configuration keys, command lines, hooks."""
+"""The rule pages in docs/rules/ are exactly what the rules' metadata renders (regenerate:
+python -m ascendlint.catalog.docs), and the guides and CI recipes agree with the code: links, rule codes, configuration keys, command lines, hooks."""
 
 from __future__ import annotations
 
@@ -16,11 +16,12 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-from ascendlint import output, selection
+from ascendlint import output
+from ascendlint.workspace import selection
 from ascendlint.cli import check
-from ascendlint.config import LIST_KEYS, BOOL_KEYS, settings_from_table
-from ascendlint.docs import render_index, render_rule
-from ascendlint.registry import all_rules
+from ascendlint.workspace.config import LIST_KEYS, BOOL_KEYS, settings_from_table
+from ascendlint.catalog.docs import render_index, render_rule
+from ascendlint.catalog.registry import all_rules
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "rules"
 
@@ -28,7 +29,7 @@ DOCS = Path(__file__).resolve().parents[1] / "docs" / "rules"
 @pytest.mark.parametrize("rule", all_rules(), ids=lambda r: r.code)
 def test_rule_page_matches_rule_metadata(rule):
     page = DOCS / f"{rule.code}.md"
-    assert page.exists(), f"missing {page}; run python -m ascendlint.docs"
+    assert page.exists(), f"missing {page}; run python -m ascendlint.catalog.docs"
     assert page.read_text(encoding="utf-8") == render_rule(rule)
 
 

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from ascendlint import docs_links, output
-from ascendlint.registry import all_rules
+from ascendlint.catalog.registry import all_rules
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -56,8 +56,15 @@ def test_declared_repository_links_name_existing_rule_pages(declared_repository)
     assert _repository_page(docs_links.home_url()) == ROOT / "docs" / "rules" / "index.md"
 
 
+class _MkdocsLoader(yaml.SafeLoader):
+    """mkdocs.yml names Python objects (``!!python/name:...``, superfences' mermaid fence): read them as names."""
+
+
+_MkdocsLoader.add_multi_constructor("tag:yaml.org,2002:python/name:", lambda loader, suffix, node: suffix)
+
+
 def test_mkdocs_site_has_a_page_for_every_rule_link():
-    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_MkdocsLoader)
     docs_dir = ROOT / config["docs_dir"]
     assert config.get("use_directory_urls", True), "docs-url examples assume rules/CODE/ addresses"
     for entry in config["nav"]:

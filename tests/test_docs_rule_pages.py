@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from ascendlint.cli import main
-from ascendlint.docs import DECIDES_HEADING, OPT_IN_HEADING, SHORT_HEADINGS, render_rule
-from ascendlint.registry import all_rules, rule_by_code_or_name
+from ascendlint.catalog.docs import DECIDES_HEADING, OPT_IN_HEADING, SHORT_HEADINGS, render_rule
+from ascendlint.catalog.registry import all_rules, rule_by_code_or_name
 
 MOST_LINES_OF_WHAT_IT_DOES = 5
 # what comes before the first example: the title, the severity line, what it does and why it is bad

@@ -7,10 +7,16 @@ import collections
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from ascendlint import cli as cli_module
-from ascendlint import config, discovery, rule_index, runner
+from ascendlint.linter.per_file import LinterSet
+from ascendlint.linter.runner import Linter
+from ascendlint.workspace.settings import Settings, SourceFile
+from ascendlint.workspace import config, discovery
+from ascendlint.catalog import rule_index
+from ascendlint.linter import runner
 
 KERNEL = """
 import triton
@@ -55,3 +61,36 @@ def test_a_file_is_placed_and_configured_once_however_many_steps_use_it(monkeypa
         for path in files:
             assert relative[path.resolve()] == 1, (attempt, path, relative)  # discovery's, used from then on
             assert resolved[path.resolve()] == 0, (attempt, path, resolved)  # the folder's settings came with it
+
+
+def test_standard_input_is_configured_once_by_the_command_line(monkeypatch, write, tmp_path):
+    """A buffer on standard input is not discovered: the command line resolves the settings of its name once and
+    hands them down; the linter does not ask configuration again."""
+    write("sub/ascendlint.toml", 'ignore = ["ASC101"]\n')
+    monkeypatch.setenv(rule_index.CACHE_ENV, str(tmp_path / "user-cache"))
+    monkeypatch.chdir(tmp_path)
+    resolve = config.SettingsResolver.for_path
+    for name, expected in (("sub/inner.py", set()), ("top.py", {"ASC101"})):
+        resolved = collections.Counter()
+
+        def counted_resolve(self, path):
+            resolved[Path(path).resolve()] += 1
+            return resolve(self, path)
+
+        monkeypatch.setattr(config.SettingsResolver, "for_path", counted_resolve)
+        result = CliRunner().invoke(cli_module.main, ["check", "-", "--stdin-filename", name, "--format", "json"],
+                                    input=KERNEL)
+        assert result.exit_code == (1 if expected else 0), result.output
+        assert {d["code"] for d in json.loads(result.stdout)} == expected, result.output
+        assert resolved == {(tmp_path / name).resolve(): 1}, resolved  # the command line's, and nobody else's
+
+
+def test_the_linters_know_only_the_files_discovery_gave_them(tmp_path):
+    settings = Settings(root=tmp_path)
+    linters = LinterSet(lambda s, cache: Linter([], s, cache=cache), use_cache=False)
+    placed = tmp_path / "a.py"
+    linters.prepare([SourceFile(placed, settings, "a.py")])
+    assert linters.linter_for(placed).settings is settings
+    assert linters.linter_for(placed).relative_path(placed) == "a.py"
+    with pytest.raises(LookupError):  # no configuration to fall back on: settings come from discovery
+        linters.linter_for(tmp_path / "elsewhere.py")

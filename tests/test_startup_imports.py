@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from ascendlint import rule_index as rule_index_module
-from ascendlint.registry import all_rules, builtin_modules
+from ascendlint.catalog import rule_index as rule_index_module
+from ascendlint.catalog.registry import all_rules, builtin_modules
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,7 +36,8 @@ with open(sys.argv[1], "w") as handle:
 
 # Never needed by a lint-only run of one named Python file printed in a text or JSON format.
 FORBIDDEN = (
-    "ascendlint.emulate", "ascendlint.notebook", "ascendlint.server", "ascendlint.docs", "ascendlint.add_noqa",
+    "ascendlint.emulate", "ascendlint.linter.notebook", "ascendlint.server", "ascendlint.catalog.docs",
+    "ascendlint.fixes.add_noqa",
     "importlib.metadata",  # the entry-point scan and the metadata lookup: the stored index answers both
     "traceback", "difflib",  # only for a crashed rule and for --diff
     "pathspec", "multiprocessing", "concurrent.futures", "nbformat", "triton", "torch", "numpy", "pygls",

@@ -13,10 +13,10 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ..context import FileContext
+from .context import FileContext
 from .module_facts import Kernel, ModuleFacts
 from .syntax import is_integer
-from ..lazy_regex import lazy
+from ..text.lazy_regex import lazy
 from .distributed_calls import PROGRAM_WAITS, call_argument
 from .distributed_values import DistAnalysis
 

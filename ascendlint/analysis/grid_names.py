@@ -13,7 +13,7 @@ import re
 import libcst as cst
 
 from . import magnitudes as mag
-from ..lazy_regex import lazy
+from ..text.lazy_regex import lazy
 from .grid_factors import Factor, Kind
 
 

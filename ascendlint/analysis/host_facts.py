@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from . import magnitudes as mag
-from ..lazy_regex import lazy
+from ..text.lazy_regex import lazy
 from .literals import integer_value
 
 # Tensors whose leading dimension does not grow with the tokens of a launch.

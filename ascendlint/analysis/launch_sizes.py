@@ -23,7 +23,7 @@ from .grid_names import is_tile_size_name
 from .host_resolver import host_resolver
 from . import magnitudes as mag
 from .module_facts import Launch, ModuleFacts, dotted_name
-from ..lazy_regex import lazy
+from ..text.lazy_regex import lazy
 
 _DATA_BITS = frozenset({mag.TOKEN_BITS, mag.BATCH_BITS, mag.SIZE_BITS})
 _FIXED_BITS = frozenset({mag.SMALL_BITS, mag.FEATURE_BITS, mag.VOCAB_BITS})

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from ..lazy_regex import lazy
+from ..text.lazy_regex import lazy
 
 INT32_BITS = 31
 UNBOUNDED = 64

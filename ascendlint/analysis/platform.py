@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from ..lazy_regex import lazy
+from ..text.lazy_regex import lazy
 
 # Every GPU-only form spells one of these; a text without them is never CUDA-only (most Ascend code).
 _GPU_WORDS = lazy(r"cuda|hip|inline_asm")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
 from .module_names import resolve_relative
-from ..lazy_regex import lazy
+from ..text.lazy_regex import lazy
 
 if TYPE_CHECKING:
     from .module_facts import ModuleFacts

@@ -11,7 +11,7 @@ import re
 
 import libcst as cst
 
-from ..lazy_regex import lazy
+from ..text.lazy_regex import lazy
 from .distributed_calls import MAPPING_CALLS, RANK_COUNTS, RANK_IDS, UDMA_CALLS, udma_remote_operand
 from .distributed_values import DistAnalysis
 

@@ -24,7 +24,7 @@ import os
 
 import libcst as cst
 
-from ..lazy_regex import lazy
+from ..text.lazy_regex import lazy
 from . import host_facts as hf
 from . import test_shapes as ts
 from .module_facts import Launch, ModuleFacts

@@ -49,7 +49,7 @@ from . import grid
 from .walk import child_nodes, iter_nodes
 from . import magnitudes as mag
 from .module_facts import Kernel, Launch, ModuleFacts, dotted_name
-from ..lazy_regex import lazy
+from ..text.lazy_regex import lazy
 from .literals import integer_value
 
 UB_PHYSICAL = 192 * 1024
@@ -257,7 +257,7 @@ def _first_lines(facts: ModuleFacts) -> dict[int, int]:
     position metadata gives the same lines at several times the cost, which dominated a corpus run)."""
     from bisect import bisect_right
 
-    from ..locator import printed_offsets
+    from ..text.locator import printed_offsets
 
     printed, ranges = printed_offsets(facts.module)
     starts = [0, *(i + 1 for i, char in enumerate(printed) if char == "\n")]

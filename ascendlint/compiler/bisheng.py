@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from . import verdict as v
-from ..worker_lifeline import die_with_parent
+from ..files.worker_lifeline import die_with_parent
 from .toolchain import compiler_binary
 
 DISPLAY_FILES = ("memory_info_aiv.json", "memory_info_aic.json")

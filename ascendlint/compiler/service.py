@@ -12,7 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..worker_lifeline import die_with_parent
+from ..files.worker_lifeline import die_with_parent
 from . import verdict as v
 from .jobs import CompileJob
 
@@ -34,7 +34,7 @@ def cache_folder() -> Path | None:
     explicit = os.environ.get(CACHE_ENV)
     if explicit:
         return Path(explicit)
-    from ..rule_index import _user_cache
+    from ..catalog.rule_index import _user_cache
 
     base = _user_cache()
     return base / "compiler" if base is not None else None

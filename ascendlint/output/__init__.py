@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from ..diagnostics import Diagnostic
-from ..lazy_regex import lazy
+from ..text.lazy_regex import lazy
 
 
 @dataclass

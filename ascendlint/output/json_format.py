@@ -41,7 +41,7 @@ def diagnostic_to_dict(diagnostic: Diagnostic, sources: dict[str, str] | None = 
 
 
 def _edit(edit, text: str | None) -> dict:
-    from ..text_positions import offset_to_location
+    from ..text.text_positions import offset_to_location
 
     entry = {"content": edit.content}
     if text is not None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..diagnostics import Location
-from ..text_positions import line_starts
+from ..text.text_positions import line_starts
 
 _WHITESPACE = " \t\n\r"
 _DECODER = json.JSONDecoder()

@@ -21,8 +21,8 @@ from urllib.parse import quote
 from .. import __version__
 from ..diagnostics import Applicability, Diagnostic, Severity
 from ..docs_links import home_url
-from ..suites import measured, suites_of
-from ..text_positions import line_starts, offset_to_location
+from ..catalog.suites import measured, suites_of
+from ..text.text_positions import line_starts, offset_to_location
 from . import RunReport, register, shown, sorted_diagnostics
 from .notebook_raw import cell_label, raw_span
 from .whole_lines import whole_line_edit
@@ -37,7 +37,7 @@ _FIRST_SENTENCE = re.compile(r"^(.+?[.!?])(?:\s|$)", re.DOTALL)
 
 def _rules_for(diagnostics: list[Diagnostic]) -> list:
     """Every registered rule, plus a minimal stand-in for any code only seen in the findings."""
-    from ..registry import all_rules
+    from ..catalog.registry import all_rules
 
     rules = list(all_rules())
     known = {rule.code for rule in rules}
@@ -66,7 +66,7 @@ def _rule_descriptor(rule) -> dict:
             descriptor["helpUri"] = url
         descriptor["defaultConfiguration"] = {"level": LEVELS[severity]}
         return descriptor
-    from ..docs import render_rule
+    from ..catalog.docs import render_rule
 
     summary = rule.summary()
     why = " ".join(rule.why.split())

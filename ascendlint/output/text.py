@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..diagnostics import Applicability, Diagnostic, fix_applies
-from ..text_positions import source_lines
+from ..text.text_positions import source_lines
 from . import RunReport, register, sorted_diagnostics
 
 

@@ -12,7 +12,7 @@ import bisect
 from collections.abc import Sequence
 
 from ..diagnostics import Edit
-from ..text_positions import line_starts
+from ..text.text_positions import line_starts
 
 
 def whole_line_edit(text: str, edits: Sequence[Edit]) -> Edit:

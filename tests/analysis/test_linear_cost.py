@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from ascendlint import engine
+from ascendlint.linter import engine
 from ascendlint.analysis import flow
-from ascendlint.registry import all_rules
+from ascendlint.catalog.registry import all_rules
 
 RULES = [rule for rule in all_rules() if not rule.tool_rule]
 

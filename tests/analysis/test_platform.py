@@ -9,9 +9,9 @@ import textwrap
 
 import pytest
 
-from ascendlint import engine
+from ascendlint.linter import engine
 from ascendlint.analysis.platform import classify
-from ascendlint.registry import all_rules
+from ascendlint.catalog.registry import all_rules
 
 KERNEL = """
 import torch

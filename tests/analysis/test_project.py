@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from ascendlint import engine
+from ascendlint.linter import engine
 from ascendlint.analysis.project import (
     HelperSummary,
     ModuleInProject,
@@ -15,7 +15,7 @@ from ascendlint.analysis.project import (
     summaries_from_json,
     summaries_to_json,
 )
-from ascendlint.registry import all_rules
+from ascendlint.catalog.registry import all_rules
 
 UTILS = """
 import triton

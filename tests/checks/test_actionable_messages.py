@@ -4,7 +4,7 @@ would hide a worse bug on the same call is not offered."""
 
 from __future__ import annotations
 
-from ascendlint.registry import all_rules
+from ascendlint.catalog.registry import all_rules
 from tests.helpers import fix, lint
 
 RULES = {rule.code: rule for rule in all_rules()}

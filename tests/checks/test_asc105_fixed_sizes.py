@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from ascendlint import engine
+from ascendlint.linter import engine
 from ascendlint.analysis.project import ModuleInProject, ProjectFacts
 from tests.helpers import lint, rules_named
 

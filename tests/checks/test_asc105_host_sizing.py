@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from ascendlint.registry import all_rules
-from ascendlint import engine
+from ascendlint.catalog.registry import all_rules
+from ascendlint.linter import engine
 from tests.helpers import lint, rules_named
 
 HEADER = "import triton\nimport triton.language as tl\n\n"

@@ -10,7 +10,7 @@ import itertools
 
 import pytest
 
-from ascendlint.registry import all_rules
+from ascendlint.catalog.registry import all_rules
 
 torch = pytest.importorskip("torch")
 

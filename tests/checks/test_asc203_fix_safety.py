@@ -3,7 +3,7 @@ arithmetic: either way no block pointer offset becomes int64 (ASC103)."""
 
 from __future__ import annotations
 
-from ascendlint.registry import all_rules
+from ascendlint.catalog.registry import all_rules
 from tests.helpers import fix, lint
 
 RULE = next(r for r in all_rules() if r.code == "ASC203")

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from ascendlint.docs import render_rule
-from ascendlint.registry import rule_by_code_or_name
+from ascendlint.catalog.docs import render_rule
+from ascendlint.catalog.registry import rule_by_code_or_name
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]

@@ -61,7 +61,7 @@ def test_asc107_reports_data_dependent_sizes(param, value):
 
 
 def test_asc107_is_opt_in():
-    from ascendlint.registry import rule_by_code_or_name
+    from ascendlint.catalog.registry import rule_by_code_or_name
 
     assert rule_by_code_or_name("ASC107").default is False
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ascendlint import fixes
-from ascendlint.registry import all_rules
+from ascendlint.catalog.registry import all_rules
 from tests.helpers import fix, lint
 
 RULES = [r for r in all_rules() if r.__module__.startswith("ascendlint.checks")]

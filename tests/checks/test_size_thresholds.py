@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from ascendlint.registry import all_rules
+from ascendlint.catalog.registry import all_rules
 from tests.helpers import lint
 
 GRID_HEADER = """

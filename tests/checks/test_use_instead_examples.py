@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from ascendlint import selection
-from ascendlint.registry import all_rules
+from ascendlint.workspace import selection
+from ascendlint.catalog.registry import all_rules
 from tests.helpers import lint
 
 RULES = [r for r in all_rules() if r.__module__.startswith("ascendlint.checks") and not r.tool_rule]

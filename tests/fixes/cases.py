@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from ascendlint import engine, fixes
-from ascendlint.registry import all_rules
+from ascendlint.linter import engine
+from ascendlint import fixes
+from ascendlint.catalog.registry import all_rules
 
 REPO = Path(__file__).resolve().parents[2]
 BUNDLED = sorted((REPO / "examples").glob("*.py")) + sorted(

@@ -81,7 +81,7 @@ def reports(harness_cache):
 
 def test_there_are_cases_for_every_rule_with_a_fix():
     from ascendlint.diagnostics import FixSafety
-    from ascendlint.registry import all_rules
+    from ascendlint.catalog.registry import all_rules
 
     fixing = {r.code for r in all_rules() if r.fix_safety is not FixSafety.NONE}
     covered = {code for case in CASES for code in case.codes}

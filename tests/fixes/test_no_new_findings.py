@@ -9,10 +9,11 @@ from collections import Counter
 
 import pytest
 
-from ascendlint import engine, fixes
+from ascendlint.linter import engine
+from ascendlint import fixes
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.edits import replace
-from ascendlint.registry import all_rules
+from ascendlint.catalog.registry import all_rules
 from ascendlint.rule import Rule
 
 from .cases import BUNDLED, REPO

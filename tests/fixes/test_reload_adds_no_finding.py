@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from ascendlint import engine, fixes
-from ascendlint.registry import all_rules
+from ascendlint.linter import engine
+from ascendlint import fixes
+from ascendlint.catalog.registry import all_rules
 
 from .test_no_new_findings import line_origins, new_at_shifted_lines
 

@@ -8,11 +8,12 @@ import json
 
 import pytest
 
-from ascendlint import engine, fixes
+from ascendlint.linter import engine
+from ascendlint import fixes
 from ascendlint.output import RunReport
 from ascendlint.output.rdjson import rdjson_result
 from ascendlint.output.sarif import sarif_log
-from ascendlint.registry import all_rules
+from ascendlint.catalog.registry import all_rules
 
 from . import reviewdog_github
 from .cases import all_cases

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ascendlint import engine
+from ascendlint.linter import engine
 from ascendlint.output import RunReport
 from tests.helpers import rules_named
 

@@ -17,7 +17,7 @@ from ascendlint import docs_links, fixes
 from ascendlint.diagnostics import Applicability, Diagnostic, Fix, Location, Severity
 from ascendlint.output import RunReport, get
 from ascendlint.output.sarif import FINGERPRINT_KEY, artifact_uri, sarif_log
-from ascendlint.registry import all_rules
+from ascendlint.catalog.registry import all_rules
 from tests.output.conftest import KERNEL, lint_files
 
 DATA = Path(__file__).parent / "data"

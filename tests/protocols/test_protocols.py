@@ -27,8 +27,8 @@ def _source(module: str) -> str:
 
 
 def _default_findings(text: str, module: str) -> list:
-    from ascendlint.engine import lint_text
-    from ascendlint.registry import all_rules
+    from ascendlint.linter.engine import lint_text
+    from ascendlint.catalog.registry import all_rules
 
     return [(d.code, d.message) for d in lint_text(text, f"{module}.py", [r for r in all_rules() if r.default])]
 
@@ -49,8 +49,8 @@ def test_rule_reports_the_variant(variant):
 
 @pytest.mark.parametrize("variant", [v for v in VARIANTS if v.opt_in_rule], ids=lambda v: v.id)
 def test_opt_in_rule_reports_the_variant_and_not_the_correct_kernel(variant):
-    from ascendlint.engine import lint_text
-    from ascendlint.registry import all_rules
+    from ascendlint.linter.engine import lint_text
+    from ascendlint.catalog.registry import all_rules
 
     rule = [r for r in all_rules() if r.code == variant.opt_in_rule]
     correct = lint_text(_source(variant.module), f"{variant.module}.py", rule)

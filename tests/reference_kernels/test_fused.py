@@ -281,8 +281,8 @@ def test_fused_kernel_on_npu_matches_torch(name):
 
 
 def _lint(path: Path) -> list:
-    from ascendlint.engine import lint_text
-    from ascendlint.registry import all_rules
+    from ascendlint.linter.engine import lint_text
+    from ascendlint.catalog.registry import all_rules
 
     return lint_text(path.read_text(), str(path), list(all_rules()))
 

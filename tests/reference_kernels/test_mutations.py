@@ -52,8 +52,8 @@ def _line_of(text: str, fragment: str, occurrence: int) -> int:
 
 
 def _lint(text: str, name: str) -> list:
-    from ascendlint.engine import lint_text
-    from ascendlint.registry import all_rules
+    from ascendlint.linter.engine import lint_text
+    from ascendlint.catalog.registry import all_rules
 
     return lint_text(text, f"{name}.py", list(all_rules()))
 

@@ -15,8 +15,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ascendlint import engine, fixes
-from ascendlint.registry import all_rules
+from ascendlint.linter import engine
+from ascendlint import fixes
+from ascendlint.catalog.registry import all_rules
 
 REPO = Path(__file__).resolve().parents[2]
 _LONE_LF = re.compile(r"(?<!\r)\n")
@@ -96,8 +97,8 @@ def _server_edit_problems(text: str, found, fixed_text: str) -> list[str]:
 
 def examine_notebook(data: bytes) -> Verdict:
     """Lint and fix a notebook's bytes with every rule: a damaged notebook must be one ASC001, never an exception."""
-    from ascendlint.config import Settings
-    from ascendlint.runner import Linter, Options
+    from ascendlint.workspace.config import Settings
+    from ascendlint.linter.runner import Linter, Options
 
     verdict = Verdict()
     linter = Linter(_rules(), Settings(root=REPO))
@@ -110,7 +111,7 @@ def examine_notebook(data: bytes) -> Verdict:
         if any(d.code == engine.INTERNAL_ERROR for d in result.diagnostics):
             verdict.problems.append("ASC002 on a notebook")
         if written is not None:
-            from ascendlint import notebook
+            from ascendlint.linter import notebook
 
             try:
                 notebook.read(written)

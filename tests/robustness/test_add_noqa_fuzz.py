@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from ascendlint.add_noqa import NOT_SUPPRESSIBLE, add_noqa_to_text
+from ascendlint.fixes.add_noqa import NOT_SUPPRESSIBLE, add_noqa_to_text
 from ascendlint.fixes import parses
 from tests.helpers import lint
 from tests.robustness.harness import corpus

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from ascendlint import discovery, noqa, rule_index
-from ascendlint.config import Settings
+from ascendlint.workspace import discovery
+from ascendlint.fixes import noqa
+from ascendlint.catalog import rule_index
+from ascendlint.workspace.config import Settings
 from tests.helpers import lint
 from tests.robustness.conftest import FIXED_KERNEL, KERNEL
 
@@ -113,7 +115,7 @@ def user_cache(tmp_path, monkeypatch):
 
 
 def _all_codes() -> set[str]:
-    from ascendlint.registry import all_rules
+    from ascendlint.catalog.registry import all_rules
 
     return {rule.code for rule in all_rules()}
 
@@ -135,14 +137,14 @@ def test_a_rule_index_missing_a_builtin_rule_is_rebuilt_even_with_a_matching_dig
 
 
 def test_an_intact_rule_index_is_used(user_cache, monkeypatch):
-    import ascendlint.registry
+    import ascendlint.catalog.registry
 
     expected = _all_codes()
 
     def no_import():
         raise AssertionError("the stored index should have answered")
 
-    monkeypatch.setattr(ascendlint.registry, "all_rules", no_import)
+    monkeypatch.setattr(ascendlint.catalog.registry, "all_rules", no_import)
     assert {info.code for info in rule_index.rule_index()} == expected
 
 

@@ -10,7 +10,8 @@ import os
 
 import pytest
 
-from ascendlint import runner, source
+from ascendlint.linter import runner
+from ascendlint.files import source
 from tests.robustness.conftest import FIXED_KERNEL, KERNEL
 
 

@@ -9,18 +9,18 @@ import threading
 
 import pytest
 
-from ascendlint import cache as cache_module
-from ascendlint.cache import CACHE_DIR, ResultCache
-from ascendlint.config import Settings
-from ascendlint.registry import all_rules
-from ascendlint.runner import Linter, Options
+from ascendlint.linter import cache as cache_module
+from ascendlint.linter.cache import CACHE_DIR, ResultCache
+from ascendlint.workspace.config import Settings
+from ascendlint.catalog.registry import all_rules
+from ascendlint.linter.runner import Linter, Options
 
 LAUNCH = "import triton\n\ndef run(kernel, x):\n    kernel[(1,)](x, num_warps=4)\n"
 
 
 @pytest.fixture(autouse=True)
 def user_cache(tmp_path, monkeypatch):
-    from ascendlint import rule_index
+    from ascendlint.catalog import rule_index
 
     monkeypatch.setenv(rule_index.CACHE_ENV, str(tmp_path / "user-cache"))
     monkeypatch.setattr(cache_module, "_KEY", [])

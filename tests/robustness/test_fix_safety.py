@@ -7,11 +7,13 @@ import stat
 
 import pytest
 
-from ascendlint import engine, fixes, runner, source
-from ascendlint.config import Settings
+from ascendlint.linter import engine, runner
+from ascendlint import fixes
+from ascendlint.files import source
+from ascendlint.workspace.config import Settings
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.edits import replace
-from ascendlint.registry import all_rules
+from ascendlint.catalog.registry import all_rules
 from ascendlint.rule import Rule
 from tests.robustness.conftest import FIXED_KERNEL, KERNEL
 

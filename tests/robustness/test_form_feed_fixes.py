@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from ascendlint import engine, fixes
-from ascendlint.registry import rule_by_code_or_name
+from ascendlint.linter import engine
+from ascendlint import fixes
+from ascendlint.catalog.registry import rule_by_code_or_name
 
 # A form feed starting a block's first line: libcst refuses it, so the file is parsed without the form feeds that
 # start lines, and every such form feed in the file is one the tree has not.
@@ -117,8 +118,8 @@ def test_form_feeds_outside_an_edit_stay_and_one_inside_goes_with_its_text():
 
 def test_an_insertion_above_a_line_indented_after_a_form_feed_takes_the_blanks_after_it():
     from ascendlint import edits
-    from ascendlint.locator import Locator
-    from ascendlint.source import parse_module
+    from ascendlint.text.locator import Locator
+    from ascendlint.files.source import parse_module
 
     text = "def f():\n    x = 1\n  \f    y = 2\n"
     locator = Locator(parse_module(text), text)

@@ -9,7 +9,7 @@ import time
 import pathspec
 import pytest
 
-from ascendlint.ignore_patterns import compile_spec, linear_regex
+from ascendlint.files.ignore_patterns import compile_spec, linear_regex
 from tests.robustness.conftest import KERNEL
 from tests.robustness.test_hostile_repositories import run
 

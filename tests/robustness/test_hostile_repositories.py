@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from ascendlint import safe_read
+from ascendlint.files import safe_read
 from tests.conftest import REPO
 from tests.robustness.conftest import KERNEL
 
@@ -102,8 +102,8 @@ def test_regular_files_read_normally(tmp_path):
 
 def test_a_long_acyclic_extend_chain_is_not_called_a_cycle(tmp_path):
     """40 files, each extending the next, were reported as "`extend` forms a cycle" (the depth limit was 32)."""
-    from ascendlint.config import MAX_EXTEND_DEPTH, ConfigError, SettingsResolver
-    from ascendlint.rule_index import rule_index
+    from ascendlint.workspace.config import MAX_EXTEND_DEPTH, ConfigError, SettingsResolver
+    from ascendlint.catalog.rule_index import rule_index
 
     count = 40
     for number in range(count):

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from ascendlint import source
+from ascendlint.files import source
 from tests.conftest import REPO, run_cli
 from tests.robustness.conftest import FIXED_KERNEL, KERNEL
 
@@ -111,7 +111,7 @@ def test_add_noqa_names_a_read_only_file_and_goes_on(tmp_path):
 
 
 def test_add_noqa_names_a_file_it_may_not_write_and_goes_on(tmp_path, monkeypatch):
-    from ascendlint import add_noqa
+    from ascendlint.fixes import add_noqa
 
     def refuse(path, data, expected_digest=None):
         if path.endswith("locked.py"):

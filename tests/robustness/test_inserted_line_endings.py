@@ -9,7 +9,7 @@ import pytest
 from ascendlint import edits
 from ascendlint.analysis.walk import NodeIndex
 from ascendlint.fixes import apply_edits
-from ascendlint.locator import Locator
+from ascendlint.text.locator import Locator
 
 
 def _locator(text: str) -> Locator:

@@ -7,9 +7,11 @@ import json
 
 import nbformat
 
-from ascendlint import engine, fixes, noqa
-from ascendlint.registry import all_rules, rule_by_code_or_name
-from ascendlint.text_positions import line_starts
+from ascendlint.linter import engine
+from ascendlint import fixes
+from ascendlint.fixes import noqa
+from ascendlint.catalog.registry import all_rules, rule_by_code_or_name
+from ascendlint.text.text_positions import line_starts
 
 LONE_CR = (
     "import triton\n"
@@ -28,7 +30,7 @@ def _fix(text: str, codes=("ASC003",)) -> str:
 
 
 def test_tokens_follow_pythons_rows_after_a_lone_cr():
-    from ascendlint.text_positions import generate_tokens
+    from ascendlint.text.text_positions import generate_tokens
 
     starts = line_starts(LONE_CR)
     comments = [(t.start, t.string) for t in generate_tokens(LONE_CR) if t.type == 61]  # COMMENT

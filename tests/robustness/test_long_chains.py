@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from ascendlint import source
+from ascendlint.files import source
 from tests.helpers import lint
 
 KERNEL = (

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import gc
 
-from ascendlint import engine
+from ascendlint.linter import engine
 from ascendlint.analysis.module_facts import ModuleFacts
-from ascendlint.registry import all_rules
+from ascendlint.catalog.registry import all_rules
 from tests.robustness.harness import REPO
 
 

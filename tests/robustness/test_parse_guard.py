@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from ascendlint import source
+from ascendlint.files import source
 from tests.helpers import lint
 from tests.robustness.harness import examine
 

@@ -8,11 +8,13 @@ import glob
 import libcst as cst
 import pytest
 
-from ascendlint import engine, fixes, locator
-from ascendlint.codegen import generate
+from ascendlint.linter import engine
+from ascendlint import fixes
+from ascendlint.text import locator
+from ascendlint.text.codegen import generate
 from ascendlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Location, Severity
-from ascendlint.locator import Locator
-from ascendlint.text_positions import source_lines
+from ascendlint.text.locator import Locator
+from ascendlint.text.text_positions import source_lines
 from tests.helpers import fix, lint
 from tests.robustness.harness import REPO
 

@@ -11,15 +11,15 @@ import sys
 
 import pytest
 
-from ascendlint import source
+from ascendlint.files import source
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.slow
 
 MEASURE = """
 import sys
-from ascendlint import engine
-from ascendlint.registry import all_rules
+from ascendlint.linter import engine
+from ascendlint.catalog.registry import all_rules
 text = open(sys.argv[1], encoding="utf-8").read()
 found = engine.lint_text(text, "worst.py", [rule for rule in all_rules() if rule.default])
 print(",".join(sorted({d.code for d in found})))

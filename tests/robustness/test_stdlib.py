@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ascendlint.source import SourceDecodeError, decode_source
+from ascendlint.files.source import SourceDecodeError, decode_source
 from tests.robustness.harness import examine
 
 pytestmark = pytest.mark.slow

@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from ascendlint import report_file, source, temp_files
+from ascendlint.cli import report_file
+from ascendlint.files import source, temp_files
 from tests.conftest import REPO
 from tests.robustness.conftest import FIXED_KERNEL, KERNEL
 
@@ -143,7 +144,7 @@ def test_output_file_plain_cases_still_work(cli, kernel, tmp_path):
 
 _INTERRUPTED_FIX = """
 import os, signal, sys
-from ascendlint import source
+from ascendlint.files import source
 from ascendlint.cli import main
 real_fsync = os.fsync
 def interrupted(fd):
@@ -242,13 +243,13 @@ def test_leftovers_of_a_killed_run_are_swept_at_the_next_run_however_young(cli, 
 def test_sigquit_removes_temporary_files_in_flight_as_sigterm_does():
     import signal
 
-    from ascendlint import temp_files as module
+    from ascendlint.files import temp_files as module
 
     assert signal.SIGQUIT in module._SIGNALS
 
 
 def test_ctrl_c_exits_130(run_in_process, tmp_path, monkeypatch):
-    from ascendlint import runner
+    from ascendlint.linter import runner
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
@@ -287,7 +288,7 @@ def test_a_file_swapped_for_a_link_after_discovery_gets_no_fix_written_through_i
     fixed text into the link's target. A file that was not a link when found is never written through one."""
     from click.testing import CliRunner
 
-    from ascendlint import runner
+    from ascendlint.linter import runner
     from ascendlint.cli import main
 
     tree, outside = tmp_path / "tree", tmp_path / "outside.py"

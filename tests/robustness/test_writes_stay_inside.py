@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from ascendlint import rule_index
+from ascendlint.catalog import rule_index
 from tests.conftest import REPO
 from tests.robustness.conftest import KERNEL
 

@@ -8,8 +8,8 @@ import pytest
 pytest.importorskip("lsprotocol")
 
 from ascendlint import fixes  # noqa: E402
-from ascendlint.config import Settings  # noqa: E402
-from ascendlint.rule_index import rule_index  # noqa: E402
+from ascendlint.workspace.config import Settings  # noqa: E402
+from ascendlint.catalog.rule_index import rule_index  # noqa: E402
 from ascendlint.server import ClientSettings, _editor_linter  # noqa: E402
 
 TEXT = (
