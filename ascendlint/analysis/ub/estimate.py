@@ -1,0 +1,116 @@
+"""How much Unified Buffer one program of a kernel holds at once, per launch or autotune config (an estimate).
+
+The vector core of an Ascend AI core has 192 KB of Unified Buffer (UB), about 184 KB of which the compiler can use.
+Every tile a program holds (loaded blocks, intermediates, accumulators, index and mask vectors) lives there.
+
+How the estimate is computed, per kernel and per config (the constexpr values a launch passes, with the kernel's
+literal defaults, or those of one ``triton.Config`` of its autotune list together with what the launch passes):
+
+- shapes: ``tl.arange(a, b)`` is ``b - a`` long, ``tl.zeros``/``tl.full`` take their shape, ``x[:, None]`` adds an
+  axis, arithmetic, comparisons and ``tl.where`` broadcast, reductions (``tl.sum(x, axis=k)``) drop their axis,
+  ``tl.dot`` gives ``M x N``, ``tl.load`` takes the shape of its pointer (or of its block pointer's
+  ``block_shape``); constexprs and host constants are folded at the config's values;
+- element sizes: 4 bytes (fp32 and int32) unless a ``.to(...)`` or ``dtype=`` names a narrower or wider type;
+  masks 1 byte; a load of unknown dtype counts 4 bytes; tiles of pointers are not counted (addresses are
+  computed as offsets);
+- liveness: each binding of a named tile is one buffer, live from the binding to its last use before the name is
+  bound again; a tile used inside a loop it was bound before stays live to the end of that loop, and one carried by
+  the loop (an accumulator, read in the body before it is bound there) is live across all of it. An element-wise
+  result takes over the buffer of an operand read for the last time by the same statement (``b = a * 2``), so the
+  two are not counted together. The estimate is the largest total of live buffers at any statement;
+- not counted: tiles that only form addresses or masks of loads and stores, directly or through the names they
+  are bound into (``offs``, ``mask = offs < n``): the compiler turns them into strided or bounded transfers; the
+  operands and results of ``tl.dot`` (the cube core's L1/L0 buffers); compile hints (``tl.compile_hint(x, ...)``)
+  are not reads of ``x``;
+- multi-buffering (triton-ascend's default; ``multibuffer=False`` on the launch or the config turns it off), as
+  BiShengIR plans it: a load's buffer inside a loop is held twice and a one-dimensional tile stored inside a loop
+  (at most one axis longer than 1) gets a pair of buffers of its own; when that does not fit the compiler gives up
+  the stores' pairs first, and overflows only when the loads' two copies alone do not fit. A loop-free kernel is
+  planned the same either way;
+- the compiler's own buffers: a load inside a larger expression (``acc += tl.load(p)``) is a buffer for that
+  statement, and an upcast load (``tl.load(p).to(tl.float32)``) keeps its narrow (2-byte) copy beside the
+  converted one; ``tl.dot`` accumulators live in L0C, not here.
+
+What it leaves out: unnamed temporaries inside one expression other than loads, the compiler's own scratch
+(reductions, casts, broadcast copies), alignment padding, buffer sharing between tiles of exclusive branches bound
+to different names, helpers called from the kernel, and any tile whose shape depends on a value the module does not give.
+
+Computed once per module and cached on the module facts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..module_facts import Kernel, ModuleFacts
+from .capacity import UB_BUDGET, Tile
+from .configs import Config, configs
+from .model import _Model
+
+
+@dataclass
+class Estimate:
+    kernel: Kernel
+    config: Config
+    bytes: int
+    live: list[Tile]  # the tiles live at the peak, largest first
+    extents: set[str]  # constexpr parameters that size a tile
+    unknown: set[str]  # names a tile's shape needed that this config does not give
+
+    @property
+    def budget(self) -> int:
+        return UB_BUDGET
+
+    @property
+    def over(self) -> bool:
+        return self.bytes > UB_BUDGET
+
+
+def kib(n: int) -> int:
+    return round(n / 1024)
+
+
+def estimates(facts: ModuleFacts) -> list[Estimate]:
+    """One estimate per kernel and config, in source order (cached on the module facts)."""
+    return facts.memo("ub_estimates", lambda: _compute(facts))
+
+
+def tile_extent_params(facts: ModuleFacts, kernel: Kernel) -> set[str]:
+    """Constexpr parameters of ``kernel`` that size a tile (``tl.arange(0, BLOCK)``, ``tl.zeros((BM, BN))``)."""
+    cache = facts.memo("ub_extents", dict)
+    found = cache.get(id(kernel.node))
+    if found is None:
+        model = _Model(facts, kernel, {})
+        try:
+            model.run()
+        except RecursionError:
+            model.extent_names = set()
+        found = cache[id(kernel.node)] = {p for p in model.extent_names if kernel.is_constexpr_param(p)
+                                          or p in kernel.constexpr}
+    return found
+
+
+def _compute(facts: ModuleFacts) -> list[Estimate]:
+    found = []
+    for kernel in facts.kernels.values():
+        if kernel.name in getattr(facts, "helpers", ()):
+            continue
+        for config in configs(facts, kernel):
+            estimate = estimate_at(facts, kernel, config, config.values)
+            if estimate is not None:
+                found.append(estimate)
+    return found
+
+
+def estimate_at(facts: ModuleFacts, kernel: Kernel, config: Config, values: dict[str, int]) -> Estimate | None:
+    """The estimate of ``kernel`` at ``config`` with these constexpr values (a tile sized at run time, at one
+    size); None when the kernel holds no tile or is nested too deep to read."""
+    model = _Model(facts, kernel, values, config.multibuffer)
+    try:
+        model.run()
+    except RecursionError:  # expressions nested deeper than the interpreter's stack: not estimated
+        return None
+    if not model.tiles_seen:
+        return None
+    peak, live = model.peak()
+    return Estimate(kernel, config, peak, live, model.extent_names, model.unknown_extents)
