@@ -214,7 +214,7 @@ class TileExtentFromRuntimeSize(Rule):
         swept = {}
         if extents and findings.confirming(self.settings):
             swept = {(id(o.request.launch.call), o.request.runtime): o
-                     for o in findings.module_outcomes(self.facts, findings.CONFIRM_SETTINGS)
+                     for o in findings.module_outcomes(self.facts, findings.confirm_settings(self.settings))
                      if o.request.runtime is not None and o.request.launch is not None}
         for found in extents:
             outcome = swept.get((id(found.launch.call), found.param))

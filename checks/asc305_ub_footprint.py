@@ -166,11 +166,11 @@ class UbFootprint(Rule):
         return findings.environment()
 
     def finish(self) -> None:
-        over = [e for e in estimates(self.facts) if e.over and not e.unknown]
+        over = [e for e in estimates(self.facts, findings.pointer_dtype(self.settings)) if e.over and not e.unknown]
         verdicts = {}
         if over and findings.confirming(self.settings):
             verdicts = {(o.request.kernel.name, o.request.label): o
-                        for o in findings.module_outcomes(self.facts, findings.CONFIRM_SETTINGS) if o.request.job is not None}
+                        for o in findings.module_outcomes(self.facts, findings.confirm_settings(self.settings)) if o.request.job is not None}
         for estimate in over:
             outcome = verdicts.get((estimate.kernel.name, estimate.config.label))
             if findings.accepted(outcome):

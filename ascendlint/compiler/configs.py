@@ -385,6 +385,33 @@ def _device_function(facts: ModuleFacts, kernel: Kernel) -> bool:
     return any(type(node) is cst.Return and node.value is not None for node in _walk(kernel.node.body))
 
 
+def _element_type(facts, name: str, argument, site, integers: set[str], pointer_dtype: str) -> tuple[str, bool]:
+    """The element type of pointer parameter ``name`` at a launch, and whether it was assumed: what the host code
+    shows, else ``i32`` for a pointer named like indices or whose values the kernel uses as integers, else
+    ``pointer_dtype``."""
+    dtype = host_dtype(facts, argument, site) if argument is not None else None
+    if dtype is not None:
+        return dtype, False
+    return ("i32" if _INDEX_NAMES.search(name) or name in integers else pointer_dtype), True
+
+
+def pointer_dtypes(facts: ModuleFacts, kernel: Kernel, launch: Launch | None, pointer_dtype: str) -> dict[str, str]:
+    """The element type of every pointer parameter at ``launch``, as the compile request assumes it (the static UB
+    estimate sizes its loads with the same types, so the two read the same kernel)."""
+    cache = facts.memo("pointer_element_types", dict)
+    key = (id(kernel.node), id(launch), pointer_dtype)
+    if key not in cache:
+        pointers = pointer_params(facts, kernel)
+        integers = integer_pointers(kernel, pointers)
+        site = launch.call if launch is not None else kernel.node
+        found = {}
+        for name in pointers:
+            argument = grid.launch_argument(launch, name) if launch is not None else None
+            found[name] = _element_type(facts, name, argument, site, integers, pointer_dtype)[0]
+        cache[key] = found
+    return cache[key]
+
+
 def _request(facts, kernel, config, text, pointers, target, pointer_dtype, extents) -> Request:
     launch: Launch | None = config.launch
     site = launch.call if launch is not None else kernel.node
@@ -420,14 +447,11 @@ def _request(facts, kernel, config, text, pointers, target, pointer_dtype, exten
                     values[name] = guess
             params.append({"name": name, "kind": "constexpr", "value": values[name]})
         elif name in pointers or (type(argument) is cst.Name and argument.value == "None"):
-            dtype = None
             if type(argument) is cst.Name and argument.value == "None":
                 params.append({"name": name, "kind": "pointer", "value": "None"})
                 continue
-            if argument is not None:
-                dtype = host_dtype(facts, argument, site)
-            if dtype is None:
-                dtype = "i32" if _INDEX_NAMES.search(name) or name in integers else pointer_dtype
+            dtype, guessed = _element_type(facts, name, argument, site, integers, pointer_dtype)
+            if guessed:
                 assumed[name] = dtype
             params.append({"name": name, "kind": "pointer", "dtype": dtype})
         else:

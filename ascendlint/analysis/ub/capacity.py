@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 UB_PHYSICAL = 192 * 1024
-UB_BUDGET = 184 * 1024
+UB_BUDGET = UB_PHYSICAL  # the compiler plans up to the last byte (probed): nothing is held back
 
 Shape = tuple[int, ...]
 
@@ -23,3 +23,4 @@ class Tile:
     bytes: int
     loaded: bool
     dma: bool = False  # the buffer a load copies into (multi-buffered inside loops)
+    fresh: bool = False  # a scan's or select's result: never written over an operand that dies with it

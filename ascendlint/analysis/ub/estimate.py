@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from ..module_facts import Kernel, ModuleFacts
 from .capacity import UB_BUDGET, Tile
 from .configs import Config, configs
-from .model import _Model
+from .model import DEFAULT_POINTER_DTYPE, _Model
 
 
 @dataclass
@@ -70,9 +70,12 @@ def kib(n: int) -> int:
     return round(n / 1024)
 
 
-def estimates(facts: ModuleFacts) -> list[Estimate]:
-    """One estimate per kernel and config, in source order (cached on the module facts)."""
-    return facts.memo("ub_estimates", lambda: _compute(facts))
+def estimates(facts: ModuleFacts, pointer_dtype: str = DEFAULT_POINTER_DTYPE) -> list[Estimate]:
+    """One estimate per kernel and config, in source order (cached on the module facts). A load from a pointer
+    whose element type the host code does not show reads ``pointer_dtype``, as the compile of the same config
+    assumes (``pointer-dtype`` of the rules)."""
+    key = "ub_estimates" if pointer_dtype == DEFAULT_POINTER_DTYPE else f"ub_estimates:{pointer_dtype}"
+    return facts.memo(key, lambda: _compute(facts, pointer_dtype))
 
 
 def tile_extent_params(facts: ModuleFacts, kernel: Kernel) -> set[str]:
@@ -90,22 +93,26 @@ def tile_extent_params(facts: ModuleFacts, kernel: Kernel) -> set[str]:
     return found
 
 
-def _compute(facts: ModuleFacts) -> list[Estimate]:
+def _compute(facts: ModuleFacts, pointer_dtype: str) -> list[Estimate]:
     found = []
     for kernel in facts.kernels.values():
         if kernel.name in getattr(facts, "helpers", ()):
             continue
         for config in configs(facts, kernel):
-            estimate = estimate_at(facts, kernel, config, config.values)
+            estimate = estimate_at(facts, kernel, config, config.values, pointer_dtype)
             if estimate is not None:
                 found.append(estimate)
     return found
 
 
-def estimate_at(facts: ModuleFacts, kernel: Kernel, config: Config, values: dict[str, int]) -> Estimate | None:
+def estimate_at(facts: ModuleFacts, kernel: Kernel, config: Config, values: dict[str, int],
+                pointer_dtype: str = DEFAULT_POINTER_DTYPE, dtypes: dict[str, str] | None = None) -> Estimate | None:
     """The estimate of ``kernel`` at ``config`` with these constexpr values (a tile sized at run time, at one
-    size); None when the kernel holds no tile or is nested too deep to read."""
-    model = _Model(facts, kernel, values, config.multibuffer)
+    size); None when the kernel holds no tile or is nested too deep to read. ``dtypes`` gives pointer parameters'
+    element types (``{"x": "bf16"}``); by default they are read from the launch as the compile request reads them."""
+    if dtypes is None:
+        dtypes = element_types(facts, kernel, config, pointer_dtype)
+    model = _Model(facts, kernel, values, config.multibuffer, dtypes, pointer_dtype)
     try:
         model.run()
     except RecursionError:  # expressions nested deeper than the interpreter's stack: not estimated
@@ -114,3 +121,11 @@ def estimate_at(facts: ModuleFacts, kernel: Kernel, config: Config, values: dict
         return None
     peak, live = model.peak()
     return Estimate(kernel, config, peak, live, model.extent_names, model.unknown_extents)
+
+
+def element_types(facts: ModuleFacts, kernel: Kernel, config: Config, pointer_dtype: str) -> dict[str, str]:
+    """Pointer parameters' element types at ``config``: the reading of the compile requests (host code, names of
+    index pointers, values used as integers, else ``pointer_dtype``), so that estimate and compile agree."""
+    from ...compiler.configs import pointer_dtypes  # plain source reading: no compiler needed
+
+    return pointer_dtypes(facts, kernel, config.launch, pointer_dtype)

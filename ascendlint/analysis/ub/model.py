@@ -8,6 +8,7 @@ Serves ``ub.estimate`` (ASC305, ``ascendlint ub``) and ASC304's check of a tile 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import libcst as cst
@@ -24,6 +25,15 @@ _BYTES = {
     "uint16": 2, "int8": 1, "uint8": 1, "int1": 1, "float64": 8, "int64": 8, "uint64": 8, "float8e4nv": 1,
     "float8e5": 1, "float8_e4m3fn": 1, "float8_e5m2": 1,
 }
+# the element types of the compile requests (``ascendlint.compiler.configs``), in bytes
+ELEMENT_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "i64": 8, "i32": 4, "i16": 2, "i8": 1, "u8": 1, "i1": 1,
+                 "fp8e4nv": 1, "fp8e5": 1}
+DEFAULT_POINTER_DTYPE = "fp16"  # what a pointer whose type the host does not show is taken to hold (configurable)
+_FLOAT_PARAM = re.compile(r"^(eps|epsilon|\w*scale\w*|alpha|beta|temperature|softcap|\w*_eps|momentum|\w*pen\w*)$",
+                          re.IGNORECASE)  # the compile requests' float parameters (``ascendlint.compiler.configs``)
+_TREE_REDUCTIONS = {"sum", "xor_sum", "prod", "reduce"}  # combined pairwise in a scratch (max/min in place)
+_SCANS = {"cumsum", "cumprod", "associative_scan"}
+_FRESH_RESULTS = {*_SCANS, "where"}  # probed: written to a buffer of their own, never over a dying operand
 _REDUCTIONS = {"sum", "max", "min", "argmax", "argmin", "reduce", "xor_sum", "prod"}
 _KEEP_SHAPE = {"cumsum", "cumprod", "sort", "flip", "sigmoid", "softmax", "exp", "exp2", "log", "log2", "sqrt",
                "rsqrt", "abs", "sin", "cos", "erf", "fma", "maximum", "minimum", "where", "clamp", "cast",
@@ -46,11 +56,15 @@ _SCALAR = _Value(None)
 
 
 class _Model:
-    def __init__(self, facts: ModuleFacts, kernel: Kernel, values: dict[str, int], multibuffer: bool = False):
+    def __init__(self, facts: ModuleFacts, kernel: Kernel, values: dict[str, int], multibuffer: bool = False,
+                 dtypes: dict[str, str] | None = None, pointer_dtype: str = DEFAULT_POINTER_DTYPE):
         self.facts = facts
         self.kernel = kernel
         self.values = values
         self.multibuffer = multibuffer
+        self.dtypes = dtypes or {}  # pointer parameter -> element type (``fp16``, ``i32``), as the compile has it
+        self.default_bytes = ELEMENT_BYTES.get(pointer_dtype, 2)  # a load from a pointer of no known type
+        self.pointer_origin: dict[str, str] = {}  # local pointer (``x_ptrs = x + offs``) -> the parameter it is in
         self.resolver = grid.host_resolver(facts)
         self.env: dict[str, _Value] = {}
         self.ints: dict[str, int | None] = {}
@@ -184,12 +198,16 @@ class _Model:
                 self.dot_results.add(name)
             if type(expr) is cst.Call and _callee(expr) == "make_block_ptr":
                 self.block_ptrs[name] = self._block_shape(expr)
+                self._note_origin(name, expr.args[0].value if expr.args else None)
                 return
             if type(expr) is cst.Call and _callee(expr) == "advance" and expr.args:
                 first = expr.args[0].value
                 if type(first) is cst.Name and first.value in self.block_ptrs:
                     self.block_ptrs[name] = self.block_ptrs[first.value]
+                    self._note_origin(name, first)
                     return
+            if value.pointer:
+                self._note_origin(name, expr)
             if value.shape is None:
                 self.ints[name] = self._int(expr)
                 self.env.pop(name, None)
@@ -222,8 +240,10 @@ class _Model:
             elements *= dim
         size = elements * value.size
         old = self.sizes.get(name)
+        fresh = type(self.binding) is cst.Call and _callee(self.binding) in _FRESH_RESULTS
         if old is None or old.bytes < size:
-            self.sizes[name] = Tile(name, value.shape, size, value.loaded, value.dma)
+            self.sizes[name] = Tile(name, value.shape, size, value.loaded, value.dma, fresh or (old is not None
+                                                                                              and old.fresh))
 
     def _use(self, name: str, carried: bool = False) -> None:
         if name in self.env:
@@ -239,6 +259,45 @@ class _Model:
         """An unnamed buffer the compiler allocates for one statement (a load inside an expression)."""
         self.tiles_seen = True
         self.temporaries.append((self.position, Tile(f"<{kind}>", shape, _elements(shape) * size, False, dma)))
+
+    def _float_scalar(self, expr) -> bool:
+        """A float argument of the kernel (``scale``, ``eps``): a runtime fp32 scalar, not a weakly typed literal."""
+        return (type(expr) is cst.Name and expr.value in self.kernel.params and expr.value not in self.kernel.constexpr
+                and expr.value not in self.env and bool(_FLOAT_PARAM.match(expr.value)))
+
+    def _reduction(self, name: str, x: _Value, axis, keep_dims) -> _Value:
+        """A reduction's result, and the compiler's buffers for it (probed): a narrow (fp16/bf16) tile is reduced
+        in an fp32 copy, and a sum of a whole one-dimensional tile works in a scratch of half its fp32 size."""
+        shape = _reduce(x.shape, axis, keep_dims)
+        if x.size < 4:
+            self._temporary("widened", x.shape, 4)
+        if name in _TREE_REDUCTIONS and len(x.shape) == 1:
+            self._temporary("reduce", (max(1, x.shape[0] // 2),), 4)
+        return _Value(shape, x.size)
+
+    def _note_origin(self, name: str, address) -> None:
+        origin = self._origin(address)
+        if origin is not None:
+            self.pointer_origin[name] = origin
+
+    def _origin(self, address) -> str | None:
+        """The pointer parameter an address is into: its leftmost term, followed through local pointers."""
+        while type(address) is cst.BinaryOperation:
+            address = address.left
+        if type(address) is cst.Name:
+            if address.value in self.kernel.params:
+                return address.value
+            return self.pointer_origin.get(address.value)
+        return None
+
+    def _load_bytes(self, address) -> int:
+        """The element size of what a load reads: the type the compile gives its pointer, else the assumed one."""
+        if type(address) is cst.Name and address.value in self.pointer_origin:
+            origin = self.pointer_origin[address.value]
+        else:
+            origin = self._origin(address)
+        dtype = self.dtypes.get(origin) if origin is not None else None
+        return ELEMENT_BYTES.get(dtype, self.default_bytes) if dtype is not None else self.default_bytes
 
     def _upcast_of(self, call: cst.Call) -> bool:
         """The load is converted to a 4-byte type by the statement's bound value (``tl.load(p).to(tl.float32)``):
@@ -416,9 +475,11 @@ class _Model:
             for v in values:
                 shape = _broadcast(shape, v.shape)
             pointer = any(v.pointer for v in values)
-            if kind is cst.Comparison:
-                return _Value(shape, 1)
+            if kind is cst.Comparison:  # probed: a compare of data tiles is held at the width of the data
+                return _Value(shape, max((v.size for v in values if v.shape and v.loaded), default=1))
             size = max((v.size for v in values if v.shape), default=4)
+            if shape and any(self._float_scalar(p) for p in parts):
+                size = max(size, 4)  # probed: a runtime fp32 scalar promotes an fp16 tile to fp32
             return _Value(shape, size, any(v.loaded for v in values if v.shape), pointer)
         if kind is cst.UnaryOperation:
             return self._expr(expr.expression)
@@ -461,8 +522,8 @@ class _Model:
                 size = _dtype_size(positional[0] if positional else keywords.get("dtype"))
                 return _Value(receiver.shape, size or receiver.size, receiver.loaded)
             if name in _REDUCTIONS and receiver.shape:
-                return _Value(_reduce(receiver.shape, positional[0] if positional else keywords.get("axis"),
-                                      keywords.get("keep_dims")), receiver.size)
+                return self._reduction(name, receiver, positional[0] if positional else keywords.get("axis"),
+                                       keywords.get("keep_dims"))
             if name in ("reshape", "view") and receiver.shape and positional:
                 shape = self._shape_of(positional[0]) if len(positional) == 1 else self._shape_of(
                     cst.Tuple([cst.Element(p) for p in positional]))
@@ -504,17 +565,23 @@ class _Model:
                         shape = _broadcast(shape, self._expr(other).shape) if shape else shape
             if not shape:
                 return _SCALAR
-            if name == "load" and call is not self.binding:
-                self._temporary("load", shape, 2 if self._upcast_of(call) else 4, dma=True)
-            return _Value(shape, 4, loaded=name == "load", dma=name == "load" and call is self.binding)
-        if name == "store" and self._loop_stack:
+            size = self._load_bytes(pointer)
+            if name == "load" and call is not self.binding and not (self._upcast_of(call) and size >= 4):
+                self._temporary("load", shape, size, dma=True)  # an upcast keeps the narrow copy beside its result
+            return _Value(shape, size, loaded=name == "load", dma=name == "load" and call is self.binding)
+        if name == "store" and (positional or "pointer" in keywords):
             value = positional[1] if len(positional) > 1 else keywords.get("value")
             stored = self._expr(value) if value is not None else _SCALAR
+            address = positional[0] if positional else keywords["pointer"]
+            width = min(stored.size, self._load_bytes(address)) if stored.shape else 0
+            from_cube = type(value) is cst.Name and value.value in self.dot_results  # converted on its way out of L0C
+            if stored.shape and not stored.pointer and width < stored.size and not from_cube:
+                self._temporary("narrowed", stored.shape, width)  # an fp32 result stored to fp16: its copy
             direct = type(value) is cst.Name and stored.dma
             # probed: a 2-D stored tile gets no pair of its own, one with a single long axis does
             flat = stored.shape is not None and sum(1 for d in stored.shape if d > 1) <= 1
-            if stored.shape and not stored.pointer and not direct and flat:
-                self.loop_stores.append((self.position, _elements(stored.shape) * stored.size))
+            if self._loop_stack and stored.shape and not stored.pointer and not direct and flat:
+                self.loop_stores.append((self.position, _elements(stored.shape) * width))
         if name == "dot" and len(positional) >= 2:
             for operand in positional[:2]:
                 if type(operand) is cst.Name:
@@ -528,7 +595,14 @@ class _Model:
             if not x.shape:
                 return _SCALAR
             axis = positional[1] if len(positional) > 1 else keywords.get("axis")
-            return _Value(_reduce(x.shape, axis, keywords.get("keep_dims")), x.size)
+            return self._reduction(name, x, axis, keywords.get("keep_dims"))
+        if name in _SCANS and positional:
+            x = self._expr(positional[0])
+            if not x.shape:
+                return _SCALAR
+            if x.size < 4:
+                self._temporary("widened", x.shape, 4)  # probed: a narrow tile is scanned in fp32
+            return _Value(x.shape, max(x.size, 4), x.loaded)
         if name in ("trans", "permute") and positional:
             x = self._expr(positional[0])
             return _Value(tuple(reversed(x.shape)), x.size, x.loaded) if x.shape else _SCALAR
@@ -564,14 +638,14 @@ class _Model:
                     "device_print", "debug_barrier", "multiple_of", "max_contiguous", "static_print"):
             return _SCALAR
         # elementwise: the broadcast of the tile arguments
-        shape, size, loaded = None, 4, False
+        shape, size, loaded = None, 0, False
         for arg in positional:
             v = self._expr(arg)
             if v.shape:
                 shape = _broadcast(shape, v.shape)
-                size = max(size, v.size) if shape else v.size
+                size = max(size, v.size)  # probed: ``tl.exp`` of an fp16 tile stays fp16
                 loaded = loaded or v.loaded
-        return _Value(shape, size, loaded) if shape else _SCALAR
+        return _Value(shape, size or 4, loaded) if shape else _SCALAR
 
 
 def _sweep(intervals) -> tuple[int, list[Tile]]:
@@ -597,7 +671,7 @@ def _reused(point, here) -> int:
     element-wise result is written in place of an operand that dies there (``b = a * 2`` with ``a`` read for the
     last time), so the two are not live at once. Each dying buffer goes to at most one new tile that fits in it."""
     dying = sorted((i[3] for i in here if i[1] == point and i[0] < point), reverse=True)
-    born = sorted((i[3] for i in here if i[0] == point and i[1] > point), reverse=True)
+    born = sorted((i[3] for i in here if i[0] == point and i[1] > point and not i[2].fresh), reverse=True)
     saved = 0
     for size in born:
         fit = next((k for k, free in enumerate(dying) if free >= size), None)
