@@ -145,6 +145,46 @@ def k(x, y, BLOCK: tl.constexpr):
     b = tl.exp(a)
     tl.store(y + offs, b)
 """
+WIDENED_SIGMOID = """
+@triton.jit
+def k(a, y, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    a_chunk = tl.load(a + offs)
+    a_f32 = a_chunk.to(tl.float32)
+    s = tl.sigmoid(a_f32)
+    t = a_f32 * s
+    tl.store(y + offs, t)
+"""
+SIGMOID = """
+@triton.jit
+def k(a, y, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    a_chunk = tl.load(a + offs)
+    s = tl.sigmoid(a_chunk)
+    tl.store(y + offs, s)
+"""
+SCALED_ROWS = """
+@triton.jit
+def k(x, g, n, BM: tl.constexpr, BN: tl.constexpr):
+    scale = tl.load(g)
+    rows = tl.arange(0, BM)
+    for c in range(0, n, BN):
+        cols = c + tl.arange(0, BN)
+        p = x + rows[:, None] * n + cols[None, :]
+        t = tl.load(p)
+        r = t * scale
+        tl.store(p, r)
+"""
+SCALED_SUM = """
+@triton.jit
+def k(x, z, y, scale, n, BLOCK: tl.constexpr):
+    for s in range(0, n, BLOCK):
+        offs = s + tl.arange(0, BLOCK)
+        a = tl.load(x + offs)
+        c = tl.load(z + offs)
+        b = a * scale + c
+        tl.store(y + offs, b)
+"""
 
 # (source, pointer dtypes, constexprs, multibuffer, the compiler's UB peak in KB, its verdict)
 PROBES = [
@@ -172,10 +212,14 @@ PROBES = [
     (SELECT_TWO, "fp32 fp32 fp32", {"BLOCK": 4096}, True, 48, v.FITS),
     (SCALED, "fp16 fp16", {"BLOCK": 4096}, True, 24, v.FITS),  # an fp32 scalar argument widens; stored back narrow
     (EXP, "fp16 fp16", {"BLOCK": 4096}, True, 8, v.FITS),  # a math function keeps the tile's fp16
+    (WIDENED_SIGMOID, "fp16 fp32", {"BLOCK": 4096}, False, 40, v.FITS),  # the fp16 load stays live beside its fp32
+    (SIGMOID, "fp16 fp16", {"BLOCK": 4096}, False, 40, v.FITS),  # a sigmoid is taken in fp32, into a new buffer
+    (SCALED_ROWS, "fp16 fp16", {"BM": 32, "BN": 1024}, True, 128, v.FITS),  # the result written over the copy read
 ]
 IDS = ["loop", "loop-mb", "loop-mb-shrunk", "loop-mb-over", "two-mb", "two-mb-over", "two", "acc", "acc-mb",
        "loop-free-mb", "upcast", "store-2d-mb", "store-one-row-mb", "cumsum", "sum", "sum-fp16", "max", "max-fp16",
-       "row-sums", "softmax", "select-named-mask", "select-two", "scaled-fp16", "exp-fp16"]
+       "row-sums", "softmax", "select-named-mask", "select-two", "scaled-fp16", "exp-fp16", "widened-sigmoid",
+       "sigmoid-fp16", "scaled-rows-mb"]
 
 
 def _pointer_types(source: str, dtypes: str, values: dict) -> dict[str, str]:
@@ -282,3 +326,18 @@ def test_a_load_reads_the_type_the_compile_gives_its_pointer_else_the_assumed_on
     assert at() == 32  # fp16 by default, as the compile assumes it (``pointer-dtype``)
     assert at(pointer_dtype="fp32") == 64
     assert at(dtypes={"x": "bf16"}, pointer_dtype="fp32") == 32
+
+
+@pytest.mark.parametrize("block, over", [(8192, False), (16384, True)])
+def test_a_wider_result_beside_a_multi_buffered_pair_overflows_where_the_compiler_does(block, over):
+    # fp16 loads scaled by an fp32 argument: the fp32 result cannot be written over a 2-byte copy, and the copy
+    # read stays live with the next transfer's copy; BiShengIR: 160 KB at 8192, an overflow (256 KB) at 16384
+    estimate = _estimate_kb(SCALED_SUM, {"BLOCK": block}, True, "fp16 fp16 fp16")
+    assert (estimate * 1024 > ub.UB_BUDGET) is over
+
+
+@pytest.mark.skipif(missing() is not None, reason=f"no compiler: {missing()}")
+@pytest.mark.parametrize("block, over", [(8192, False), (16384, True)])
+def test_the_compiler_overflows_the_scaled_sum_only_at_16384(block, over):
+    job = _job(SCALED_SUM, "fp16 fp16 fp16", {"BLOCK": block}, True)
+    assert (service.verdicts([job])[job.key()].status == v.OVERFLOW) is over

@@ -1,7 +1,9 @@
-"""How much Unified Buffer one program of a kernel holds at once, per launch or autotune config (an estimate).
+"""How much Unified Buffer one program of a kernel holds at once, per launch or autotune config (an estimate), for
+ASC305 and ``ascendlint ub``; and which constexprs size a tile, for ASC304.
 
-The vector core of an Ascend AI core has 192 KB of Unified Buffer (UB), about 184 KB of which the compiler can use.
-Every tile a program holds (loaded blocks, intermediates, accumulators, index and mask vectors) lives there.
+The vector core of an Ascend AI core has 192 KB of Unified Buffer (UB), all of which BiShengIR plans (probed: a
+192 KB plan fits, 32 bytes more overflow). Every tile a program holds (loaded blocks, intermediates, accumulators,
+index and mask vectors used as data) lives there.
 
 How the estimate is computed, per kernel and per config (the constexpr values a launch passes, with the kernel's
 literal defaults, or those of one ``triton.Config`` of its autotune list together with what the launch passes):
@@ -10,32 +12,36 @@ literal defaults, or those of one ``triton.Config`` of its autotune list togethe
   axis, arithmetic, comparisons and ``tl.where`` broadcast, reductions (``tl.sum(x, axis=k)``) drop their axis,
   ``tl.dot`` gives ``M x N``, ``tl.load`` takes the shape of its pointer (or of its block pointer's
   ``block_shape``); constexprs and host constants are folded at the config's values;
-- element sizes: 4 bytes (fp32 and int32) unless a ``.to(...)`` or ``dtype=`` names a narrower or wider type;
-  masks 1 byte; a load of unknown dtype counts 4 bytes; tiles of pointers are not counted (addresses are
-  computed as offsets);
+- element sizes: a load reads the element type the compile request gives its pointer (what the host code shows,
+  ``i32`` for index pointers, else ``pointer-dtype``, fp16 by default: the compiler run and the estimate make the
+  same assumption); ``.to(...)`` and ``dtype=`` name other types; an fp32 argument (``scale``) widens a narrow
+  tile to fp32; a comparison of data is held at the data's width; tiles of pointers are not counted;
 - liveness: each binding of a named tile is one buffer, live from the binding to its last use before the name is
   bound again; a tile used inside a loop it was bound before stays live to the end of that loop, and one carried by
   the loop (an accumulator, read in the body before it is bound there) is live across all of it. An element-wise
   result takes over the buffer of an operand read for the last time by the same statement (``b = a * 2``), so the
-  two are not counted together. The estimate is the largest total of live buffers at any statement;
+  two are not counted together; the results of scans, sigmoids and ``tl.where`` never do. The estimate is the
+  largest total of live buffers at any statement;
 - not counted: tiles that only form addresses or masks of loads and stores, directly or through the names they
   are bound into (``offs``, ``mask = offs < n``): the compiler turns them into strided or bounded transfers; the
   operands and results of ``tl.dot`` (the cube core's L1/L0 buffers); compile hints (``tl.compile_hint(x, ...)``)
   are not reads of ``x``;
 - multi-buffering (triton-ascend's default; ``multibuffer=False`` on the launch or the config turns it off), as
-  BiShengIR plans it: a load's buffer inside a loop is held twice and a one-dimensional tile stored inside a loop
-  (at most one axis longer than 1) gets a pair of buffers of its own; when that does not fit the compiler gives up
-  the stores' pairs first, and overflows only when the loads' two copies alone do not fit. A loop-free kernel is
-  planned the same either way;
-- the compiler's own buffers: a load inside a larger expression (``acc += tl.load(p)``) is a buffer for that
-  statement, and an upcast load (``tl.load(p).to(tl.float32)``) keeps its narrow (2-byte) copy beside the
-  converted one; ``tl.dot`` accumulators live in L0C, not here.
+  BiShengIR plans it: a load inside a loop has a second copy, held across the loop's body, and the copy being read
+  is held to the end of the body unless a result is written over it; a one-dimensional tile stored inside a loop
+  gets a pair of buffers of its own; when that does not fit the compiler gives up the stores' pairs first, and
+  overflows only when the rest does not fit. A loop-free kernel is planned the same either way;
+- the compiler's own buffers (each probed): a load inside a larger expression (``acc += tl.load(p)``); the narrow
+  copy of an upcast load, kept live as long as its fp32 conversion; the fp32 copy of a narrow tile that is
+  reduced, scanned or passed to ``tl.sigmoid``; a scratch of half the tile for the sum of a whole one-dimensional
+  tile; the narrow copy of a wider result stored to a narrow pointer; one scratch per statement for arithmetic
+  nested in it when it can overwrite none of its operands. ``tl.dot`` accumulators live in L0C, not here.
 
-What it leaves out: unnamed temporaries inside one expression other than loads, the compiler's own scratch
-(reductions, casts, broadcast copies), alignment padding, buffer sharing between tiles of exclusive branches bound
-to different names, helpers called from the kernel, and any tile whose shape depends on a value the module does not give.
+What it leaves out: other unnamed temporaries, alignment padding, buffer sharing between tiles of exclusive
+branches bound to different names, helpers called from the kernel, and any tile whose shape depends on a value the
+module does not give. How it compares with the compiler on real code is in ``docs/precision.md``.
 
-Computed once per module and cached on the module facts.
+Computed once per module (and pointer type assumed) and cached on the module facts.
 """
 
 from __future__ import annotations
@@ -45,7 +51,8 @@ from dataclasses import dataclass
 from ..module_facts import Kernel, ModuleFacts
 from .capacity import UB_BUDGET, Tile
 from .configs import Config, configs
-from .model import DEFAULT_POINTER_DTYPE, _Model
+from .model import _Model
+from .tiles import DEFAULT_POINTER_DTYPE
 
 
 @dataclass

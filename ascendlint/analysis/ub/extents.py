@@ -20,7 +20,8 @@ from ...lazy_regex import lazy
 from .capacity import UB_BUDGET
 from .configs import configs
 from .estimate import tile_extent_params
-from .model import _MAX_DEPTH, _Model, _names, _walk
+from .model import _Model
+from .tiles import _MAX_DEPTH, _names, _walk
 
 @dataclass(frozen=True)
 class UncappedExtent:

@@ -8,7 +8,6 @@ Serves ``ub.estimate`` (ASC305, ``ascendlint ub``) and ASC304's check of a tile 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import libcst as cst
@@ -16,32 +15,12 @@ import libcst as cst
 from .. import grid
 from ..literals import integer_value
 from ..module_facts import Kernel, ModuleFacts, dotted_name
-from ..walk import child_nodes, iter_nodes
+from ..walk import child_nodes
 from .capacity import UB_BUDGET, UB_PHYSICAL, Shape, Tile
 from .configs import _arith, fold
-
-_BYTES = {
-    "float32": 4, "fp32": 4, "int32": 4, "uint32": 4, "float16": 2, "fp16": 2, "bfloat16": 2, "int16": 2,
-    "uint16": 2, "int8": 1, "uint8": 1, "int1": 1, "float64": 8, "int64": 8, "uint64": 8, "float8e4nv": 1,
-    "float8e5": 1, "float8_e4m3fn": 1, "float8_e5m2": 1,
-}
-# the element types of the compile requests (``ascendlint.compiler.configs``), in bytes
-ELEMENT_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "i64": 8, "i32": 4, "i16": 2, "i8": 1, "u8": 1, "i1": 1,
-                 "fp8e4nv": 1, "fp8e5": 1}
-DEFAULT_POINTER_DTYPE = "fp16"  # what a pointer whose type the host does not show is taken to hold (configurable)
-_FLOAT_PARAM = re.compile(r"^(eps|epsilon|\w*scale\w*|alpha|beta|temperature|softcap|\w*_eps|momentum|\w*pen\w*)$",
-                          re.IGNORECASE)  # the compile requests' float parameters (``ascendlint.compiler.configs``)
-_TREE_REDUCTIONS = {"sum", "xor_sum", "prod", "reduce"}  # combined pairwise in a scratch (max/min in place)
-_SCANS = {"cumsum", "cumprod", "associative_scan"}
-_FRESH_RESULTS = {*_SCANS, "where"}  # probed: written to a buffer of their own, never over a dying operand
-_REDUCTIONS = {"sum", "max", "min", "argmax", "argmin", "reduce", "xor_sum", "prod"}
-_KEEP_SHAPE = {"cumsum", "cumprod", "sort", "flip", "sigmoid", "softmax", "exp", "exp2", "log", "log2", "sqrt",
-               "rsqrt", "abs", "sin", "cos", "erf", "fma", "maximum", "minimum", "where", "clamp", "cast",
-               "fdiv", "div_rn", "floor", "ceil", "umulhi", "tanh", "to", "float", "cdiv"}
-_HINTS = {"compile_hint", "multiple_of", "max_contiguous", "max_constancy"}  # annotations, not reads of the data
-_LOADS = {"load", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg"}
-_MAX_DEPTH = 8
-
+from .tiles import (_FLOAT_PARAM, _FRESH_RESULTS, _HINTS, _LOADS, _MAX_DEPTH, _REDUCTIONS, _TREE_REDUCTIONS,
+                    _WIDENING, DEFAULT_POINTER_DTYPE, ELEMENT_BYTES, _broadcast, _callee, _converted, _dtype_size,
+                    _elements, _names, _names_read_late, _pointer_bases, _pointer_name, _reduce, _sweep)
 
 @dataclass
 class _Value:
@@ -64,6 +43,8 @@ class _Model:
         self.multibuffer = multibuffer
         self.dtypes = dtypes or {}  # pointer parameter -> element type (``fp16``, ``i32``), as the compile has it
         self.default_bytes = ELEMENT_BYTES.get(pointer_dtype, 2)  # a load from a pointer of no known type
+        self.scratch: list[tuple[int, str, list[set[str]], Tile]] = []  # nested arithmetic, its overwritable reads
+        self.widened_from: dict[str, str] = {}  # ``a32 = a.to(tl.float32)`` of a loaded ``a``: a32 -> a
         self.pointer_origin: dict[str, str] = {}  # local pointer (``x_ptrs = x + offs``) -> the parameter it is in
         self.resolver = grid.host_resolver(facts)
         self.env: dict[str, _Value] = {}
@@ -154,6 +135,8 @@ class _Model:
         if type(node) is cst.Assign:
             value = self._expr(node.value)
             self._uses(node.value)
+            if len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
+                self._nested_scratch(node.value, value, node.targets[0].target.value)
             for target in node.targets:
                 self._feed(node.value, target.target)
                 self._bind(target.target, node.value, value)
@@ -194,6 +177,12 @@ class _Model:
     def _bind(self, target, expr, value: _Value) -> None:
         if type(target) is cst.Name:
             name = target.value
+            self.widened_from.pop(name, None)
+            source = _converted(expr)
+            if source is not None and source in self.env:
+                loaded = self.env[source]
+                if loaded.dma and value.shape and loaded.size < value.size:
+                    self.widened_from[name] = source
             if type(expr) is cst.Call and _callee(expr) == "dot":
                 self.dot_results.add(name)
             if type(expr) is cst.Call and _callee(expr) == "make_block_ptr":
@@ -250,15 +239,55 @@ class _Model:
             self.uses.setdefault(name, []).append(self.position - (0.5 if carried else 0))
             if self._loop_stack:
                 self._loop_stack[-1][1].add(name)
+            source = self.widened_from.get(name)
+            if source is not None and source != name:
+                self._use(source)  # probed: the compiler widens at each use, so the narrow load stays live
 
     def _uses(self, expr) -> None:
         for node in _names(expr):
             self._use(node)
 
+    def _nested_scratch(self, expr, value: _Value, target: str) -> None:
+        """Arithmetic nested inside the bound expression (``s * (1 - t) + t``) is materialised by the compiler:
+        one scratch tile for the statement, at the width of the widest tile the nested operations read, when one
+        of them can overwrite none of its operands (an operand is overwritten in place when the statement reads it
+        once and it dies there). Not counted when the bound tile turns out to form addresses only."""
+        if not value.shape or value.pointer or (type(expr) is cst.Call and _callee(expr) in (*_LOADS, "dot")):
+            return
+        width, operations = 0, []
+        stack = list(child_nodes(expr))
+        while stack:
+            node = stack.pop()
+            if type(node) is cst.Call and _callee(node) in (*_LOADS, "store", "make_block_ptr"):
+                continue  # addresses and masks of transfers
+            if type(node) is cst.BinaryOperation:
+                read = [n for n in _names(node) if n in self.env and self.env[n].shape and not self.env[n].pointer]
+                if read:
+                    width = max(width, *(self.env[n].size for n in read))
+                    operations.append(set(read))
+            stack.extend(child_nodes(node))
+        if width:
+            counts: dict[str, int] = {}
+            for name in _names_read_late(expr):
+                counts[name] = counts.get(name, 0) + 1
+            once = {name for name, count in counts.items() if count == 1}
+            self.scratch.append((self.position, target, [read & once for read in operations],
+                                 Tile("<nested>", value.shape, _elements(value.shape) * width, False)))
+
     def _temporary(self, kind: str, shape: Shape, size: int, dma: bool = False) -> None:
         """An unnamed buffer the compiler allocates for one statement (a load inside an expression)."""
         self.tiles_seen = True
         self.temporaries.append((self.position, Tile(f"<{kind}>", shape, _elements(shape) * size, False, dma)))
+
+    def _to_size(self, dtype) -> int | None:
+        """The element size a conversion names: a type (``tl.float32``) or another tile's (``x.dtype``)."""
+        if type(dtype) is cst.Attribute and dtype.attr.value == "dtype" and type(dtype.value) is cst.Name:
+            other = self.env.get(dtype.value.value)
+            if other is not None and other.shape:
+                return other.size
+            origin = self._origin(dtype.value)
+            return self._load_bytes(dtype.value) if origin is not None else None
+        return _dtype_size(dtype)
 
     def _float_scalar(self, expr) -> bool:
         """A float argument of the kernel (``scale``, ``eps``): a runtime fp32 scalar, not a weakly typed literal."""
@@ -357,11 +386,26 @@ class _Model:
             if name in address_only:
                 continue  # index and mask tiles of addresses only
             doubled = self.multibuffer and tile.dma and any(self._in_loop(d) for d in self.defs.get(name, ()))
-            factor = 2 if doubled else 1
-            intervals += [(start, end, tile, tile.bytes * factor) for start, end in self._lifetimes(name)]
+            spans = self._lifetimes(name)
+            if not doubled:
+                intervals += [(start, end, tile, tile.bytes) for start, end in spans]
+                continue
+            # probed: the copy being read is held to the end of the loop's body unless a result is written over it
+            # where it is read last; the other copy, which the next transfer lands in, is held across the body
+            following = Tile(f"{name} (next)", tile.shape, tile.bytes, True, True)
+            for start, end in spans:
+                body = self._in_loop(start) or (start, end)
+                intervals.append((start, end if self._taken_over(tile, end) else max(end, body[1]), tile, tile.bytes))
+                intervals.append((*body, following, tile.bytes))
         for position, tile in self.temporaries:
             factor = 2 if self.multibuffer and tile.dma and self._in_loop(position) else 1
             intervals.append((position, position, tile, tile.bytes * factor))
+        for position, target, operations, tile in self.scratch:
+            if target in address_only or target in self.dot_results:
+                continue
+            dies = lambda name: not any(start < position < end for start, end in self._lifetimes(name))
+            if any(not any(dies(name) for name in once) for once in operations):
+                intervals.append((position, position, tile, tile.bytes))
         least = _sweep(intervals)
         if not self.multibuffer or not self.loop_stores:
             return least
@@ -373,6 +417,11 @@ class _Model:
         if full[0] <= UB_PHYSICAL or least[0] > UB_PHYSICAL:
             return full if full[0] <= UB_PHYSICAL else least
         return max(least[0], UB_BUDGET), full[1]  # the compiler fills what is left: as full as the UB allows
+
+    def _taken_over(self, tile: Tile, position: float) -> bool:
+        """A tile bound at ``position`` can be written over ``tile`` (element-wise, no larger, not a fresh result)."""
+        return any(position in self.defs.get(other, ()) and not born.fresh and born.bytes <= tile.bytes
+                   and other != tile.name for other, born in self.sizes.items())
 
     def _lifetimes(self, name: str) -> list[tuple[float, float]]:
         """The spans over which ``name`` holds a live buffer: one per binding, from it to the last use before the
@@ -519,7 +568,7 @@ class _Model:
         if method and type(call.func) is cst.Attribute:
             receiver = self._expr(call.func.value)
             if name == "to" and receiver.shape:
-                size = _dtype_size(positional[0] if positional else keywords.get("dtype"))
+                size = self._to_size(positional[0] if positional else keywords.get("dtype"))
                 return _Value(receiver.shape, size or receiver.size, receiver.loaded)
             if name in _REDUCTIONS and receiver.shape:
                 return self._reduction(name, receiver, positional[0] if positional else keywords.get("axis"),
@@ -596,12 +645,12 @@ class _Model:
                 return _SCALAR
             axis = positional[1] if len(positional) > 1 else keywords.get("axis")
             return self._reduction(name, x, axis, keywords.get("keep_dims"))
-        if name in _SCANS and positional:
+        if name in _WIDENING and positional:
             x = self._expr(positional[0])
             if not x.shape:
                 return _SCALAR
             if x.size < 4:
-                self._temporary("widened", x.shape, 4)  # probed: a narrow tile is scanned in fp32
+                self._temporary("widened", x.shape, 4)  # probed: a narrow tile is scanned (or a sigmoid taken) in fp32
             return _Value(x.shape, max(x.size, 4), x.loaded)
         if name in ("trans", "permute") and positional:
             x = self._expr(positional[0])
@@ -646,123 +695,3 @@ class _Model:
                 size = max(size, v.size)  # probed: ``tl.exp`` of an fp16 tile stays fp16
                 loaded = loaded or v.loaded
         return _Value(shape, size or 4, loaded) if shape else _SCALAR
-
-
-def _sweep(intervals) -> tuple[int, list[Tile]]:
-    """The largest total of the intervals live at one point, and the tiles live there (largest first)."""
-    best, live = 0, []
-    for point in sorted({i[0] for i in intervals} | {i[1] for i in intervals}):
-        here = [i for i in intervals if i[0] <= point <= i[1]]
-        total = sum(i[3] for i in here) - _reused(point, here)
-        if total > best:
-            best, live = total, sorted((i[2] for i in here), key=lambda t: -t.bytes)
-    return best, live
-
-
-def _elements(shape: Shape) -> int:
-    count = 1
-    for dim in shape:
-        count *= dim
-    return count
-
-
-def _reused(point, here) -> int:
-    """Bytes the tiles bound at ``point`` take over from tiles whose last use is that same statement: an
-    element-wise result is written in place of an operand that dies there (``b = a * 2`` with ``a`` read for the
-    last time), so the two are not live at once. Each dying buffer goes to at most one new tile that fits in it."""
-    dying = sorted((i[3] for i in here if i[1] == point and i[0] < point), reverse=True)
-    born = sorted((i[3] for i in here if i[0] == point and i[1] > point and not i[2].fresh), reverse=True)
-    saved = 0
-    for size in born:
-        fit = next((k for k, free in enumerate(dying) if free >= size), None)
-        if fit is None:
-            continue
-        saved += size
-        dying.pop(fit)
-    return saved
-
-
-def _callee(call: cst.Call) -> str:
-    func = call.func
-    if type(func) is cst.Attribute:
-        return func.attr.value
-    if type(func) is cst.Name:
-        return func.value
-    return ""
-
-
-def _names(expr):
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        if type(node) is cst.Name:
-            yield node.value
-            continue
-        if type(node) is cst.Attribute:
-            stack.append(node.value)
-            continue
-        if type(node) is cst.Arg and node.keyword is not None:
-            stack.append(node.value)
-            continue
-        stack.extend(child_nodes(node))
-
-
-def _pointer_name(name: str) -> bool:
-    lowered = name.lower()
-    return lowered.endswith("ptr") or lowered.endswith("_ptrs") or lowered.startswith("ptr")
-
-
-def _pointer_bases(kernel: Kernel) -> set[str]:
-    """Parameters that are the leftmost term of a load's or store's address (``x + offs`` -> ``x``)."""
-    found = set()
-    for node in _walk(kernel.node):
-        if type(node) is cst.Call and _callee(node) in (*_LOADS, "store", "make_block_ptr") and node.args:
-            address = node.args[0].value
-            while type(address) is cst.BinaryOperation:
-                address = address.left
-            if type(address) is cst.Name and address.value in kernel.params:
-                found.add(address.value)
-    return found
-
-
-_walk = iter_nodes
-
-
-def _broadcast(a: Shape | None, b: Shape | None) -> Shape | None:
-    if not a:
-        return b or a
-    if not b:
-        return a
-    if len(a) < len(b):
-        a, b = b, a
-    b = (1,) * (len(a) - len(b)) + tuple(b)
-    return tuple(max(x, y) for x, y in zip(a, b))
-
-
-def _reduce(shape: Shape, axis, keep_dims=None) -> Shape | None:
-    """The shape after reducing ``axis`` (None: to a scalar); with ``keep_dims=True`` the axis stays, of length 1."""
-    keep = type(keep_dims) is cst.Name and keep_dims.value == "True"
-    if axis is None or (type(axis) is cst.Name and axis.value == "None"):
-        return None
-    if type(axis) is cst.UnaryOperation and type(axis.expression) is cst.Integer:
-        index = -integer_value(axis.expression)
-    elif type(axis) is cst.Integer:
-        index = integer_value(axis)
-    else:
-        return None
-    dims = list(shape)
-    if -len(dims) <= index < len(dims):
-        if keep:
-            dims[index] = 1
-        else:
-            del dims[index]
-    return tuple(dims) or None
-
-
-def _dtype_size(expr) -> int | None:
-    if expr is None:
-        return None
-    name = dotted_name(expr) if type(expr) in (cst.Attribute, cst.Name) else None
-    if name is None:
-        return None
-    return _BYTES.get(name.split(".")[-1])
