@@ -210,7 +210,7 @@ class TileExtentFromRuntimeSize(Rule):
         return findings.environment()
 
     def finish(self) -> None:
-        extents = uncapped_extents(self.facts)
+        extents = uncapped_extents(self.facts, findings.pointer_dtype(self.settings))
         swept = {}
         if extents and findings.confirming(self.settings):
             swept = {(id(o.request.launch.call), o.request.runtime): o

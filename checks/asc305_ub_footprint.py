@@ -99,7 +99,7 @@ class UbFootprint(Rule):
             @triton.autotune(
                 configs=[
                     triton.Config({"BLOCK": 4096}),
-                    triton.Config({"BLOCK": 16384}),
+                    triton.Config({"BLOCK": 32768}),
                 ],
                 key=["n"],
             )

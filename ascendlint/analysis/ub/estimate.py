@@ -130,9 +130,9 @@ def estimate_at(facts: ModuleFacts, kernel: Kernel, config: Config, values: dict
     return Estimate(kernel, config, peak, live, model.extent_names, model.unknown_extents)
 
 
-def element_types(facts: ModuleFacts, kernel: Kernel, config: Config, pointer_dtype: str) -> dict[str, str]:
+def element_types(facts: ModuleFacts, kernel: Kernel, config: Config | None, pointer_dtype: str) -> dict[str, str]:
     """Pointer parameters' element types at ``config``: the reading of the compile requests (host code, names of
     index pointers, values used as integers, else ``pointer_dtype``), so that estimate and compile agree."""
     from ...compiler.configs import pointer_dtypes  # plain source reading: no compiler needed
 
-    return pointer_dtypes(facts, kernel, config.launch, pointer_dtype)
+    return pointer_dtypes(facts, kernel, config.launch if config is not None else None, pointer_dtype)

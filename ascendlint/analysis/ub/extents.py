@@ -18,10 +18,10 @@ from .. import magnitudes as mag
 from ..module_facts import Launch, ModuleFacts, dotted_name
 from ...lazy_regex import lazy
 from .capacity import UB_BUDGET
-from .configs import configs
-from .estimate import tile_extent_params
+from .configs import Config, configs
+from .estimate import element_types, tile_extent_params
 from .model import _Model
-from .tiles import _MAX_DEPTH, _names, _walk
+from .tiles import _MAX_DEPTH, DEFAULT_POINTER_DTYPE, _names, _walk
 
 @dataclass(frozen=True)
 class UncappedExtent:
@@ -50,6 +50,10 @@ _HOST_CALLS = {"triton", "next_power_of_2", "cdiv", "min", "max", "int", "math",
 _DATA = lazy(r"^(numel|n_?elements?|num_?elements?|total_?(tokens?|numel|elements?|size)|\w*_?tokens?|extend\w*|n_?rows?|num_?rows?|rows?"
                    r"|m|t|bs|batch\w*|\w*seq\w*|\w*vocab\w*)$", re.IGNORECASE)
 _LARGE_MODEL_DIM = 16384  # a large hidden size (hidden sizes of current models reach 7168 to 16384)
+
+
+def _launch_config(facts: ModuleFacts, launch: Launch) -> Config | None:
+    return next((config for config in configs(facts, launch.kernel) if config.launch is launch), None)
 
 
 def _launch_values(facts: ModuleFacts, launch: Launch) -> dict[str, int]:
@@ -88,11 +92,14 @@ def _guarded(facts: ModuleFacts, anchor: cst.CSTNode, names: set[str]) -> bool:
     return False
 
 
-def uncapped_extents(facts: ModuleFacts) -> list[UncappedExtent]:
-    return facts.memo("ub_uncapped", lambda: _uncapped(facts))
+def uncapped_extents(facts: ModuleFacts, pointer_dtype: str = DEFAULT_POINTER_DTYPE) -> list[UncappedExtent]:
+    """The uncapped extents of the module's launches; a hidden size is judged at the element types the compile
+    request reads (``pointer_dtype`` where the host shows none)."""
+    key = "ub_uncapped" if pointer_dtype == DEFAULT_POINTER_DTYPE else f"ub_uncapped:{pointer_dtype}"
+    return facts.memo(key, lambda: _uncapped(facts, pointer_dtype))
 
 
-def _uncapped(facts: ModuleFacts) -> list[UncappedExtent]:
+def _uncapped(facts: ModuleFacts, pointer_dtype: str) -> list[UncappedExtent]:
     found = []
     grids = grid.host_resolver(facts)
     extents = lambda kernel: sorted(tile_extent_params(facts, kernel), key=kernel.params.index)
@@ -115,7 +122,8 @@ def _uncapped(facts: ModuleFacts) -> list[UncappedExtent]:
         if not any(_DATA.match(n) or mag.name_bits(n) in _LARGE_BITS - {mag.VOCAB_BITS} for n in sizes):
             # a hidden size or row length, fixed per model: flagged only if the tile overflows at a large one
             values = {**_launch_values(facts, launch), param: _LARGE_MODEL_DIM}
-            model = _Model(facts, kernel, values)
+            dtypes = element_types(facts, kernel, _launch_config(facts, launch), pointer_dtype)
+            model = _Model(facts, kernel, values, False, dtypes, pointer_dtype)
             try:
                 model.run()
             except RecursionError:
