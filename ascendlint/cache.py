@@ -74,12 +74,12 @@ _STAMPS: dict[tuple[str, ...], list] = {}
 
 
 def _code_stamp(rule_files: tuple[str, ...]) -> list:
-    """Size and mtime of the engine's, the shared analysis' and the rules' source files, so an edited rule or
-    analysis never reuses old findings."""
+    """Size and mtime of the engine's, the shared analysis' (every package of it) and the rules' source files, so
+    an edited rule or analysis never reuses old findings."""
     stamp = _STAMPS.get(rule_files)
     if stamp is None:
         package = Path(__file__).parent
-        engine_files = [*package.glob("*.py"), *(package / "analysis").glob("*.py")]
+        engine_files = list(package.rglob("*.py"))  # packages too (``analysis/ub/``, ``compiler/``)
         files = sorted(str(p) for p in engine_files) + list(rule_files)
         stamp = []
         for name in files:

@@ -327,3 +327,11 @@ def test_the_code_stamp_covers_the_shared_analysis():
 
     stamped = {Path(name).name for name, _size, _mtime in cache_module._code_stamp(())}
     assert {"values.py", "grid.py", "distributed.py", "engine.py"} <= stamped
+
+
+def test_the_code_stamp_covers_the_analysis_packages():
+    from ascendlint import cache as cache_module
+
+    package = Path(cache_module.__file__).parent
+    stamped = {Path(name).relative_to(package).as_posix() for name, _size, _mtime in cache_module._code_stamp(())}
+    assert {"analysis/ub/model.py", "analysis/ub/tiles.py", "compiler/configs.py"} <= stamped
