@@ -111,8 +111,8 @@ def _compiler_bits(verdict: v.Verdict) -> int | None:
 
 
 def _estimate_bits(facts, outcome) -> tuple[int | None, bool | None, str]:
-    """The estimate at the constexpr values the compiler was given (a runtime-sized tile at the size compiled last,
-    a flag at the value the request chose), so that both read the same kernel."""
+    """The estimate at the constexpr values and pointer types the compiler was given (a runtime-sized tile at the
+    size compiled last, a flag at the value the request chose), so that both read the same kernel."""
     request = outcome.request
     config = next((c for c in ub.configs(facts, request.kernel) if c.label == request.label), None)
     if config is None:
@@ -123,7 +123,8 @@ def _estimate_bits(facts, outcome) -> tuple[int | None, bool | None, str]:
         size = outcome.overflow_from or max(outcomes._sizes(findings.RULE_OPTIONS["runtime-size-limit"]))
         values[request.runtime] = size
         swept = f"{request.runtime}={size}"
-    found = ub.estimate_at(facts, request.kernel, config, values)
+    dtypes = {p["name"]: p["dtype"] for p in request.job.params if p.get("kind") == "pointer" and p.get("dtype")}
+    found = ub.estimate_at(facts, request.kernel, config, values, findings.RULE_OPTIONS["pointer-dtype"], dtypes)
     if found is None:
         return None, None, swept
     return found.bytes * 8, not found.unknown, swept

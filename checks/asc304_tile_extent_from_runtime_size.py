@@ -22,7 +22,7 @@ class TileExtentFromRuntimeSize(Rule):
     name = "tile-extent-from-runtime-size"
     message = (
         "tile extent `{param}` of `{kernel}` is sized from the data with no cap ({source}): the tile grows with "
-        "the input until it overflows the Unified Buffer (184 KB usable)"
+        "the input until it overflows the Unified Buffer (192 KB)"
     )
     severity = Severity.WARNING
     fix_safety = FixSafety.NONE
@@ -37,8 +37,8 @@ class TileExtentFromRuntimeSize(Rule):
         "a size is large in production is often decided outside the module"
     )
     why = """
-        Every tile a program holds lives in the vector core's Unified Buffer: 192 KB physical, about 184 KB that
-        the compiler can use. A tile whose extent is the whole of a runtime size (a hidden size, a vocabulary, a
+        Every tile a program holds lives in the vector core's Unified Buffer: 192 KB, all of which the compiler
+        plans (probed against BiShengIR). A tile whose extent is the whole of a runtime size (a hidden size, a vocabulary, a
         row length, a batch) fits for the shapes the kernel was tried on and fails to compile, or spills, once
         the data is larger: an 8192-wide fp32 row is already 32 KB per tile, and a kernel holds several tiles at
         once. Real Ascend fixes capped `BLOCK_C = C` at 4096 and tiled a vocabulary-wide `tl.arange` in a loop.
@@ -211,11 +211,11 @@ class TileExtentFromRuntimeSize(Rule):
         return findings.environment()
 
     def finish(self) -> None:
-        extents = uncapped_extents(self.facts)
+        extents = uncapped_extents(self.facts, findings.pointer_dtype(self.settings))
         swept = {}
         if extents and findings.confirming(self.settings):
             swept = {(id(o.request.launch.call), o.request.runtime): o
-                     for o in findings.module_outcomes(self.facts, findings.CONFIRM_SETTINGS)
+                     for o in findings.module_outcomes(self.facts, findings.confirm_settings(self.settings))
                      if o.request.runtime is not None and o.request.launch is not None}
         for found in extents:
             outcome = swept.get((id(found.launch.call), found.param))

@@ -83,11 +83,12 @@ def python_files(paths: list[Path]) -> list[Path]:
 
 
 def _compiler_verdicts(facts) -> dict[tuple[str, str], dict]:
-    """(kernel, config label) -> BiShengIR's verdict, at the estimate's assumptions (4-byte loads of unknown type)."""
+    """(kernel, config label) -> BiShengIR's verdict, at the estimate's assumptions (the rules' default
+    ``pointer-dtype`` for a pointer whose type the host does not show)."""
     from ..compiler import findings
 
     found = {}
-    for outcome in findings.module_outcomes(facts, findings.CONFIRM_SETTINGS):
+    for outcome in findings.module_outcomes(facts, findings.confirm_settings({})):
         verdict = outcome.verdict
         if outcome.request.runtime is not None:
             continue

@@ -72,13 +72,23 @@ def anchor_for(outcome: Outcome):
     return request.anchor
 
 
-CONFIRM_OPTION = {"confirm-with-compiler": True}
-# the static estimate counts a load of unknown dtype at 4 bytes: its findings are confirmed at the same assumption
-CONFIRM_SETTINGS = {"pointer-dtype": "fp32"}
+CONFIRM_OPTION = {"confirm-with-compiler": True, "pointer-dtype": RULE_OPTIONS["pointer-dtype"]}
 CONFIRM_NOTES = """
     - `confirm-with-compiler` (default `true`): with the `compiler` extra installed, each finding is compiled at
       its configuration first; one the compiler accepts is not reported, and one it rejects carries its numbers.
+    - `pointer-dtype` (default `"fp16"`): the element type of a pointer whose dtype the host code does not show
+      (pointers named like indices or offsets, or whose values the kernel uses as integers, are `i32`); the
+      estimate sizes its loads with it and the confirming compile assumes the same.
 """
+
+
+def confirm_settings(settings: dict) -> dict:
+    """The compile a static UB finding is confirmed with: at the pointer types the estimate assumed."""
+    return {"pointer-dtype": pointer_dtype(settings)}
+
+
+def pointer_dtype(settings: dict) -> str:
+    return str(settings.get("pointer-dtype") or RULE_OPTIONS["pointer-dtype"])
 
 
 def confirming(settings: dict) -> bool:

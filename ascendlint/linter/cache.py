@@ -72,16 +72,15 @@ def rules_fingerprint(rules: Sequence[type["Rule"]], options: dict[str, dict]) -
 
 _STAMPS: dict[tuple[str, ...], list] = {}
 # whose code decides findings: the rule API at the top, the shared analysis, and the pipeline that runs them
-_STAMPED_PACKAGES = ("analysis", "linter", "fixes", "files", "text", "workspace", "catalog", "cli", "server")
 
 
 def _code_stamp(rule_files: tuple[str, ...]) -> list:
-    """Size and mtime of the engine's, the shared analysis' and the rules' source files, so an edited rule or
-    analysis never reuses old findings."""
+    """Size and mtime of the engine's, the shared analysis' (every package of it) and the rules' source files, so
+    an edited rule or analysis never reuses old findings."""
     stamp = _STAMPS.get(rule_files)
     if stamp is None:
         package = Path(__file__).parent.parent
-        engine_files = [path for folder in ("", *_STAMPED_PACKAGES) for path in (package / folder).glob("*.py")]
+        engine_files = list(package.rglob("*.py"))  # every package, subpackages too (``analysis/ub/``)
         files = sorted(str(p) for p in engine_files) + list(rule_files)
         stamp = []
         for name in files:

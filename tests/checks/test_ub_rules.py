@@ -31,8 +31,9 @@ def backward(x, dy, dx):
 """
 
 
-def _found(code: str, rule: str, confirm: bool = True):
-    options = None if confirm else {rule: {"confirm-with-compiler": False}}
+def _found(code: str, rule: str, confirm: bool = True, pointer_dtype: str = "fp32"):
+    # the kernels here were sized for fp32 data; the rules' own default for a pointer of unknown type is fp16
+    options = {rule: {"pointer-dtype": pointer_dtype, **({} if confirm else {"confirm-with-compiler": False})}}
     return [d for d in lint(textwrap.dedent(code), rule, options=options) if d.code == rule]
 
 
@@ -198,7 +199,7 @@ def test_asc305_rmsnorm_backward_overflows_at_10240_and_fits_at_2048():
     found = _found(RMS.format(cols=10240), "ASC305")
     assert len(found) == 1
     assert found[0].location.row == RMS.splitlines().index("        BLOCK_N=COLS,") + 1
-    assert " KB of 184 KB of Unified Buffer" in found[0].message and "~" in found[0].message
+    assert " KB of 192 KB of Unified Buffer" in found[0].message and "~" in found[0].message
     assert _found(RMS.format(cols=2048), "ASC305") == []
 
 
@@ -303,4 +304,4 @@ def test_asc305_shapes_of_kept_axes_slices_and_method_reshapes():
     estimate = _estimates(code)[0]
     shapes = {t.name: t.shape for t in estimate.live}
     assert shapes["e"] == (48, 4, 8) and shapes["saved"] == (20, 48, 1, 8)
-    assert estimate.bytes == (20 * 48 * 8 + 48 * 4 * 8) * 4
+    assert estimate.bytes == 20 * 48 * 8 * 4 + 48 * 4 * 8 * 2  # fp32 `saved`, `e` at the assumed fp16 of its load

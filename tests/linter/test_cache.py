@@ -339,3 +339,11 @@ def test_the_code_stamp_covers_every_package_whose_code_decides_findings():
     for module in ("rule.py", "linter/runner.py", "files/source.py", "workspace/config.py", "text/locator.py",
                    "fixes/noqa.py", "catalog/rule_index.py", "analysis/context.py"):
         assert module in stamped, module
+
+
+def test_the_code_stamp_covers_the_analysis_packages():
+    from ascendlint.linter import cache as cache_module
+
+    package = Path(cache_module.__file__).parent.parent
+    stamped = {Path(name).relative_to(package).as_posix() for name, _size, _mtime in cache_module._code_stamp(())}
+    assert {"analysis/ub/model.py", "analysis/ub/tiles.py", "compiler/configs.py"} <= stamped
