@@ -82,6 +82,11 @@ class HostResolver:
             if self._is_loop_product(node, scope_node):  # M = 1; for i in range(dim): M *= x.shape[i]
                 scope.bindings.setdefault(node.target.value, []).append((order(node), node))
                 continue
+            if type(node) is cst.For and type(node.target) is cst.Name and self.scope_node(node) is scope_node:
+                picked = loop_literals(node.iter)
+                if picked is not None:  # for block in (64, 128, 256): ... break -> one of those literals
+                    scope.bindings.setdefault(node.target.value, []).append((order(node), picked))
+                continue
             if type(node) not in (cst.Assign, cst.AnnAssign, cst.FunctionDef):
                 continue
             if self.scope_node(node) is not scope_node:
@@ -246,6 +251,22 @@ class HostResolver:
                     (type(expr.operator) not in (cst.LeftShift, cst.Power) or 0 <= right <= 64):
                 return operate(left, right)
         return None
+
+
+def loop_literals(iterable: cst.BaseExpression) -> cst.BaseExpression | None:
+    """What a loop over a literal tuple or list of ints binds its variable to, as a conditional expression of
+    those ints (``64 if _ else 128 if _ else 256``), which every reader of tile sizes takes as a choice of literals:
+    inside the loop, and after it wherever a ``break`` stopped it (or the last item when none did)."""
+    if type(iterable) not in (cst.Tuple, cst.List) or not iterable.elements \
+            or not all(type(e) is cst.Element and type(e.value) is cst.Integer for e in iterable.elements):
+        return None
+    values = [e.value for e in iterable.elements]
+    if len(values) == 1:
+        return values[0]
+    picked: cst.BaseExpression = values[-1]
+    for value in reversed(values[:-1]):
+        picked = cst.IfExp(test=cst.Name("_"), body=value, orelse=picked)
+    return picked
 
 
 def _is_shape_entry(expr: cst.BaseExpression) -> bool:

@@ -1,0 +1,150 @@
+"""Three host-code forms the grid rules (ASC105 and its sweep ASC110) and the launch-value readers see through the
+shared analysis: a launch below an unconditional ``return``/``raise`` is not a launch; a shape predicate the caller
+runs first bounds the sizes its body bounds (``return x.shape[0] <= 4096 and ...``, ``if ...: return False`` then
+``return True``, a size passed by name), whether the launch or the public caller of a private launcher tests it; a
+tile picked by a loop over a literal list takes one of those literals (the largest for launch values, the smallest
+for grid counts)."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+from ascendlint.analysis.launch_arguments import literal_arguments
+from ascendlint.analysis.module_facts import ModuleFacts
+from ascendlint.analysis.walk import NodeIndex
+from tests.helpers import lint
+
+ROWS = """\
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def row_halve(x_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n_cols
+    v = tl.load(x_ptr + row * n_cols + offs, mask=mask)
+    tl.store(y_ptr + row * n_cols + offs, v * 0.5, mask=mask)
+
+"""
+
+LAUNCH = "    row_halve[(n_rows,)](x, y, n_cols, BLOCK=1024)\n"
+
+
+def codes(source: str, *rules: str) -> list[str]:
+    return [d.code for d in lint(source, *rules)]
+
+
+# 1. unreachable launches -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("exit_line", ["    return x * 0.5\n", "    raise NotImplementedError('kernel path')\n"])
+def test_a_launch_below_an_unconditional_exit_is_not_a_launch(exit_line):
+    host = "def halve(x):\n    n_rows, n_cols = x.shape\n    y = torch.empty_like(x)\n" + exit_line + LAUNCH
+    assert codes(ROWS + host, "ASC105", "ASC110") == []
+
+
+def test_the_same_launch_without_the_exit_is_reported():
+    host = "def halve(x):\n    n_rows, n_cols = x.shape\n    y = torch.empty_like(x)\n" + LAUNCH
+    assert codes(ROWS + host, "ASC105", "ASC110") == ["ASC105"]
+
+
+def test_an_exit_inside_a_branch_keeps_the_launch():
+    host = ("def halve(x, debug=False):\n    n_rows, n_cols = x.shape\n    y = torch.empty_like(x)\n"
+            "    if debug:\n        return x * 0.5\n" + LAUNCH)
+    assert codes(ROWS + host, "ASC105", "ASC110") == ["ASC105"]
+
+
+# 2. caller predicates bound sizes ---------------------------------------------------------------------------------
+
+PREDICATES = {
+    "bound and another check": "def can_run_fast(t):\n    return t.shape[0] <= 4096 and t.is_contiguous()\n\n",
+    "early false then true": (
+        "def can_run_fast(t):\n    if t.shape[0] > 4096:\n        return False\n"
+        "    if not t.is_contiguous():\n        return False\n    return True\n\n"),
+    "sizes passed as names": "def can_run_fast(rows):\n    return rows <= 4096\n\n",
+}
+
+CALLERS = {
+    "negated early return": (
+        "def halve(x):\n    n_rows, n_cols = x.shape\n    if not can_run_fast({arg}):\n        return x * 0.5\n"
+        "    y = torch.empty_like(x)\n" + LAUNCH),
+    "public caller of a private launcher": (
+        "def _launch(x):\n    n_rows, n_cols = x.shape\n    y = torch.empty_like(x)\n" + LAUNCH + "    return y\n\n"
+        "def halve(x):\n    n_rows = x.shape[0]\n    if can_run_fast({arg}):\n        return _launch(x)\n"
+        "    return x * 0.5\n"),
+}
+
+
+@pytest.mark.parametrize("predicate", PREDICATES.values(), ids=PREDICATES.keys())
+@pytest.mark.parametrize("caller", CALLERS.values(), ids=CALLERS.keys())
+def test_a_predicate_the_caller_runs_first_bounds_the_grid(predicate, caller):
+    arg = "n_rows" if "rows <=" in predicate else "x"
+    assert codes(ROWS + predicate + caller.format(arg=arg), "ASC105", "ASC110") == []
+
+
+@pytest.mark.parametrize("predicate", [
+    "def can_run_fast(t):\n    return t.shape[0] <= 1048576 and t.is_contiguous()\n\n",
+    "def can_run_fast(t):\n    if t.shape[1] > 4096:\n        return False\n    return True\n\n",
+])
+def test_a_predicate_that_does_not_bound_the_rows_leaves_the_finding(predicate):
+    caller = CALLERS["negated early return"].format(arg="x")
+    assert codes(ROWS + predicate + caller, "ASC105", "ASC110") == ["ASC105"]
+
+
+# 3. tiles picked by a loop over literals --------------------------------------------------------------------------
+
+SCALE = """\
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def rows_scale(x, y, C, ROWS: tl.constexpr, BLOCK_C: tl.constexpr):
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    cols = tl.arange(0, BLOCK_C)
+    offs = rows[:, None] * C + cols[None, :]
+    tl.store(y + offs, tl.load(x + offs, mask=cols[None, :] < C) * 2, mask=cols[None, :] < C)
+
+def scale(x):
+    n, C = x.shape
+    y = torch.empty_like(x)
+{pick}
+    rows_scale[(triton.cdiv(n, 4),)](x, y, C, ROWS=4, BLOCK_C=BLOCK_C)
+    return y
+"""
+
+
+def test_launch_values_take_the_largest_literal_a_loop_can_pick():
+    pick = "    for BLOCK_C in (1024, 2048, 4096):\n        if C <= BLOCK_C:\n            break"
+    module = cst.parse_module(SCALE.format(pick=pick))
+    facts = ModuleFacts(module, NodeIndex(module))
+    assert literal_arguments(facts, facts.launches[-1]) == {"ROWS": 4, "BLOCK_C": 4096}
+
+
+TILED = """\
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def tile_sum(x, y, n, BM: tl.constexpr):
+    offs = tl.program_id(0) * BM + tl.arange(0, BM)
+    tl.store(y + tl.program_id(0), tl.sum(tl.load(x + offs, mask=offs < n), axis=0))
+
+def tiled_sum(x):
+    n = x.numel()
+    y = x.new_empty(65536)
+    for bm in {blocks}:
+        if n % bm == 0:
+            break
+    tile_sum[(triton.cdiv(n, bm),)](x, y, n, BM=bm)
+    return y
+"""
+
+
+@pytest.mark.parametrize("blocks, smallest", [("(32, 64, 128)", 32), ("[8, 64, 128]", 8)])
+def test_a_grid_counts_tiles_of_the_smallest_literal_a_loop_can_pick(blocks, smallest):
+    (finding,) = lint(TILED.format(blocks=blocks), "ASC105", "ASC110")
+    assert finding.code == "ASC105" and f"(`bm` = {smallest})" in finding.message
