@@ -188,6 +188,9 @@ def host_argument_bounds(facts: ModuleFacts, kernel: Kernel, param: str):
     for launch in launches:
         expr = launch_argument(launch, param)
         found = _host_argument(resolver, expr, launch.call, 0) if expr is not None else None
+        asserted = _asserted_bound(facts, resolver, expr, launch.call) if expr is not None else None
+        if asserted is not None and (found is None or mag.of_int(asserted) < found.bits):
+            found = HostBound(mag.of_int(asserted), False, f"{_DEFINITE}at most {asserted}")
         if found is None:
             largest = None
             break
@@ -202,6 +205,29 @@ def host_argument_bounds(facts: ModuleFacts, kernel: Kernel, param: str):
             largest = HostBound(largest.bits, largest.tokens, largest.evidence.lstrip(_DEFINITE))
     cache[key] = largest
     return largest
+
+
+def _asserted_bound(facts: ModuleFacts, resolver, expr: cst.BaseExpression, site: cst.CSTNode) -> int | None:
+    """The bound the conditions guarding a launch put on what it passes (``assert head_dim <= 256``, ``assert
+    n_heads in (8, 16, 32)``, ``if D > 256: raise``, a shape predicate the caller runs first): a size the host
+    checks is at most that, whatever its name says."""
+    from .host_bounds import site_facts
+
+    known = site_facts(resolver, facts, site)
+    if type(expr) is cst.Name and expr.value in known.bounds:
+        return known.bounds[expr.value]
+    tensor, dim, _ = hf.shape_part(expr)
+    if tensor is None and type(expr) is cst.Name:
+        status, value = resolver.lookup(expr.value, site)
+        item = resolver.shape_items.get(id(value)) if status == "value" else None
+        if item is not None:
+            name, dim, rank = item
+            return known.dim_bound(name, dim) or known.dim_bound(name, dim - rank)
+        if status == "value" and isinstance(value, cst.BaseExpression):
+            tensor, dim, _ = hf.shape_part(value)
+    if tensor is not None and dim is not None:
+        return known.dim_bound(tensor.value, dim)
+    return None
 
 
 def _host_argument(resolver, expr, site, depth):

@@ -1,15 +1,17 @@
-"""Three host-code forms the grid rules (ASC105 and its sweep ASC110) and the launch-value readers see through the
-shared analysis: a launch below an unconditional ``return``/``raise`` is not a launch; a shape predicate the caller
-runs first bounds the sizes its body bounds (``return x.shape[0] <= 4096 and ...``, ``if ...: return False`` then
-``return True``, a size passed by name), whether the launch or the public caller of a private launcher tests it; a
-tile picked by a loop over a literal list takes one of those literals (the largest for launch values, the smallest
-for grid counts)."""
+"""Four host-code forms the size rules (ASC105 and its sweep ASC110, the int32 offset rules ASC202 and ASC207) and
+the launch-value readers see through the shared analysis: a launch below an unconditional ``return``/``raise`` is not
+a launch; a shape predicate the caller runs first bounds the sizes its body bounds (``return x.shape[0] <= 4096 and
+...``, ``if ...: return False`` then ``return True``, a size passed by name), whether the launch or the public caller
+of a private launcher tests it; a tile picked by a loop over a literal list takes one of those literals (the largest
+for launch values, the smallest for grid counts); a size the host asserts small (``assert head_dim <= 256``,
+``assert n_heads in (8, 16, 32)``) is that small in the magnitude model."""
 
 from __future__ import annotations
 
 import libcst as cst
 import pytest
 
+from ascendlint.analysis.host_arguments import host_argument_bits
 from ascendlint.analysis.launch_arguments import literal_arguments
 from ascendlint.analysis.module_facts import ModuleFacts
 from ascendlint.analysis.walk import NodeIndex
@@ -148,3 +150,70 @@ def tiled_sum(x):
 def test_a_grid_counts_tiles_of_the_smallest_literal_a_loop_can_pick(blocks, smallest):
     (finding,) = lint(TILED.format(blocks=blocks), "ASC105", "ASC110")
     assert finding.code == "ASC105" and f"(`bm` = {smallest})" in finding.message
+
+
+# 4. asserted small sizes in the magnitude model -------------------------------------------------------------------
+
+DECODE = """\
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def decode_scale(q_ptr, o_ptr, n_heads, head_dim, BLOCK_D: tl.constexpr):
+    i_b = tl.program_id(0)
+    i_h = tl.program_id(1)
+    offs = tl.arange(0, BLOCK_D)
+    base = (i_b * n_heads + i_h) * head_dim
+    tl.store(o_ptr + base + offs, tl.load(q_ptr + base + offs, mask=offs < head_dim) * 2, mask=offs < head_dim)
+
+def decode(q):
+    batch, n_heads, head_dim = q.shape
+{asserts}    o = torch.empty_like(q)
+    decode_scale[(batch, n_heads)](q, o, n_heads, head_dim, BLOCK_D=triton.next_power_of_2(head_dim))
+    return o
+"""
+
+
+@pytest.mark.parametrize("asserts, head_dim_bits, n_heads_bits", [
+    ("", 15, 7),  # by their names: a per-token size, a head count
+    ("    assert head_dim <= 256\n", 9, 7),
+    ("    assert head_dim <= 256 and n_heads in (8, 16, 32)\n", 9, 6),
+    ("    if head_dim > 512:\n        raise ValueError(head_dim)\n", 10, 7),
+    ("    assert head_dim <= 1 << 20\n", 15, 7),  # a bound looser than the name's reading changes nothing
+])
+def test_an_asserted_size_bounds_its_factor_in_the_magnitude_model(asserts, head_dim_bits, n_heads_bits):
+    module = cst.parse_module(DECODE.format(asserts=asserts))
+    facts = ModuleFacts(module, NodeIndex(module))
+    kernel = facts.kernels["decode_scale"]
+    assert host_argument_bits(facts, kernel, "head_dim")[0] == head_dim_bits
+    assert host_argument_bits(facts, kernel, "n_heads")[0] == n_heads_bits
+
+
+PICKS = """\
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def gather_picks(ids_ptr, out_ptr, n_picked, BLOCK: tl.constexpr):
+    i_t = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(ids_ptr + i_t * n_picked + offs, mask=offs < n_picked)
+    tl.store(out_ptr + i_t * n_picked + offs, v + 1, mask=offs < n_picked)
+
+def picks(ids):
+    n_tokens, n_picked = ids.shape
+{asserts}    out = torch.empty_like(ids)
+    gather_picks[(n_tokens,)](ids, out, n_picked, BLOCK=triton.next_power_of_2(n_picked))
+    return out
+"""
+
+
+@pytest.mark.parametrize("asserts, expected", [
+    ("", ["ASC207"]),  # a token row times a size the name says nothing of
+    ("    assert n_picked <= 16\n", []),  # at most 2**20 rows of 16: below 2**31
+    ("    assert n_picked <= 1 << 14\n", ["ASC207"]),
+])
+def test_the_int32_rules_read_an_asserted_factor(asserts, expected):
+    assert codes(PICKS.format(asserts=asserts), "ASC202", "ASC207") == expected
