@@ -190,7 +190,9 @@ def host_argument_bounds(facts: ModuleFacts, kernel: Kernel, param: str):
         found = _host_argument(resolver, expr, launch.call, 0) if expr is not None else None
         asserted = _asserted_bound(facts, resolver, expr, launch.call) if expr is not None else None
         if asserted is not None and (found is None or mag.of_int(asserted) < found.bits):
-            found = HostBound(mag.of_int(asserted), False, f"{_DEFINITE}at most {asserted}")
+            # smaller than the host's reading; how definite the reading is (what the tensors are) stays as it was
+            evidence = f"{found.evidence} (at most {asserted})" if found is not None else f"at most {asserted}"
+            found = HostBound(mag.of_int(asserted), False, evidence)
         if found is None:
             largest = None
             break
