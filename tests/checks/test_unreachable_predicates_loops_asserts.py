@@ -13,6 +13,7 @@ import pytest
 
 from ascendlint.analysis.host_arguments import host_argument_bits
 from ascendlint.analysis.launch_arguments import literal_arguments
+from ascendlint.analysis.literal_helpers import helper_literals
 from ascendlint.analysis.module_facts import ModuleFacts
 from ascendlint.analysis.walk import NodeIndex
 from tests.helpers import lint
@@ -123,6 +124,20 @@ def test_launch_values_take_the_largest_literal_a_loop_can_pick():
     module = cst.parse_module(SCALE.format(pick=pick))
     facts = ModuleFacts(module, NodeIndex(module))
     assert literal_arguments(facts, facts.launches[-1]) == {"ROWS": 4, "BLOCK_C": 4096}
+
+
+@pytest.mark.parametrize("helper, expected", [
+    ("def _pick(n):\n    for b in (256, 128, 64):\n        if n % b == 0:\n            return b\n    return 32\n",
+     (32, 64, 128, 256)),
+    ("def _pick(n):\n    for b in [512, 1024]:\n        if n <= b:\n            return b\n"
+     "    raise ValueError(n)\n", (512, 1024)),
+    ("def _pick(n):\n    for b in (256, 128):\n        if n % b == 0:\n            return n // b\n    return 1\n",
+     None),
+])
+def test_a_helper_returning_the_variable_of_a_literal_loop_gives_those_literals(helper, expected):
+    module = cst.parse_module(helper + "block = _pick(4096)\n")
+    facts = ModuleFacts(module, NodeIndex(module))
+    assert helper_literals(facts, module.body[-1].body[0].value) == expected
 
 
 TILED = """\
