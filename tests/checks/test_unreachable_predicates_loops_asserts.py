@@ -126,6 +126,18 @@ def test_launch_values_take_the_largest_literal_a_loop_can_pick():
     assert literal_arguments(facts, facts.launches[-1]) == {"ROWS": 4, "BLOCK_C": 4096}
 
 
+@pytest.mark.parametrize("pairs, table", [
+    ("((8, 1024), (4, 2048), (2, 4096))", ""),
+    ("_TILES", "_TILES = [(8, 1024), (4, 2048), (2, 4096)]\n\n"),  # a literal list bound once at module level
+])
+def test_a_loop_over_literal_tile_pairs_gives_each_name_its_column(pairs, table):
+    pick = f"    for ROWS_T, BLOCK_C in {pairs}:\n        if C <= BLOCK_C:\n            break"
+    source = table + SCALE.format(pick=pick).replace("ROWS=4", "ROWS=ROWS_T")
+    module = cst.parse_module(source)
+    facts = ModuleFacts(module, NodeIndex(module))
+    assert literal_arguments(facts, facts.launches[-1]) == {"ROWS": 8, "BLOCK_C": 4096}
+
+
 @pytest.mark.parametrize("helper, expected", [
     ("def _pick(n):\n    for b in (256, 128, 64):\n        if n % b == 0:\n            return b\n    return 32\n",
      (32, 64, 128, 256)),
