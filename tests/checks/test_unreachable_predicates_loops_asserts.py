@@ -48,6 +48,12 @@ def test_a_launch_below_an_unconditional_exit_is_not_a_launch(exit_line):
     assert codes(ROWS + host, "ASC105", "ASC110") == []
 
 
+def test_no_rule_reports_the_keywords_of_an_unreachable_launch():
+    host = ("def halve(x):\n    n_rows, n_cols = x.shape\n    y = torch.empty_like(x)\n    return x * 0.5\n"
+            + LAUNCH.replace("BLOCK=1024", "BLOCK=1024, num_warps=4"))
+    assert codes(ROWS.replace("import torch\n", "import torch\nimport torch_npu\n") + host) == []
+
+
 def test_the_same_launch_without_the_exit_is_reported():
     host = "def halve(x):\n    n_rows, n_cols = x.shape\n    y = torch.empty_like(x)\n" + LAUNCH
     assert codes(ROWS + host, "ASC105", "ASC110") == ["ASC105"]
