@@ -554,7 +554,8 @@ class Int32OffsetOverflow(Rule):
         for node in _arithmetic(product):
             if type(node) is cst.Name and node.value in kernel.params:
                 bound = host_argument_bounds(self.facts, kernel, node.value)
-                if bound is not None and _ROW_STRIDE_EVIDENCE.search(bound.evidence) and bound.bits >= FEATURE_BITS:
+                if bound is not None and _ROW_STRIDE_EVIDENCE.search(bound.evidence) \
+                        and bound.kind_bits >= FEATURE_BITS:
                     return True
                 if bound is not None and _ROW_LENGTH_EVIDENCE.search(bound.evidence) and _row_length_step(
                         product, node.value):

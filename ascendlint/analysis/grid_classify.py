@@ -432,10 +432,12 @@ class FactorClassifier:
         )
 
     def _literal_tile(self, bottom: Factor, denominator: cst.BaseExpression) -> int | None:
+        choices = [c for c in self.grids.literal_choices(denominator, self.site, 0) if c > 0]
+        if choices:
+            return min(choices)  # the smallest tile the host can pick counts the most programs
         if bottom.kind is Kind.LITERAL and bottom.value:  # min(..., 2048): at most the cap
             return bottom.value
-        choices = self.grids.literal_choices(denominator, self.site, 0)
-        return max(choices) if choices else None
+        return None
 
     def _weight_rows(self, folded: Factor) -> bool:
         """The leading dimension of a weight (``D, W = weight.shape``): its output channels or features."""

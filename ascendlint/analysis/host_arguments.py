@@ -9,6 +9,8 @@ analysis (``values``) and the offset, tile-size and tensor-size rules (ASC202, A
 from __future__ import annotations
 
 
+from dataclasses import replace
+
 import libcst as cst
 
 from . import host_facts as hf
@@ -158,8 +160,10 @@ def token_axes(facts: ModuleFacts, kernel: Kernel) -> set[int]:
     return found or set()
 
 
-def host_argument_bits(facts: ModuleFacts, kernel: Kernel, param: str) -> tuple[int, bool, bool] | None:
-    """(magnitude, counts tokens, definite) of what this module's launches pass for the integer parameter ``param``:
+def host_argument_bits(facts: ModuleFacts, kernel: Kernel, param: str) -> tuple[int, bool, bool, int] | None:
+    """(magnitude, counts tokens, definite, kind) of what this module's launches pass for the integer parameter
+    ``param`` (*kind*: the magnitude the host tensors give before a guard bounds it, which says what sort of size it
+    is):
     read from the host expression (``x.stride(-1)`` is 1, ``logits.stride(0)`` a vocabulary, ``x.shape[0]`` of an
     activation its rows, ``x.numel()`` a total size, ``min(n, cap)`` at most the cap, literals and names assigned
     from them) or else from the host name it is spelled with. *Definite* when every launch's value was read from
@@ -167,7 +171,7 @@ def host_argument_bits(facts: ModuleFacts, kernel: Kernel, param: str) -> tuple[
     found = host_argument_bounds(facts, kernel, param)
     if found is None:
         return None
-    return found.bits, found.tokens, found.evidence.startswith(_DEFINITE)
+    return found.bits, found.tokens, found.evidence.startswith(_DEFINITE), found.kind_bits
 
 
 _DEFINITE = "="  # evidence read from the host tensors themselves starts with this mark
@@ -188,6 +192,11 @@ def host_argument_bounds(facts: ModuleFacts, kernel: Kernel, param: str):
     for launch in launches:
         expr = launch_argument(launch, param)
         found = _host_argument(resolver, expr, launch.call, 0) if expr is not None else None
+        asserted = _asserted_bound(facts, resolver, expr, launch.call) if expr is not None else None
+        if asserted is not None and (found is None or mag.of_int(asserted) < found.bits):
+            # smaller than the host's reading; how definite the reading is (what the tensors are) stays as it was
+            evidence = f"{found.evidence} (at most {asserted})" if found is not None else f"at most {asserted}"
+            found = HostBound(mag.of_int(asserted), False, evidence, found.kind_bits if found is not None else None)
         if found is None:
             largest = None
             break
@@ -195,13 +204,38 @@ def host_argument_bounds(facts: ModuleFacts, kernel: Kernel, param: str):
             definite = found.evidence.startswith(_DEFINITE) and (
                 largest is None or largest.evidence.startswith(_DEFINITE))
             evidence = found.evidence if definite else found.evidence.lstrip(_DEFINITE)
-            largest = HostBound(found.bits, found.tokens or bool(largest and largest.tokens), evidence)
+            read = max((b.kind_bits for b in (found, largest) if b is not None and b.read_bits is not None),
+                       default=None)
+            largest = HostBound(found.bits, found.tokens or bool(largest and largest.tokens), evidence, read)
         elif found.tokens and not largest.tokens:
-            largest = HostBound(largest.bits, True, largest.evidence)
+            largest = replace(largest, tokens=True)
         if largest is not None and not found.evidence.startswith(_DEFINITE):
-            largest = HostBound(largest.bits, largest.tokens, largest.evidence.lstrip(_DEFINITE))
+            largest = replace(largest, evidence=largest.evidence.lstrip(_DEFINITE))
     cache[key] = largest
     return largest
+
+
+def _asserted_bound(facts: ModuleFacts, resolver, expr: cst.BaseExpression, site: cst.CSTNode) -> int | None:
+    """The bound the conditions guarding a launch put on what it passes (``assert head_dim <= 256``, ``assert
+    n_heads in (8, 16, 32)``, ``if D > 256: raise``, a shape predicate the caller runs first): a size the host
+    checks is at most that, whatever its name says."""
+    from .host_bounds import site_facts
+
+    known = site_facts(resolver, facts, site)
+    if type(expr) is cst.Name and expr.value in known.bounds:
+        return known.bounds[expr.value]
+    tensor, dim, _ = hf.shape_part(expr)
+    if tensor is None and type(expr) is cst.Name:
+        status, value = resolver.lookup(expr.value, site)
+        item = resolver.shape_items.get(id(value)) if status == "value" else None
+        if item is not None:
+            name, dim, rank = item
+            return known.dim_bound(name, dim) or known.dim_bound(name, dim - rank)
+        if status == "value" and isinstance(value, cst.BaseExpression):
+            tensor, dim, _ = hf.shape_part(value)
+    if tensor is not None and dim is not None:
+        return known.dim_bound(tensor.value, dim)
+    return None
 
 
 def _host_argument(resolver, expr, site, depth):

@@ -171,8 +171,17 @@ def _predicate_bounds(resolver, call: cst.Call, site, found: SiteFacts, depth: i
     for condition in se.predicate_conditions(resolver.facts, function):
         _collect_bounds(resolver, condition, inner, own, depth + 1)
     entries = {(tensor, dim): bound for (tensor, dim), bound in own.dims.items()}
+    params = {p.name.value for p in (*function.params.posonly_params, *function.params.params,
+                                     *function.params.kwonly_params)}
     for name, bound in own.bounds.items():
         key = se.canonical(resolver, cst.Name(name), inner)
+        target = mapping.get(name) if name in params else None
+        if target is not None and "." not in target:  # `rows <= 4096` on a size the caller passes by name
+            found.bounds[target] = min(bound, found.bounds.get(target, bound))
+        elif target is not None and ".shape[" in target:
+            tensor, _, rest = target.partition(".shape[")
+            dim = int(rest.rstrip("]"))
+            found.dims[(tensor, dim)] = min(bound, found.dims.get((tensor, dim), bound))
         if key is not None and ".shape[" in key:
             tensor, _, rest = key.partition(".shape[")
             entries[(tensor, int(rest.rstrip("]")))] = min(bound, entries.get((tensor, int(rest.rstrip("]"))), bound))

@@ -49,6 +49,13 @@ class HostBound:
     bits: int
     tokens: bool = False
     evidence: str = ""
+    # the magnitude read from the host tensors before a guard bounded it (``assert K <= 256`` on ``k.shape[-1]``):
+    # it says what kind of size the value is (a per-token size of a large tensor), ``bits`` how large it gets
+    read_bits: int | None = None
+
+    @property
+    def kind_bits(self) -> int:
+        return self.bits if self.read_bits is None else self.read_bits
 
 
 def tensor_is_small(name: str) -> bool:

@@ -82,6 +82,14 @@ class HostResolver:
             if self._is_loop_product(node, scope_node):  # M = 1; for i in range(dim): M *= x.shape[i]
                 scope.bindings.setdefault(node.target.value, []).append((order(node), node))
                 continue
+            if type(node) is cst.For and self.scope_node(node) is scope_node:
+                # for block in (64, 128, 256): ... break; for bm, bn in ((64, 128), (32, 64)): each one of those
+                iterable = node.iter
+                if type(iterable) is cst.Name and type(scope_node) is cst.FunctionDef:
+                    iterable = self._module_value(iterable.value) or iterable  # for bm, bn in _TILES:
+                for name, picked in loop_bindings(node.target, iterable):
+                    scope.bindings.setdefault(name, []).append((order(node), picked))
+                continue
             if type(node) not in (cst.Assign, cst.AnnAssign, cst.FunctionDef):
                 continue
             if self.scope_node(node) is not scope_node:
@@ -95,6 +103,12 @@ class HostResolver:
             else:
                 scope.bindings.setdefault(node.name.value, []).append((order(node), node))
         return scope
+
+    def _module_value(self, name: str) -> cst.BaseExpression | None:
+        """The value of a name bound once at module level (a literal list of tile sizes), else None."""
+        bound = self._scope(self.facts.module).bindings.get(name, ())
+        value = bound[0][1] if len(bound) == 1 else None
+        return value if isinstance(value, cst.BaseExpression) else None
 
     def _bind(self, scope: _Scope, target: cst.BaseExpression, value: cst.BaseExpression, position: int) -> None:
         if type(target) is cst.Name:
@@ -246,6 +260,48 @@ class HostResolver:
                     (type(expr.operator) not in (cst.LeftShift, cst.Power) or 0 <= right <= 64):
                 return operate(left, right)
         return None
+
+
+def loop_bindings(target: cst.BaseExpression, iterable: cst.BaseExpression) -> list[tuple[str, cst.BaseExpression]]:
+    """(name, choice of literals) for each variable of a loop over literal ints or literal tuples of ints: a plain
+    variable takes the items, each name of a tuple target its column."""
+    if type(iterable) not in (cst.Tuple, cst.List) or not iterable.elements:
+        return []
+    if type(target) is cst.Name:
+        picked = loop_literals(iterable)
+        return [(target.value, picked)] if picked is not None else []
+    if type(target) not in (cst.Tuple, cst.List) or not all(
+            type(e) is cst.Element and type(e.value) is cst.Name for e in target.elements):
+        return []
+    rows = [e.value for e in iterable.elements if type(e) is cst.Element]
+    width = len(target.elements)
+    if len(rows) != len(iterable.elements) or not all(
+            type(r) in (cst.Tuple, cst.List) and len(r.elements) == width for r in rows):
+        return []
+    found = []
+    for i, element in enumerate(target.elements):
+        column = cst.Tuple([cst.Element(r.elements[i].value) for r in rows])
+        picked = loop_literals(column)
+        if picked is None:
+            return []
+        found.append((element.value.value, picked))
+    return found
+
+
+def loop_literals(iterable: cst.BaseExpression) -> cst.BaseExpression | None:
+    """What a loop over a literal tuple or list of ints binds its variable to, as a conditional expression of
+    those ints (``64 if _ else 128 if _ else 256``), which every reader of tile sizes takes as a choice of literals:
+    inside the loop, and after it wherever a ``break`` stopped it (or the last item when none did)."""
+    if type(iterable) not in (cst.Tuple, cst.List) or not iterable.elements \
+            or not all(type(e) is cst.Element and type(e.value) is cst.Integer for e in iterable.elements):
+        return None
+    values = [e.value for e in iterable.elements]
+    if len(values) == 1:
+        return values[0]
+    picked: cst.BaseExpression = values[-1]
+    for value in reversed(values[:-1]):
+        picked = cst.IfExp(test=cst.Name("_"), body=value, orelse=picked)
+    return picked
 
 
 def _is_shape_entry(expr: cst.BaseExpression) -> bool:

@@ -6,7 +6,8 @@ of literal tuples written inline (``BM, BN = (32, 32) if tiny else (64, 128)``),
 size reads those literals: the grid analysis (a tile count over them, a block that is a literal), the block sizes
 ASC303 checks divisibility against, the tile extents ASC304 and the Unified Buffer estimate read. A helper counts
 when every ``return`` of it gives a literal, a conditional expression of literals, or a tuple of those (one tuple
-length for all returns); anything else (a computed value, a loop that returns, no return) makes it not one.
+length for all returns), or the variable of a loop over literal ints (``for b in (256, 128): if n % b == 0:
+return b``); anything else (a computed value, another loop that returns, no return) makes it not one.
 Nothing is imported or run; each function is read once per module.
 """
 
@@ -76,6 +77,15 @@ def _returned(function: cst.FunctionDef) -> Choices | None:
         node = stack.pop()
         if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             continue
+        if type(node) is cst.For and _holds_return(node):
+            picked = _loop_returns(node)
+            if picked is None:
+                return None  # a return from inside a loop: what it returns depends on the run
+            values |= set(picked)
+            returns += 1
+            if node.orelse is not None:
+                stack.append(node.orelse)
+            continue
         if type(node) in (cst.For, cst.While, cst.Try, cst.With):
             if _holds_return(node):
                 return None  # a return from inside a loop or a handler: what it returns depends on the run
@@ -101,6 +111,37 @@ def _choices(values) -> Choices | None:
     if len({len(v) if isinstance(v, tuple) else -1 for v in values}) != 1:
         return None
     return tuple(sorted(set(values)))
+
+
+def _loop_returns(loop: cst.For) -> list | None:
+    """What the returns inside ``for b in (256, 128, 64): if n % b == 0: return b`` can give: the loop's literals
+    for a return of its variable, a literal for a literal; None for anything else (a nested loop that returns, a
+    computed value)."""
+    if type(loop.target) is not cst.Name or type(loop.iter) not in (cst.Tuple, cst.List) or not loop.iter.elements:
+        return None
+    items = [e.value for e in loop.iter.elements]
+    if not all(type(e) is cst.Integer for e in items):
+        return None
+    values: list = []
+    stack: list[cst.CSTNode] = [loop.body]
+    while stack:
+        node = stack.pop()
+        if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            continue
+        if type(node) in (cst.For, cst.While, cst.Try, cst.With) and _holds_return(node):
+            return None
+        if type(node) is cst.Return:
+            if type(node.value) is cst.Name and node.value.value == loop.target.value:
+                values += [int(e.value, 0) for e in items]
+                continue
+            found = _literals(node.value)
+            if found is None:
+                return None
+            values += found
+            continue
+        if not isinstance(node, cst.BaseExpression):
+            stack.extend(node.children)
+    return values or None
 
 
 def _holds_return(node: cst.CSTNode) -> bool:

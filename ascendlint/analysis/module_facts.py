@@ -14,7 +14,7 @@ from typing import Callable, TypeVar
 import libcst as cst
 
 from .module_names import resolve_relative
-from .syntax import target_names
+from .syntax import after_an_exit, target_names
 from .walk import NodeIndex
 from .literals import integer_value  # noqa: F401 - also read from here
 
@@ -468,6 +468,8 @@ class ModuleFacts:
                 kernel = self._kernel_bound_to(target, call)
             if kernel is None and dotted.split(".")[0] not in self.imported_names:
                 continue
+            if after_an_exit(self.index, call):
+                continue  # below an unconditional return or raise: never runs, not a launch
             keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
             found.append(Launch(call=call, target=target, grid=element.value, kernel=kernel, keywords=keywords))
         return found

@@ -26,7 +26,7 @@ from typing import Mapping
 import libcst as cst
 
 from .module_facts import ModuleFacts, dotted_name
-from .syntax import block_exits, target_names
+from .syntax import after_an_exit, block_exits, target_names
 
 _NPU_NAME = re.compile(
     r"_*(?:is_(?:torch_)?npu(?:_device|_available|_platform|_tensor)?|(?:torch_)?npu_(?:is_)?available|has_npu)",
@@ -47,7 +47,10 @@ _ALWAYS, _CHOSEN, _MAYBE = "always", "chosen", "maybe"
 
 
 def reached_on_npu(facts: ModuleFacts, node: cst.CSTNode) -> bool:
-    """False when the host code shows that ``node`` (a launch call, or any node) never runs on an NPU."""
+    """False when the host code shows that ``node`` (a launch call, or any node) never runs on an NPU, nor
+    anywhere (below an unconditional ``return`` or ``raise``)."""
+    if after_an_exit(facts.index, node):
+        return False
     unreached = facts.memo("npu_unreached", lambda: _Walk(facts).run())
     if not unreached:
         return True

@@ -55,7 +55,9 @@ def _predicate_conditions(facts: ModuleFacts, function: cst.FunctionDef) -> list
             small = statement.body[-1] if len(statement.body) == 1 else None
             if type(small) is cst.Return and last and small.value is not None:
                 if _is_bool_literal(small.value):
-                    return []
+                    if small.value.value == "False":
+                        return []  # never true
+                    continue  # `return True` after the `if C: return False` checks: they are the conditions
                 found.append(small.value)
             elif type(small) is cst.Expr and type(small.value) in (cst.SimpleString, cst.ConcatenatedString):
                 continue  # the docstring
@@ -67,7 +69,9 @@ def _predicate_conditions(facts: ModuleFacts, function: cst.FunctionDef) -> list
             found.append(cst.UnaryOperation(cst.Not(), statement.test))
         else:
             return []
-    if not found or not any(_reads_a_shape(facts, condition) for condition in found):
+    params = {p.name.value for p in (*function.params.posonly_params, *function.params.params)}
+    if not found or not any(_reads_a_shape(facts, condition) or _bounds_a_parameter(condition, params)
+                            for condition in found):
         return []
     return found
 
@@ -211,6 +215,21 @@ def _reads_a_shape(facts: ModuleFacts, condition: cst.BaseExpression) -> bool:
             function = next((a for a in facts.index.ancestors(node) if type(a) is cst.FunctionDef), None) \
                 if facts.index.parent(node) is not None else None
             if function is not None and _assigned_from_shape(facts, function, node.value):
+                return True
+        stack.extend(node.children)
+    return False
+
+
+def _bounds_a_parameter(condition: cst.BaseExpression, params: set[str]) -> bool:
+    """The condition compares a parameter with an int literal (``rows <= 4096``, ``n in (64, 128)``, ``not n >
+    4096``): a predicate over sizes the caller passes."""
+    stack: list[cst.CSTNode] = [condition]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Comparison and len(node.comparisons) == 1:
+            sides = (node.left, node.comparisons[0].comparator)
+            if any(type(a) is cst.Name and a.value in params for a in sides) and any(
+                    type(b) is cst.Integer or literal_items(b) is not None for b in sides):
                 return True
         stack.extend(node.children)
     return False

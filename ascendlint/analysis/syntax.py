@@ -41,6 +41,25 @@ def block_exits(body: cst.BaseSuite) -> bool:
     return type(last) in (cst.Return, cst.Raise)
 
 
+def after_an_exit(index, node: cst.CSTNode) -> bool:
+    """``node`` sits below an unconditional ``return`` or ``raise`` of a block that holds it (a debug path
+    ``return out`` left above the real code): it never runs. Statements of one function only; a nested function
+    or class starts afresh."""
+    child = node
+    for ancestor in index.ancestors(node):
+        if type(ancestor) in (cst.IndentedBlock, cst.Module):
+            for statement in ancestor.body:
+                if statement is child:
+                    break
+                if type(statement) is cst.SimpleStatementLine and any(
+                        type(small) in (cst.Return, cst.Raise) for small in statement.body):
+                    return True
+        if type(ancestor) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            return False
+        child = ancestor
+    return False
+
+
 def argument(call: cst.Call, position: int, keyword: str) -> cst.BaseExpression | None:
     """The argument at ``position`` or passed as ``keyword``."""
     for arg in call.args:

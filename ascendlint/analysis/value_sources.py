@@ -52,7 +52,7 @@ class ValueSources:
                 host = self._host_argument(name)
                 if host is not None and host[2]:
                     size = host[0]
-                    hosted = T.HOSTED if host[0] >= mag.FEATURE_BITS else 0
+                    hosted = T.HOSTED if host[3] >= mag.FEATURE_BITS else 0
                 elif not self._module_launches and _per_token_name(name, mag.name_bits(name)):
                     hosted = T.HOSTED  # no host code: a head dim or hidden size by its name
             return (T.INT | T.NARROW | hosted, size, NO_DIVISORS)
@@ -69,7 +69,7 @@ class ValueSources:
         if host is not None and (host[0] < size or size == mag.EXTENT_BITS or host[2]):
             # the launch says more: `x.stride(-1)` is 1, `n_rows` rows, `logits.stride(0)` a vocabulary
             size, tokens = host[0], tokens or host[1]
-        if host is not None and host[2] and host[0] >= mag.FEATURE_BITS or (
+        if host is not None and host[2] and host[3] >= mag.FEATURE_BITS or (
                 not self._module_launches and _per_token_name(name, size)):
             # no host code: a per-token size by its name (K, V, D, hidden, a row stride) decides
             bits |= T.HOSTED
@@ -93,7 +93,7 @@ class ValueSources:
         elsewhere) is judged by the magnitude model alone."""
         return bool(self.facts.launches)
 
-    def _host_argument(self, name: str) -> tuple[int, bool, bool] | None:
+    def _host_argument(self, name: str) -> tuple[int, bool, bool, int] | None:
         from .host_arguments import host_argument_bits
 
         return host_argument_bits(self.facts, self.kernel, name)
