@@ -507,20 +507,7 @@ class BlockPtrNoBoundaryCheck(Rule):
         if not ragged - checked:
             return
         ranks = {block_rank(origin) for origin in origins}
-        rank = ranks.pop() if len(ranks) == 1 else None
-        if given is not None:
-            missing = sorted(d for d in ragged - checked if d >= 0)
-            spelled = ", ".join(map(str, missing)) if missing else "a ragged dimension"
-            self.report(node, self.partial_message.format(op=op.split(".")[1], dims=spelled,
-                                                          s="s" if len(missing) > 1 else ""))
-            return
-        self.report(
-            node,
-            self.message.format(op=op.split(".")[1]),
-            fix_message=None if rank is None else f"Add `boundary_check={_checked_axes(rank)}`",
-            edits=None if rank is None else lambda loc: [_append_keyword(loc, node, rank)],
-        )
-
+        self._report_unchecked(node, op, ragged - checked, ranks.pop() if len(ranks) == 1 else None, given)
 
     def _check_imported(self, node: cst.Call, op: str, kernel, given, checked: frozenset[int]) -> None:
         """A block pointer a jit helper of another linted module returns: its summary says which dimensions fit,
@@ -537,8 +524,13 @@ class BlockPtrNoBoundaryCheck(Rule):
         if not ragged - checked:
             return
         rank = block.get("rank") if isinstance(block.get("rank"), int) else None
+        self._report_unchecked(node, op, ragged - checked, rank, given)
+
+    def _report_unchecked(self, node: cst.Call, op: str, unchecked: set[int], rank: int | None, given) -> None:
+        """One finding for an access that leaves ``unchecked`` dimensions unbounded: the dimensions a partial
+        ``boundary_check`` misses, or the missing keyword with its fix when the block's rank is known."""
         if given is not None:
-            missing = sorted(d for d in ragged - checked if d >= 0)
+            missing = sorted(d for d in unchecked if d >= 0)
             spelled = ", ".join(map(str, missing)) if missing else "a ragged dimension"
             self.report(node, self.partial_message.format(op=op.split(".")[1], dims=spelled,
                                                           s="s" if len(missing) > 1 else ""))
