@@ -25,10 +25,6 @@ from .host_resolver import MAX_DEPTH, host_resolver
 from .launch_arguments import launch_argument
 from .syntax import target_names
 
-# Read through this module by ``ub`` (``grid.launches_of``, ``grid.is_tile_size_name``); they live where named.
-from .grid_names import is_tile_size_name  # noqa: F401
-from .launch_arguments import launches_of  # noqa: F401
-
 
 class LaunchFactor(NamedTuple):
     """What one launch passes for one kernel parameter, classified like a grid factor."""

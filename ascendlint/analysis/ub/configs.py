@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from .. import grid
+from ..host_resolver import host_resolver
+from ..launch_arguments import launch_argument, launches_of
 from ..literals import integer_value
 from ..module_facts import Kernel, Launch, ModuleFacts, dotted_name
 
@@ -32,16 +33,16 @@ class Config:
 
 
 def configs(facts: ModuleFacts, kernel: Kernel) -> list[Config]:
-    resolver = grid.host_resolver(facts)
+    resolver = host_resolver(facts)
     defaults = {name: integer_value(d) for name, d in kernel.defaults.items()
                 if name in kernel.constexpr and type(d) is cst.Integer}
-    launches = grid.launches_of(facts, kernel)
+    launches = launches_of(facts, kernel)
     launch_configs = []
     for launch in launches:
         values = dict(defaults)
         anchors: dict[str, cst.CSTNode] = {}
         for name in (p for p in kernel.params if p in kernel.constexpr):  # in signature order: ties break alike
-            argument = grid.launch_argument(launch, name)
+            argument = launch_argument(launch, name)
             if argument is None:
                 continue
             value = fold(resolver, argument, launch.call)

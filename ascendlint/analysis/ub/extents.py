@@ -13,7 +13,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from .. import grid
+from ..grid import launch_factors
+from ..grid_names import is_tile_size_name
+from ..host_resolver import host_resolver
 from .. import magnitudes as mag
 from ..module_facts import Launch, ModuleFacts, dotted_name
 from ...text.lazy_regex import lazy
@@ -101,9 +103,9 @@ def uncapped_extents(facts: ModuleFacts, pointer_dtype: str = DEFAULT_POINTER_DT
 
 def _uncapped(facts: ModuleFacts, pointer_dtype: str) -> list[UncappedExtent]:
     found = []
-    grids = grid.host_resolver(facts)
+    grids = host_resolver(facts)
     extents = lambda kernel: sorted(tile_extent_params(facts, kernel), key=kernel.params.index)
-    for launch, param, factor, argument in grid.launch_factors(facts, extents):
+    for launch, param, factor, argument in launch_factors(facts, extents):
         kernel = launch.kernel
         if not factor.grows_with_data:
             continue
@@ -112,7 +114,7 @@ def _uncapped(facts: ModuleFacts, pointer_dtype: str) -> list[UncappedExtent]:
         anchor, source = _computed_at(grids, argument, launch.call)
         names = {n for n in set(factor.names) | set(_names(argument)) | set(_names(anchor))
                  if n not in _HOST_CALLS}
-        sizes = {n for n in names if not grid.is_tile_size_name(n)}
+        sizes = {n for n in names if not is_tile_size_name(n)}
         if any(_FITS.match(n) or mag.name_bits(n) == mag.SMALL_BITS for n in sizes):
             continue  # a head dim, a count of heads or experts, a conv width: the whole tile fits
         if not any(_LARGE.match(n) or mag.name_bits(n) in _LARGE_BITS for n in sizes):

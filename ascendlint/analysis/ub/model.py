@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from .. import grid
+from ..host_resolver import host_resolver
 from ..literals import integer_value
 from ..module_facts import Kernel, ModuleFacts, dotted_name
 from ..walk import child_nodes
@@ -46,7 +46,7 @@ class _Model:
         self.scratch: list[tuple[int, str, list[set[str]], Tile]] = []  # nested arithmetic, its overwritable reads
         self.widened_from: dict[str, str] = {}  # ``a32 = a.to(tl.float32)`` of a loaded ``a``: a32 -> a
         self.pointer_origin: dict[str, str] = {}  # local pointer (``x_ptrs = x + offs``) -> the parameter it is in
-        self.resolver = grid.host_resolver(facts)
+        self.resolver = host_resolver(facts)
         self.env: dict[str, _Value] = {}
         self.ints: dict[str, int | None] = {}
         self.block_ptrs: dict[str, Shape | None] = {}
