@@ -32,9 +32,6 @@ _SCANS = {"cumsum", "cumprod", "associative_scan"}
 _WIDENING = {*_SCANS, "sigmoid"}  # computed in fp32 whatever the tile's type, into a buffer of their own
 _FRESH_RESULTS = {*_WIDENING, "where"}  # probed: written to a buffer of their own, never over a dying operand
 _REDUCTIONS = {"sum", "max", "min", "argmax", "argmin", "reduce", "xor_sum", "prod"}
-_KEEP_SHAPE = {"cumsum", "cumprod", "sort", "flip", "sigmoid", "softmax", "exp", "exp2", "log", "log2", "sqrt",
-               "rsqrt", "abs", "sin", "cos", "erf", "fma", "maximum", "minimum", "where", "clamp", "cast",
-               "fdiv", "div_rn", "floor", "ceil", "umulhi", "tanh", "to", "float", "cdiv"}
 _HINTS = {"compile_hint", "multiple_of", "max_contiguous", "max_constancy"}  # annotations, not reads of the data
 _LOADS = {"load", "atomic_add", "atomic_max", "atomic_min", "atomic_cas", "atomic_xchg"}
 _MAX_DEPTH = 8
