@@ -144,6 +144,11 @@ def counts_tokens(name: str) -> bool:
     return bool(_TOKEN.match(name)) and not _STRIDE.search(name) and not _SIZE.match(name)
 
 
+def is_stride_name(name: str) -> bool:
+    """A parameter named for a stride (``stride_x_n``, ``x_stride``)."""
+    return bool(_STRIDE.search(name))
+
+
 def names_sequence(name: str) -> bool:
     """An index named for a sequence, batch element or request (``i_b``, ``i_n``, ``req_idx``)."""
     return bool(_BATCH_INDEX.match(name))

@@ -49,6 +49,32 @@ _RUNTIME = T.DYNAMIC | T.TENSOR
 _UNKNOWN: Value = (T.DYNAMIC | T.TENSOR | T.NARROW | T.INT, mag.EXTENT_BITS, NO_DIVISORS)
 
 
+REMAINDER = "%"  # marks a divisor set entry ``%BT``: the value is a remainder modulo the constexpr ``BT``
+
+
+def quotient_divisors(divisors: frozenset) -> frozenset:
+    """The constexpr extents a value was divided by (its remainder marks left out)."""
+    return frozenset(d for d in divisors if not d.startswith(REMAINDER))
+
+
+def _sum_divisors(first: frozenset, second: frozenset) -> frozenset:
+    """The divisors a sum keeps: those both terms share, or a quotient's own when the other term is a remainder
+    (``b * TC + t`` with ``t = x % TC`` still counts ``x // TC``'s dividend in units of ``TC``)."""
+    if first and second:
+        shared = first & second
+        if shared:
+            return shared
+        if not quotient_divisors(second):
+            return quotient_divisors(first)
+        if not quotient_divisors(first):
+            return quotient_divisors(second)
+    return NO_DIVISORS
+
+
+def _is_stride(node) -> bool:
+    return type(node) is cst.Name and mag.is_stride_name(node.value)
+
+
 def join(first: Value, second: Value) -> Value:
     if first is second:
         return first
@@ -379,18 +405,22 @@ class ValuePass:
                 symbol = self._symbol(other_node)
                 if symbol is not None and symbol in one[2]:
                     return one[1], one[2] - {symbol}
+                if one[0] & T.TILE and len(quotient_divisors(one[2])) >= 2 and _is_stride(other_node):
+                    # an outer coordinate unflattened from a flat element offset (``offs // D // T``), times its
+                    # stride, reaches at most that offset; a row or chunk index divided once may step much further
+                    return one[1], NO_DIVISORS
             return mag.product(self._factor_bits(left, left_node), self._factor_bits(right, right_node)), (
                 left[2] | right[2])
         if type(operator) in (cst.Add, cst.Subtract):
-            divisors = left[2] & right[2] if left[2] and right[2] else NO_DIVISORS
-            return mag.total(left[1], right[1]), divisors
+            return mag.total(left[1], right[1]), _sum_divisors(left[2], right[2])
         if type(operator) is cst.FloorDivide:
             symbol = self._symbol(right_node)
             if symbol is not None:
                 return left[1], left[2] | {symbol}
             return mag.quotient(left[1], integer_or_none(right_node)), left[2]
         if type(operator) is cst.Modulo:
-            return min(left[1], right[1]), NO_DIVISORS
+            symbol = self._symbol(right_node)
+            return min(left[1], right[1]), (frozenset({REMAINDER + symbol}) if symbol is not None else NO_DIVISORS)
         if type(operator) is cst.LeftShift:
             shift = integer_or_none(right_node)
             return (min(left[1] + shift, mag.UNBOUNDED) if shift is not None else mag.UNBOUNDED), NO_DIVISORS
