@@ -165,6 +165,7 @@ class ModuleFacts:
         self.tree_path: str | None = None  # the same path below the linted tree's root, set by the engine
         # whether another linted module imports from this one (None: the engine does not know the tree)
         self.imported_in_project: bool | None = None
+        self.helpers_of_importers: frozenset[str] = frozenset()  # jit functions other modules only call
         self._qualnames: dict[int, str | None] = {}
         for node in index.of_type(cst.Import, cst.ImportFrom):
             self._record_import(node)

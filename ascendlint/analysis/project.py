@@ -98,6 +98,8 @@ class ModuleInProject:
     exported: dict[str, HelperSummary] | None = None
     seen: str = ""  # a stable text of the summaries this module can see (and whether it exports): for the cache
     cuda_only_importers: tuple[str, ...] = ()  # set when only CUDA-only modules import it (tree_order)
+    # its jit functions that importers call and never launch: helpers, compiled within the importers' kernels
+    helpers_of_importers: frozenset[str] = frozenset()
 
 
 def summarise(facts: "ModuleFacts", waiting: frozenset[str] | set[str] = frozenset(),
@@ -167,6 +169,37 @@ def module_name(path: Path) -> str:
 
 _FROM_IMPORT = lazy(r"^\s*from\s+(\.*)([\w.]*)\s+import\b", re.MULTILINE)
 _PLAIN_IMPORT = lazy(r"^\s*import\s+([\w.]+)", re.MULTILINE)
+
+
+_FROM_IMPORT_NAMES = lazy(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]+)", re.MULTILINE)
+
+
+def helper_uses(text: str, module: str, is_package: bool) -> dict[str, dict[str, bool]]:
+    """Per module imported from, the names this text imports and calls (``name(``), each with whether it also
+    launches it (``name[``): a name only called is a jit function used as a helper inside this module's kernels. A
+    line scan, like ``imported_modules``."""
+    found: dict[str, dict[str, bool]] = {}
+    for dots, target, names in _FROM_IMPORT_NAMES.findall(text):
+        source = resolve_relative(module, len(dots), target, is_package) if dots else target
+        for item in names.strip("()").split(","):
+            parts = item.split()
+            local = parts[2] if len(parts) == 3 and parts[1] == "as" else (parts[0] if parts else "")
+            if not local.isidentifier():
+                continue
+            spelled = re.escape(local)
+            launched = re.search(rf"(?<![\w.]){spelled}\s*\[", text) is not None
+            if launched or re.search(rf"(?<![\w.]){spelled}\s*\(", text):
+                found.setdefault(source, {})[parts[0]] = launched
+    return found
+
+
+def only_called(uses: "Iterable[dict[str, bool]]") -> frozenset[str]:
+    """The names some importer calls and none launches, over the importers' ``helper_uses`` of one module."""
+    called, launched = set(), set()
+    for names in uses:
+        for name, is_launched in names.items():
+            (launched if is_launched else called).add(name)
+    return frozenset(called - launched)
 
 
 def imported_modules(text: str, module: str, is_package: bool) -> set[str]:

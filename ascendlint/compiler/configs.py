@@ -213,9 +213,12 @@ def _returned(facts: ModuleFacts, argument: cst.BaseExpression | None) -> cst.Ba
 
 
 def _device_function(facts: ModuleFacts, kernel: Kernel) -> bool:
-    """A jit function that returns a value and is never launched here: a helper of kernels elsewhere."""
+    """A jit function never launched here that returns a value, or that the modules importing it only call: a
+    helper of kernels elsewhere, compiled within them."""
     if launches_of(facts, kernel):
         return False
+    if kernel.name in facts.helpers_of_importers:
+        return True
     return any(type(node) is cst.Return and node.value is not None for node in _walk(kernel.node.body))
 
 

@@ -100,6 +100,7 @@ def _lint(text: str, filename: str, rules: Sequence[type[Rule]], options: dict[s
         facts = ModuleFacts(module, index, project.name, project.is_package)
         facts.imported_helpers = project.project.for_imports(facts)
         facts.imported_in_project = project.export
+        facts.helpers_of_importers = project.helpers_of_importers
     else:
         facts = ModuleFacts(module, index)
     facts.filename = filename

@@ -20,7 +20,9 @@ from ..analysis.project import (
     ModuleInProject,
     ProjectFacts,
     fingerprint,
+    helper_uses,
     imported_modules,
+    only_called,
     lint_order,
     module_name,
 )
@@ -36,6 +38,7 @@ class Member:
     providers: tuple[str, ...]  # the linted modules it imports from that export summaries
     export: bool  # another linted module imports from this one
     importers: tuple[int, ...] = ()  # positions of the linted modules that import from this one
+    helpers_of_importers: frozenset[str] = frozenset()  # its names importers call and never launch
 
 
 @dataclass
@@ -53,8 +56,10 @@ class TreePlan:
             for provider in member.providers
             for name, summary in project.modules.get(provider, {}).items()
         )
+        helpers = ",".join(sorted(member.helpers_of_importers))
         return ModuleInProject(member.name, member.is_package, project, export=member.export,
-                               seen=f"{'export:' if member.export else ''}{seen}")
+                               seen=f"{'export:' if member.export else ''}{seen}|helpers:{helpers}",
+                               helpers_of_importers=member.helpers_of_importers)
 
 
 def cuda_only_through_importers(tree: TreePlan, files: Sequence[tuple[Path, bytes]], platform_of) -> dict:
@@ -150,14 +155,21 @@ def plan(files: Sequence[tuple[Path, bytes]]) -> TreePlan:
     position_of = {name: position for position, (name, _, _) in names.items() if name in providers}
     members: dict[int, Member] = {}
     importers: dict[str, list[int]] = {}
-    for position, (name, _, imports) in names.items():
+    uses: dict[str, list[dict[str, bool]]] = {}
+    for position, (name, is_package, imports) in names.items():
         for module in (imports & providers) - {name}:
             importers.setdefault(module, []).append(position)
+        if imports & providers - {name}:
+            text = files[position][1].decode("utf-8", errors="replace")
+            for module, used_names in helper_uses(text, name, is_package).items():
+                if module in providers and module != name:
+                    uses.setdefault(module, []).append(used_names)
     for position, (name, is_package, imports) in names.items():
         used = tuple(sorted((imports & providers) - {name}))
         export = name in providers
         if used or export:
-            members[position] = Member(name, is_package, used, export, tuple(importers.get(name, ())))
+            members[position] = Member(name, is_package, used, export, tuple(importers.get(name, ())),
+                                       only_called(uses.get(name, ())))
     order = lint_order({name: set(members[position_of[name]].providers) for name in providers})
     waves = [[position_of[name] for name in wave] for wave in order]
     waves.append([position for position in range(len(files)) if position not in set(position_of.values())])

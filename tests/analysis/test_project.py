@@ -9,9 +9,11 @@ from ascendlint.analysis.project import (
     HelperSummary,
     ModuleInProject,
     ProjectFacts,
+    helper_uses,
     imported_modules,
     lint_order,
     module_name,
+    only_called,
     summaries_from_json,
     summaries_to_json,
 )
@@ -97,3 +99,16 @@ def test_import_scan_resolves_relative_imports_and_orders_definers_first():
     waves = lint_order({"a": {"b"}, "b": {"c"}, "c": set(), "d": {"a", "outside"}})
     assert waves == [["c"], ["b"], ["a"], ["d"]]
     assert lint_order({"x": {"y"}, "y": {"x"}}) == [["x"], ["y"]]  # a cycle is broken, nothing is lost
+
+
+def test_helper_uses_reads_calls_and_launches_of_imported_names_by_line_scan():
+    text = (
+        "from .tiles import (\n    doubled,\n    halved as half,\n)\n"
+        "from pkg.grids import scale_kernel, unused\n"
+        "@triton.jit\ndef k(x):\n    doubled(x)\n    half (x)\n"
+        "def run(x):\n    scale_kernel[(1,)](x)\n    scale_kernel(x)\n"
+    )
+    uses = helper_uses(text, "pkg.kernel", False)
+    assert uses == {"pkg.tiles": {"doubled": False, "halved": False}, "pkg.grids": {"scale_kernel": True}}
+    # a name one importer calls and another launches is a kernel of its own module after all
+    assert only_called([uses["pkg.tiles"], {"doubled": True}]) == frozenset({"halved"})

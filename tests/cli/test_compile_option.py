@@ -116,3 +116,40 @@ def test_a_cached_importer_is_compiled_again_when_its_helper_module_changes(writ
     assert rows() == []
     (tmp_path / "pkg" / "tiles.py").write_text(HELPER_MODULE.format(width=262144), encoding="utf-8")
     assert ("pkg/kernel.py", 13) in rows()  # kernel.py's bytes are unchanged; the helper it compiles with is not
+
+
+LAUNCHING_IMPORTER = '''
+import torch
+
+from .tiles import doubled
+
+
+def double(x):
+    out = torch.empty_like(x)
+    doubled[(1,)](x, out)
+    return out
+'''
+
+
+def test_a_helper_only_called_from_an_importers_kernel_is_compiled_there_and_not_alone(write, tmp_path):
+    """Compiled at its defaults in its own module as well, the same overflow would be reported twice."""
+    needs_compiler()
+    write("pkg/__init__.py", "")
+    write("pkg/tiles.py", HELPER_MODULE.format(width=262144))
+    write("pkg/kernel.py", IMPORTING_KERNEL)
+    result = run_cli("check", "pkg", "--compile", "--select", "ASC307", "--format", "json", "--no-cache",
+                     cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    rows = sorted((f["filename"].replace("\\", "/"), f["location"]["row"]) for f in json.loads(result.stdout))
+    assert rows == [("pkg/kernel.py", 13)]
+
+
+def test_a_jit_function_an_importer_launches_is_still_compiled_in_its_own_module(write, tmp_path):
+    needs_compiler()
+    write("pkg/__init__.py", "")
+    write("pkg/tiles.py", HELPER_MODULE.format(width=262144))
+    write("pkg/kernel.py", LAUNCHING_IMPORTER)
+    result = run_cli("check", "pkg", "--compile", "--select", "ASC307", "--format", "json", "--no-cache",
+                     cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert [f["filename"].replace("\\", "/") for f in json.loads(result.stdout)] == ["pkg/tiles.py"]
