@@ -19,6 +19,11 @@ finding of its rule overlaps the widened after ranges. The tolerance absorbs the
 and overall: labelled fixes, flagged before, caught (flagged before and not after), and flagged after.
 Nothing is imported from the linted code or from ascendlint; only its command line is used.
 
+``--by-trap`` counts a finding of the labelled rule's *sweep* as well (ASC110 for ASC105, ASC207 for ASC202: the
+same check, split by how much of the trap the host code shows), and the ``rule`` mode then selects both. A suite
+that holds the sweep and not the rule catches the trap for its user all the same; the strict figure, by the
+labelled code alone, stays the default.
+
 The benchmark has two halves (``half`` in ``index.json``): the *tuning* half, fixes committed before the manifest's
 ``tuning-cutoff``, which rules may be changed on; and the *measured* half, the later fixes and every fix added
 after the split (``measured = true``), which are only scored, never read while changing a rule. Each half is
@@ -37,6 +42,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 DEFAULT_ROOT = Path("/work/realbugs")
+SWEEP_OF = {"ASC105": "ASC110", "ASC202": "ASC207"}  # a rule and the opt-in sweep of the same trap
+
+
+def trap_codes(rule: str, by_trap: bool) -> frozenset[str]:
+    """The codes whose findings count for a fix labelled ``rule``."""
+    return frozenset({rule, SWEEP_OF[rule]}) if by_trap and rule in SWEEP_OF else frozenset({rule})
 MODES = ("default", "review", "all", "rule")
 HALVES = ("tuning", "measured")
 _MODE_SELECT = {"default": None, "review": "review", "all": "ALL"}
@@ -88,14 +99,16 @@ def overlaps(finding: Finding, ranges: list[Range], tolerance: int) -> bool:
     return any(finding.row <= end + tolerance and finding.end_row >= start - tolerance for start, end in ranges)
 
 
-def score(entry: dict, before: list[Finding], after: list[Finding], tolerance: int) -> Outcome:
+def score(entry: dict, before: list[Finding], after: list[Finding], tolerance: int,
+          by_trap: bool = False) -> Outcome:
     """Outcome of one labelled fix given the findings on its before and after files."""
     rule = entry["rule"]
+    codes = trap_codes(rule, by_trap)
     before_ranges = [tuple(r) for r in entry["before_ranges"]]
     after_ranges = [tuple(r) for r in entry["after_ranges"]]
-    mine_before = [f for f in before if f.code == rule]
+    mine_before = [f for f in before if f.code in codes]
     hits = [f for f in mine_before if overlaps(f, before_ranges, tolerance)]
-    after_hit = any(overlaps(f, after_ranges, tolerance) for f in after if f.code == rule)
+    after_hit = any(overlaps(f, after_ranges, tolerance) for f in after if f.code in codes)
     return Outcome(entry["id"], rule, bool(hits), after_hit, len(mine_before) - len(hits))
 
 
@@ -139,7 +152,7 @@ def lint(ascendlint: str, root: Path, paths: list[str], select: str | None) -> d
 
 
 def run_mode(mode: str, entries: list[dict], ascendlint: str, root: Path, tolerance: int,
-             absent: set[str] | None = None) -> list[Outcome]:
+             absent: set[str] | None = None, by_trap: bool = False) -> list[Outcome]:
     """Outcomes of ``entries`` in one mode; rules the executable lacks are added to ``absent`` (none flagged)."""
     def paths_of(group: list[dict]) -> list[str]:
         return sorted({e["before_path"] for e in group} | {e["after_path"] for e in group})
@@ -149,13 +162,14 @@ def run_mode(mode: str, entries: list[dict], ascendlint: str, root: Path, tolera
         for rule in sorted({e["rule"] for e in entries}):
             group = [e for e in entries if e["rule"] == rule]
             try:
-                found = lint(ascendlint, root, paths_of(group), rule)
+                found = lint(ascendlint, root, paths_of(group), ",".join(sorted(trap_codes(rule, by_trap))))
             except UnknownRule:
                 if absent is not None:
                     absent.add(rule)
                 found = {}
             outcomes += [score(e, found.get(os.path.normpath(e["before_path"]), []),
-                               found.get(os.path.normpath(e["after_path"]), []), tolerance) for e in group]
+                               found.get(os.path.normpath(e["after_path"]), []), tolerance, by_trap)
+                         for e in group]
     else:
         try:
             found = lint(ascendlint, root, paths_of(entries), _MODE_SELECT[mode])
@@ -164,7 +178,7 @@ def run_mode(mode: str, entries: list[dict], ascendlint: str, root: Path, tolera
                 absent.add(f"--select {_MODE_SELECT[mode]}")
             found = {}
         outcomes = [score(e, found.get(os.path.normpath(e["before_path"]), []),
-                          found.get(os.path.normpath(e["after_path"]), []), tolerance) for e in entries]
+                          found.get(os.path.normpath(e["after_path"]), []), tolerance, by_trap) for e in entries]
     order = {e["id"]: i for i, e in enumerate(entries)}
     return sorted(outcomes, key=lambda o: order[o.id])
 
@@ -207,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="score only the tuning half, only the measured half, or both (reported apart)")
     parser.add_argument("--rules", default="", help="only the labelled fixes of these rules (comma-separated)")
     parser.add_argument("--tolerance", type=int, default=2, help="lines of slack around each labelled range")
+    parser.add_argument("--by-trap", action="store_true",
+                        help="count a finding of the labelled rule's sweep too (ASC110 for ASC105, ASC207 for ASC202)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--verbose", action="store_true", help="list every fix and its outcome per mode")
     args = parser.parse_args(argv)
@@ -227,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     results, details, absent = {}, {}, set()
     halves: dict[str, dict] = {h: {} for h in HALVES if any(half_of(e) == h for e in entries)}
     for mode in modes:
-        outcomes = run_mode(mode, entries, args.ascendlint, args.root, args.tolerance, absent)
+        outcomes = run_mode(mode, entries, args.ascendlint, args.root, args.tolerance, absent, args.by_trap)
         results[mode] = summarise(outcomes)
         for half in halves:
             ids = {e["id"] for e in entries if half_of(e) == half}
@@ -236,12 +252,14 @@ def main(argv: list[str] | None = None) -> int:
                           "caught": o.caught, "other_findings_before": o.other_before} for o in outcomes]
     if args.json:
         json.dump({"ascendlint": args.ascendlint, "root": str(args.root), "tolerance": args.tolerance,
+                   "by_trap": args.by_trap,
                    "tuning_cutoff": index.get("tuning_cutoff", ""), "modes": modes, "rules_absent": sorted(absent),
                    "results": results, "halves": halves, "fixes": details}, sys.stdout, indent=1)
         print()
         return 0
     print(f"ascendlint: {args.ascendlint}\nbenchmark: {args.root} ({len(entries)} labelled fixes), "
-          f"tolerance {args.tolerance} lines, tuning cut-off {index.get('tuning_cutoff') or 'none'}\n")
+          f"tolerance {args.tolerance} lines, tuning cut-off {index.get('tuning_cutoff') or 'none'}"
+          f"{', by trap (a rule or its sweep)' if args.by_trap else ''}\n")
     for half, by_mode in halves.items():
         count = sum(half_of(e) == half for e in entries)
         print(f"{half} half ({count} fixes):\n\n{table(by_mode, modes)}\n")

@@ -87,6 +87,16 @@ def test_only_the_labelled_rule_counts():
     assert not outcome.before_hit and not outcome.caught
 
 
+def test_by_trap_a_finding_of_the_rules_sweep_counts_and_of_another_rule_does_not():
+    e = entry([(5, 5)], [(5, 5)], rule="ASC105")
+    sweep = [Finding("ASC110", 5, 5)]
+    assert not score(e, sweep, [], tolerance=2).caught
+    assert score(e, sweep, [], tolerance=2, by_trap=True).caught
+    assert not score(e, [Finding("ASC202", 5, 5)], [], tolerance=2, by_trap=True).caught
+    assert not score(e, sweep, [Finding("ASC110", 5, 5)], tolerance=2, by_trap=True).caught  # still there after
+    assert not score(entry([(5, 5)], [(5, 5)]), [Finding("ASC110", 5, 5)], [], 2, by_trap=True).caught
+
+
 def test_a_finding_left_after_the_fix_means_not_caught():
     e = entry([(5, 5)], [(9, 9)])
     outcome = score(e, [Finding("ASC101", 5, 5)], [Finding("ASC101", 9, 9)], tolerance=2)

@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 RULES = all_rules()
 DEFAULT = {rule.code for rule in RULES if rule.default}
 # the size rules that catch real upstream fixes at 70% or more on untuned code
-REVIEW_OPT_IN = {"ASC203"}
-BELOW_THE_REVIEW_BAR = {"ASC105", "ASC202", "ASC304", "ASC110", "ASC207", "ASC201"}  # measured under 70% untuned
+REVIEW_OPT_IN = {"ASC203", "ASC107", "ASC110"}
+BELOW_THE_REVIEW_BAR = {"ASC105", "ASC202", "ASC304", "ASC207", "ASC201"}  # measured under 70% untuned
 
 GRID_AND_OFFSET = """\
 import triton
@@ -96,7 +96,7 @@ def test_the_review_suite_admits_no_opt_in_rule_measured_below_70_percent():
     for rule in RULES:
         if not rule.default and suites.in_review(rule):
             assert suites.measured(rule).precision in ("very-high", "high"), rule.code
-    assert "ASC107" not in codes(["review"])  # 4 of 6 on the untuned sets: below the bar
+    assert "ASC105" not in codes(["review"])  # 10 of 23 on untuned sets 5 to 7: below the bar
 
 
 @pytest.mark.parametrize("where", ["select", "extend-select"])
@@ -122,13 +122,13 @@ def test_suite_names_work_on_the_command_line(cli, tmp_path):
 def test_rule_listing_shows_suites_and_precision(cli):
     listing = cli("rule", "--all").stdout
     row = next(line for line in listing.splitlines() if line.startswith("| [ASC105]"))
-    assert "| all | medium |" in row
+    assert "| all | low |" in row
     row = next(line for line in listing.splitlines() if line.startswith("| [ASC203]"))
     assert "| review, all | high |" in row
     row = next(line for line in listing.splitlines() if line.startswith("| [ASC101]"))
     assert "| default, review, all | very-high |" in row
     row = next(line for line in listing.splitlines() if line.startswith("| [ASC207]"))
-    assert "| all | medium |" in row
+    assert "| all | low |" in row
 
 
 def test_sarif_descriptors_carry_precision_and_suite_tags():
