@@ -75,6 +75,9 @@ class FactorClassifier:
         self.site = site
         self.launch = launch
         self._guards: SiteFacts | None = None
+        # the assignment each name is being read from: a name read again inside its own new value
+        # (``BLOCK = max(BLOCK, TILE)``) is the value it had before that assignment
+        self._reading: dict[str, cst.CSTNode] = {}
 
     @property
     def guards(self) -> SiteFacts:
@@ -123,15 +126,26 @@ class FactorClassifier:
 
     def _name(self, expr: cst.Name, depth: int, names: frozenset[str]) -> list[Factor]:
         name = expr.value
-        if depth >= MAX_DEPTH or name in names:  # too deep, or a name defined through itself
+        site = self.site
+        if name in names:  # read inside its own new value: the value before, else a name defined through itself
+            site = self._reading.get(name)
+        if depth >= MAX_DEPTH or site is None:
             return [Factor(Kind.UNKNOWN, expr, names=names)]
         names = names | {name}
         bound = self.guards.bounds.get(name)
         if bound is not None:  # if N <= 128: ... kernel[(N,)]
             return [Factor(Kind.LITERAL, expr, value=bound, capped=True, names=names)]
-        status, value = self.grids.lookup(name, self.site)
+        status, value = self.grids.lookup(name, site)
         if status == "value" and isinstance(value, cst.BaseExpression):
-            found = [replace(f, names=f.names | names) for f in self.factors(value, depth + 1, names)]
+            outer = self._reading.get(name)
+            self._reading[name] = self._assignment_of(value)
+            try:
+                found = [replace(f, names=f.names | names) for f in self.factors(value, depth + 1, names)]
+            finally:
+                if outer is None:
+                    del self._reading[name]
+                else:
+                    self._reading[name] = outer
         elif status == "value" and type(value) is cst.AugAssign:  # a product of dimensions built in a loop
             found = [Factor(Kind.TOTAL_SIZE, expr, names=names | _receiver_names(value.value))]
         elif status == "param":
@@ -151,6 +165,15 @@ class FactorClassifier:
             found = [replace(found[0], tokens=True, evidence=found[0].evidence or f"`{name}` counts tokens or rows",
                              host_tokens=found[0].host_tokens or SEQUENCE_LENGTH.fullmatch(name) is not None)]
         return found
+
+    def _assignment_of(self, value: cst.BaseExpression) -> cst.CSTNode | None:
+        """The assignment (or loop) that binds ``value``: where a name read again inside it is looked up from."""
+        for ancestor in self.grids.index.ancestors(value):
+            if type(ancestor) in (cst.Assign, cst.AnnAssign, cst.For):
+                return ancestor
+            if type(ancestor) in (cst.FunctionDef, cst.Lambda):
+                return None
+        return None
 
     @staticmethod
     def _named(name: str, found: list[Factor], expr: cst.Name) -> list[Factor]:
