@@ -49,8 +49,10 @@ class CompileJob:
     target: str = DEFAULT_TARGET
 
     def key(self) -> str:
-        """Content key: the same text, arguments, options, target and tool versions give the same verdict."""
-        material = {**asdict(self), "versions": toolchain.versions(), "format": 1}
+        """Content key: the same text, arguments, options, target and tool versions give the same verdict.
+        ``format`` changes when what a stored verdict says changes (2: failed frontend tools named, not their
+        command lines)."""
+        material = {**asdict(self), "versions": toolchain.versions(), "format": 2}
         return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode("utf-8")).hexdigest()
 
     def compiler_flags(self) -> list[str]:

@@ -11,6 +11,7 @@ import importlib.util
 import json
 import os
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -104,6 +105,10 @@ def _describe(error: BaseException) -> str:
         what = innermost.error_message or (f"{type(cause).__name__}: {cause}" if cause is not None else "")
         text = (f"`{line}`: " if line else "") + " ".join(str(what).split())
         return text[:1500]
+    if isinstance(error, subprocess.CalledProcessError):  # a frontend tool failed: its name, not its command line
+        command = error.cmd if isinstance(error.cmd, (list, tuple)) else str(error.cmd).split()
+        tool = Path(str(command[0])).name if command else "a frontend tool"
+        return f"{tool} exited with status {error.returncode}"
     text = f"{type(error).__name__}: {error}"
     cause = error.__cause__ or error.__context__
     if cause is not None and str(cause) not in text:

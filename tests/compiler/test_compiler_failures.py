@@ -2,10 +2,12 @@
 
 import os
 import stat
+import subprocess
 
 from ascendlint.compiler import bisheng, service
 from ascendlint.compiler import verdict as v
 from ascendlint.compiler.jobs import CompileJob
+from ascendlint.compiler.worker import _describe
 
 
 def _fake_compiler(tmp_path, body: str):
@@ -60,3 +62,12 @@ def test_the_compiler_is_bound_to_die_with_its_worker(tmp_path, monkeypatch):
     monkeypatch.setattr(bisheng, "compiler_binary", lambda target: script)
     bisheng.compile_linalg("module {}", [], "Ascend910B1", timeout=10)
     assert (tmp_path / "signal").read_text() == "9"
+
+
+def test_a_failed_frontend_tool_is_named_by_its_program_not_its_command_line():
+    failed = subprocess.CalledProcessError(
+        1, ["/some/venv/lib/python3.11/site-packages/triton/backends/ascend/triton-adapter-opt",
+            "/tmp/tmpabc/kernel.ttir.mlir", "--triton-to-linalg"], stderr=b"error: failed to legalize")
+    described = _describe(failed)
+    assert described == "triton-adapter-opt exited with status 1"
+    assert "/some/venv" not in described and "/tmp/tmpabc" not in described
