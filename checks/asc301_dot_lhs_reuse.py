@@ -18,10 +18,11 @@ class DotLhsReuse(Rule):
     of an `if` do not count; nor, for an `if` whose test is a compile-time constant (a `tl.constexpr` flag,
     arithmetic on constexprs), do reads in its other arm on a later iteration: only one arm is ever compiled.
 
-    One shape is left to ASC306 (opt-in): a tile defined before a loop and read again only as the left operand of
-    the same dot on the next iteration (the flash-attention query tile). Whether the cube unit clobbers an operand
-    it reads again unchanged has not been reproduced on hardware, and triton-ascend's own fused-attention tutorial,
-    written that way, passes its accuracy test on the NPU.
+    One shape is left to ASC306 (opt-in): a tile read again only as the left operand of dots on later loop
+    iterations, the same dot on the next iteration (the flash-attention query tile) or dots in a later loop (the
+    second pass of a two-stage attention kernel). Whether the cube unit clobbers an operand it reads again
+    unchanged has not been reproduced on hardware: triton-ascend's own fused-attention tutorial, written both
+    ways, passes its accuracy test on the NPU, while FLA's Ascend kernels reload such tiles in each loop.
     """
 
     code = "ASC301"

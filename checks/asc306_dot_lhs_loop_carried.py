@@ -5,19 +5,21 @@ from .asc301_dot_lhs_reuse import DotLhsReuse
 
 
 class DotLhsLoopCarried(DotLhsReuse):
-    """Flags a `tl.dot` whose left operand is defined before a loop and read again only by that same dot on the
-    next iteration: the flash-attention query tile, loaded once and passed to `tl.dot(q, k)` for every KV block."""
+    """Flags a `tl.dot` whose left operand is read again only as the left operand of dots on later loop
+    iterations: the flash-attention query tile, loaded once and passed to `tl.dot(q, k)` for every KV block."""
 
     decides = """
-    Every other later read of a dot's left operand (another dot in the same iteration, the tile as a right
-    operand, a store, arithmetic, a read after the loop) is ASC301's, which is on by default.
+    The later reads are this same dot on the next iteration of a loop around it, or dots in later loops that do
+    not hold it (the second, on-band pass of a two-stage attention kernel, which passes the same query tile
+    again). Every other later read of a dot's left operand (another dot later in the same iteration or in
+    straight-line code, the tile as a right operand, a store, arithmetic) is ASC301's, which is on by default.
     """
 
     code = "ASC306"
     name = "dot-lhs-loop-carried"
     message = (
-        "`tl.dot` may overwrite its left operand `{name}` in UB, and the next iteration passes `{name}` to it "
-        "again (line {line})"
+        "`tl.dot` may overwrite its left operand `{name}` in UB, and a later loop iteration passes `{name}` to "
+        "`tl.dot` as the left operand again (line {line})"
     )
     severity = Severity.WARNING
     fix_safety = FixSafety.UNSAFE

@@ -6,10 +6,12 @@ operand read again on the next iteration included), later in the dot's own state
 ``tl.dot`` call, metadata reads (``.dtype``, ``.shape``) and reads in the other arm of a compile-time ``if`` (only
 one arm is compiled, so a loop around the ``if`` never takes both) do not count.
 
-``loop_carried_only`` marks the one uncertain case (RULES.md ASC301): the tile is read again only by this same dot
-on the next iteration of a loop around it (a query tile loaded once before a KV loop and passed as the left
-operand of one dot per iteration, and nothing else). triton-ascend's own fused-attention tutorial is written that
-way and passes its accuracy test on the NPU, so that case is reported apart (ASC306, opt-in).
+``loop_carried_only`` marks the one uncertain case (RULES.md ASC301): the tile is read again only as the left
+operand of dots on later loop iterations: this same dot on the next iteration of a loop around it (a query tile
+loaded once before a KV loop and passed as the left operand of one dot per iteration, and nothing else), or dots
+in later loops that do not hold this one (the second, on-band pass of a two-stage attention). triton-ascend's own
+fused-attention tutorial is written both ways and passes its accuracy test on the NPU, so that case is reported
+apart (ASC306, opt-in). A second dot later in the same iteration, or in straight-line code, stays certain.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ class LhsReuse:
     call: cst.Call  # the tl.dot
     lhs: cst.Name  # its left operand
     reads: tuple[cst.Name, ...]  # the later reads that see what the dot may have left in the tile
-    loop_carried_only: bool  # the only such read is this dot's own operand, on the next loop iteration
+    loop_carried_only: bool  # every such read is a dot's left operand on a later loop iteration
 
 
 def lhs_reuses(context, kernel) -> list[LhsReuse]:
@@ -55,8 +57,21 @@ def _find(context, kernel) -> list[LhsReuse]:
         # a read in the other arm of a compile-time `if` never follows the dot: only one arm is compiled
         reads = [r for r in reads if not analysis.compile_time_exclusive(call, r)]
         if reads:
-            found.append(LhsReuse(call, lhs, tuple(reads), all(r is lhs for r in reads)))
+            carried = all(r is lhs or _left_operand_in_another_loop(analysis, facts, call, r) for r in reads)
+            found.append(LhsReuse(call, lhs, tuple(reads), carried))
     return found
+
+
+def _left_operand_in_another_loop(analysis, facts, dot: cst.Call, read: cst.Name) -> bool:
+    """``read`` is the left operand of a ``tl.dot`` inside a loop that does not hold ``dot``: each of that loop's
+    iterations passes the tile to one dot, as a loop around ``dot`` does on its next iteration."""
+    arg = analysis.index.parent(read)
+    call = analysis.index.parent(arg) if type(arg) is cst.Arg else None
+    if type(call) is not cst.Call or not facts.is_call_to(call, "tl.dot") or argument(call, 0, "input") is not read:
+        return False
+    holds_dot = {id(a) for a in analysis.index.ancestors(dot) if type(a) in (cst.For, cst.While)}
+    loops = [a for a in analysis.index.ancestors(read) if type(a) in (cst.For, cst.While)]
+    return bool(loops) and id(loops[0]) not in holds_dot
 
 
 def _counts(analysis, dot: cst.Call, read: cst.Name) -> bool:

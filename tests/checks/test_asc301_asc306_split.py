@@ -65,3 +65,26 @@ def test_the_message_names_a_read_other_than_the_dots_own_next_iteration():
     text = HEAD + "        acc += tl.dot(b_q, b_k)\n" + "    tl.store(o + offs, acc + b_q)\n"
     (finding,) = lint(text, "ASC301")
     assert finding.message.endswith("(line 14)"), finding.message  # the store after the loop, not line 12
+
+
+SECOND_PASS = "    for i_k in range(NK, 2 * NK):\n        b_k = tl.load(k + i_k * BT * BT + offs)\n{use}"
+
+
+def test_a_second_loop_passing_the_tile_as_left_operand_again_is_asc306_only():
+    # the two-stage attention shape: an off-band pass and an on-band pass, each one dot per iteration
+    tail = SECOND_PASS.format(use="        acc += tl.dot(b_q, b_k)\n") + "    tl.store(o + offs, acc)\n"
+    assert found("        acc += tl.dot(b_q, b_k)\n", tail) == ["ASC306", "ASC306"]
+
+
+@pytest.mark.parametrize("use", [
+    "        acc += tl.dot(b_k, b_q)\n",  # the second pass reads the tile as a right operand
+    "        acc += tl.dot(b_q, b_k) + b_q\n",  # ... or as arithmetic beside its dot
+])
+def test_a_second_loop_reading_the_tile_otherwise_keeps_asc301(use):
+    tail = SECOND_PASS.format(use=use) + "    tl.store(o + offs, acc)\n"
+    assert "ASC301" in found("        acc += tl.dot(b_q, b_k)\n", tail)
+
+
+def test_a_dot_after_the_loop_in_straight_line_code_keeps_asc301():
+    tail = "    b_k = tl.load(k + offs)\n    acc += tl.dot(b_q, b_k)\n    tl.store(o + offs, acc)\n"
+    assert "ASC301" in found("        acc += tl.dot(b_q, b_k)\n", tail)
