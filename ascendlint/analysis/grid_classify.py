@@ -259,7 +259,8 @@ class FactorClassifier:
         The default says what the value is meant to be; a core-count default makes the whole a core count.
         """
         left, right = self._one(expr.left, depth, names), self._one(expr.right, depth, names)
-        if right.is_core_count and left.kind in (Kind.EXTENT, Kind.UNKNOWN, Kind.CONSTANT, Kind.LITERAL):
+        if right.is_core_count and (left.is_core_count
+                                    or left.kind in (Kind.EXTENT, Kind.UNKNOWN, Kind.CONSTANT, Kind.LITERAL)):
             return replace(right, expr=expr, names=left.names | right.names)
         return fold_max([left, right], expr)
 
