@@ -17,10 +17,12 @@ from typing import Callable, Iterable, Iterator, NamedTuple
 
 import libcst as cst
 
+from . import magnitudes as mag
 from .module_facts import Kernel, Launch, ModuleFacts, dotted_name
 from .grid_classify import FactorClassifier
 from .grid_factors import Factor, Kind, LaunchGrid, division_parts, divides_rounding_up
-from .grid_names import CHUNKS
+from .grid_names import CHUNKS, names_decode_phase
+from .grid_threshold import LIMIT as GRID_LIMIT
 from .host_resolver import MAX_DEPTH, host_resolver
 from .launch_arguments import launch_argument
 from .syntax import target_names
@@ -79,6 +81,15 @@ def grid_core_source(facts: ModuleFacts, launch: Launch) -> str | None:
     return cores[0].kind.value
 
 
+def _literal_product(axes: list) -> int:
+    product = 1
+    for axis in axes:
+        for factor in axis:
+            if factor.kind is Kind.LITERAL and factor.value:
+                product *= factor.value
+    return product
+
+
 def _elements(shape: cst.BaseExpression) -> list[cst.BaseExpression]:
     if type(shape) in (cst.Tuple, cst.List):
         return [element.value for element in shape.elements]
@@ -129,6 +140,7 @@ class _LaunchGrids:
             return LaunchGrid(launch, None)
         chunking = self._chunking_names(site) | self._chunked_by_callers(site)
         grown = self._grown_until_fits(site)
+        decode = self._decode_phase(launch)
         axes = []
         for element in _elements(shape):
             factors = FactorClassifier(self.resolver, site, launch).factors(element, 0, frozenset())
@@ -137,8 +149,20 @@ class _LaunchGrids:
             if grown:
                 factors = [replace(f, capped=True) if f.names & grown else f for f in factors]
             axes.append(tuple(factors))
+        if decode and _literal_product(axes) << mag.BATCH_BITS <= GRID_LIMIT:
+            # the query tokens of one decode step are a token or a few per request: a batch of requests, which no
+            # literal factor of this grid takes past the limit (up to 2**BATCH_BITS of them)
+            axes = [tuple(replace(f, tokens=False, host_tokens=False, evidence="", batch_axis=True, batch_rows=True)
+                          if f.tokens and not f.launch_wide else f for f in axis) for axis in axes]
         axes = self._related_axes(_elements(shape), axes, launch)
         return LaunchGrid(launch, tuple(axes), shape)
+
+    def _decode_phase(self, launch: Launch) -> bool:
+        """The launch runs one decode step: its host function or its kernel is named for decoding."""
+        if launch.kernel is not None and names_decode_phase(launch.kernel.name):
+            return True
+        host = next((a for a in self.facts.index.ancestors(launch.call) if type(a) is cst.FunctionDef), None)
+        return host is not None and names_decode_phase(host.name.value)
 
     def _related_axes(self, elements: list, axes: list, launch: Launch) -> list:
         """Axes that the host sizes from each other. ``(progs, cdiv(total, progs))`` with ``progs`` bounded (a core
