@@ -66,12 +66,30 @@ def _compute(facts: ModuleFacts) -> list[ConstexprSize]:
     for launch, param, factor, argument in launch_factors(facts, selected):
         if not factor.grows_with_data:
             continue
-        if _bucketed(grids, argument, launch.call, 0):
+        if _bucketed(grids, argument, launch.call, 0) or _configured(grids, argument, launch.call, 0):
             continue
         why = _evidence(grids, param, factor, argument)
         if why is not None:
             found.append(ConstexprSize(launch, param, argument, factor, why))
     return found
+
+
+def _configured(grids, expr: cst.BaseExpression, site: cst.CSTNode, depth: int) -> bool:
+    """The value is a parameter of the launching function with a literal default of 2 or more (``split_size: int
+    = 256``), passed on through plain names: a setting chosen per configuration, not a size read from the data."""
+    if depth > _MAX_DEPTH or type(expr) is not cst.Name:
+        return False
+    status, value = grids.lookup(expr.value, site)
+    if status == "value" and type(value) is cst.Name:
+        return _configured(grids, value, site, depth + 1)
+    if status != "param":
+        return False
+    host = next((a for a in grids.index.ancestors(site) if type(a) is cst.FunctionDef), None)
+    params = host.params if host is not None else None
+    found = [p for p in (*params.params, *params.kwonly_params) if p.name.value == expr.value] if params else []
+    default = found[0].default if found else None
+    # a sentinel (`max_query_len: int = -1`, `= 0`, `= 1`) stands for "pass the real size"; a setting is a size
+    return type(default) is cst.Integer and default.evaluated_value >= 2
 
 
 def _fixed_by_name(param: str) -> bool:
