@@ -41,7 +41,9 @@ class GridOver65535(Rule):
     programs once T > 1,048,560`), the other factors taken at 1; a conditional axis gives the threshold of each side.
     Magnitudes: up to about a million tokens per launch; the leading dimension of weights, biases, rotary tables,
     block tables, sequence offsets and states, and host names that say heads, batch or speculative lengths, are not
-    token counts. A host `while` loop before the launch that grows a block until a size fits a literal
+    token counts. Nor are the query tokens of a decode step (a launch in a host function or of a kernel named for
+    decoding, `paged_decode`, `_decode_score_kernel`): a token or a few per request, read as a batch of requests
+    unless the grid's literal factors alone pass the limit within 4096 of them (`(total_q, 256)`). A host `while` loop before the launch that grows a block until a size fits a literal
     (`while triton.cdiv(n, block) > 65535: block *= 2`) caps what it grows.
 
     Reported here only when the host code backs the growth: a factor counts tokens or rows by the host tensors (the

@@ -16,7 +16,9 @@ class RuntimeSizeAsConstexpr(Rule):
     `seq_len`, `NT`, `task_num`, `num_pages`), when it is the rows of a flattened tensor, or, for a parameter whose
     name says nothing, when it is the first dimension of a tensor. Not reported: tile sizes, flags, model
     dimensions (`H`, `K`, `V`, `head_dim`, `hidden_size`), literals, values under `min(..., cap)` or a guard that
-    bounds them, and values rounded to a power of two (`triton.next_power_of_2(n)`: a few buckets).
+    bounds them, values rounded to a power of two (`triton.next_power_of_2(n)`: a few buckets), and values passed
+    on from a launching function's own parameter with a literal default of 2 or more (`split_size: int = 256`: a
+    setting; a sentinel such as `max_len: int = -1` stands for the real size and does not count).
     A kernel the module never launches (its host code lives elsewhere) is reported only for a constexpr that is
     the stop of its core-grid task loop (`for t in tl.range(core_id, task_num, num_core)`): a task count.
     """
