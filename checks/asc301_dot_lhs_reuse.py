@@ -258,11 +258,12 @@ class DotLhsReuse(Rule):
         analysis = self.context.analysis(kernel)
         copies: dict[str, int] = {}
         for reuse in found:
-            self._report(analysis, reuse.call, reuse.lhs, list(reuse.reads), copies)
+            self._report(analysis, reuse.call, reuse.lhs, list(reuse.reads), copies, list(reuse.certain))
 
-    def _report(self, analysis, call, lhs, reads, copies) -> None:
-        others = [r for r in reads if r is not lhs]  # name another read than the dot's own next iteration
-        first = min(others or reads, key=analysis.index.order)
+    def _report(self, analysis, call, lhs, reads, copies, certain=()) -> None:
+        # name a certain reuse first, then another read than the dot's own next iteration
+        others = [r for r in reads if r is not lhs]
+        first = min(certain or others or reads, key=analysis.index.order)
         line = self.context.locator.span(first)[0].row
         message = self.message.format(name=lhs.value, line=line)
         line_node = next((a for a in analysis.index.ancestors(call) if type(a) is cst.SimpleStatementLine), None)

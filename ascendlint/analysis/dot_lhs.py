@@ -31,6 +31,7 @@ class LhsReuse:
     lhs: cst.Name  # its left operand
     reads: tuple[cst.Name, ...]  # the later reads that see what the dot may have left in the tile
     loop_carried_only: bool  # every such read is a dot's left operand on a later loop iteration
+    certain: tuple[cst.Name, ...] = ()  # the reads that are not: the ones a report names first
 
 
 def lhs_reuses(context, kernel) -> list[LhsReuse]:
@@ -57,8 +58,9 @@ def _find(context, kernel) -> list[LhsReuse]:
         # a read in the other arm of a compile-time `if` never follows the dot: only one arm is compiled
         reads = [r for r in reads if not analysis.compile_time_exclusive(call, r)]
         if reads:
-            carried = all(r is lhs or _left_operand_in_another_loop(analysis, facts, call, r) for r in reads)
-            found.append(LhsReuse(call, lhs, tuple(reads), carried))
+            certain = tuple(r for r in reads
+                            if r is not lhs and not _left_operand_in_another_loop(analysis, facts, call, r))
+            found.append(LhsReuse(call, lhs, tuple(reads), not certain, certain))
     return found
 
 

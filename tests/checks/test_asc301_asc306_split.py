@@ -88,3 +88,12 @@ def test_a_second_loop_reading_the_tile_otherwise_keeps_asc301(use):
 def test_a_dot_after_the_loop_in_straight_line_code_keeps_asc301():
     tail = "    b_k = tl.load(k + offs)\n    acc += tl.dot(b_q, b_k)\n    tl.store(o + offs, acc)\n"
     assert "ASC301" in found("        acc += tl.dot(b_q, b_k)\n", tail)
+
+
+def test_the_message_names_the_certain_reuse_before_a_later_loops_left_operand():
+    # b_q is passed again as a left operand in a second loop (line 16) and read as a right operand after it (line 17)
+    tail = (SECOND_PASS.format(use="        acc += tl.dot(b_q, b_k)\n")
+            + "    acc += tl.dot(b_k, b_q)\n    tl.store(o + offs, acc)\n")
+    source = HEAD + "        acc += tl.dot(b_q, b_k)\n" + tail
+    (first,) = [d for d in lint(source, "ASC301") if d.location.row == 13]
+    assert first.message.endswith("(line 17)")
