@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 RULES = all_rules()
 DEFAULT = {rule.code for rule in RULES if rule.default}
 # the size rules that catch real upstream fixes at 70% or more on untuned code
-REVIEW_OPT_IN = {"ASC107"}
-BELOW_THE_REVIEW_BAR = {"ASC105", "ASC110", "ASC202", "ASC203", "ASC207", "ASC304", "ASC201"}  # measured under 70% untuned
+REVIEW_OPT_IN = {"ASC105", "ASC110"}
+BELOW_THE_REVIEW_BAR = {"ASC107", "ASC202", "ASC203", "ASC207", "ASC304", "ASC201", "ASC306"}  # measured under 70% untuned
 
 GRID_AND_OFFSET = """\
 import triton
@@ -76,10 +76,10 @@ def test_all_is_every_rule_and_suite_names_are_case_insensitive():
 
 
 def test_a_code_or_prefix_decides_over_a_suite():
-    assert "ASC107" not in codes(["review"], ignore=["ASC107"])
-    assert "ASC101" in codes(["review"], ignore=["ASC107"])
+    assert "ASC105" not in codes(["review"], ignore=["ASC105"])
+    assert "ASC101" in codes(["review"], ignore=["ASC105"])
     assert codes(["ASC"], extend=["review"]) == codes(["review"])
-    assert "ASC107" in codes(["ASC107"], ignore=["review"])  # a code is more specific than a suite
+    assert "ASC105" in codes(["ASC105"], ignore=["review"])  # a code is more specific than a suite
     assert codes(["all"], ignore=["review"]) == {rule.code for rule in RULES} - codes(["review"])
     assert "ASC207" in codes(["review"], extend=["ASC207"])
 
@@ -104,7 +104,7 @@ def test_the_review_suite_admits_no_opt_in_rule_measured_below_70_percent():
     for rule in RULES:
         if not rule.default and suites.in_review(rule):
             assert suites.measured(rule).precision in ("very-high", "high"), rule.code
-    assert "ASC105" not in codes(["review"])  # 20 of 39 on untuned sets 5 to 9: below the bar
+    assert "ASC107" not in codes(["review"])  # 20 of 30 on the untuned sets read after its last change
 
 
 @pytest.mark.parametrize("where", ["select", "extend-select"])
@@ -112,7 +112,7 @@ def test_suite_names_work_in_the_configuration(cli, tmp_path, where):
     (tmp_path / "k.py").write_text(GRID_AND_OFFSET, encoding="utf-8")
     (tmp_path / "pyproject.toml").write_text(f'[tool.ascendlint]\n{where} = ["review"]\n', encoding="utf-8")
     found = json.loads(cli("check", str(tmp_path), "--format", "json", "--no-cache").stdout)
-    assert {"ASC101", "ASC107"} <= {f["code"] for f in found}
+    assert {"ASC101", "ASC105"} <= {f["code"] for f in found}
 
 
 def test_suite_names_work_on_the_command_line(cli, tmp_path):
@@ -120,7 +120,7 @@ def test_suite_names_work_on_the_command_line(cli, tmp_path):
     default = json.loads(cli("check", str(tmp_path), "--format", "json", "--no-cache").stdout)
     review = json.loads(cli("check", str(tmp_path), "--format", "json", "--no-cache", "--select", "review").stdout)
     assert {f["code"] for f in default} == {"ASC101"}
-    assert {f["code"] for f in review} == {"ASC101", "ASC107"}
+    assert {f["code"] for f in review} == {"ASC101", "ASC105"}
     every = json.loads(cli("check", str(tmp_path), "--format", "json", "--no-cache", "--select", "all").stdout)
     assert {"ASC101", "ASC105", "ASC203"} <= {f["code"] for f in every}
     unknown = cli("check", str(tmp_path), "--select", "reviews")
@@ -130,9 +130,9 @@ def test_suite_names_work_on_the_command_line(cli, tmp_path):
 def test_rule_listing_shows_suites_and_precision(cli):
     listing = cli("rule", "--all").stdout
     row = next(line for line in listing.splitlines() if line.startswith("| [ASC105]"))
-    assert "| all | medium |" in row
-    row = next(line for line in listing.splitlines() if line.startswith("| [ASC107]"))
     assert "| review, all | high |" in row
+    row = next(line for line in listing.splitlines() if line.startswith("| [ASC107]"))
+    assert "| all | medium |" in row
     row = next(line for line in listing.splitlines() if line.startswith("| [ASC101]"))
     assert "| default, review, all | very-high |" in row
     row = next(line for line in listing.splitlines() if line.startswith("| [ASC207]"))
@@ -145,8 +145,8 @@ def test_sarif_descriptors_carry_precision_and_suite_tags():
     for descriptor in rules:
         assert descriptor["properties"]["precision"] in suites.PRECISIONS
         assert {"ascend", "triton", "suite:all"} <= set(descriptor["properties"]["tags"])
-    assert "suite:review" in by_id["ASC107"]["properties"]["tags"]
-    assert "suite:default" not in by_id["ASC107"]["properties"]["tags"]
+    assert "suite:review" in by_id["ASC105"]["properties"]["tags"]
+    assert "suite:default" not in by_id["ASC105"]["properties"]["tags"]
     assert "suite:review" not in by_id["ASC203"]["properties"]["tags"]
     assert "suite:review" not in by_id["ASC202"]["properties"]["tags"]
     assert "suite:default" in by_id["ASC101"]["properties"]["tags"]
