@@ -42,8 +42,8 @@ class GridOver65535(Rule):
     Magnitudes: up to about a million tokens per launch; the leading dimension of weights, biases, rotary tables,
     block tables, sequence offsets and states, and host names that say heads, batch or speculative lengths, are not
     token counts. Nor are the query tokens of a decode step (a launch in a host function or of a kernel named for
-    decoding, `paged_decode`, `_decode_score_kernel`): a token or a few per request, read as a batch of requests
-    unless the grid's literal factors alone pass the limit within 4096 of them (`(total_q, 256)`). A host `while` loop before the launch that grows a block until a size fits a literal
+    decoding, `paged_decode`, `_decode_score_kernel`; not `decoder`): a token or a few per request, read as a batch
+    of requests unless the grid's literal factors alone pass the limit within 4096 of them (`(total_q, 256)`). A host `while` loop before the launch that grows a block until a size fits a literal
     (`while triton.cdiv(n, block) > 65535: block *= 2`) caps what it grows.
 
     Reported here only when the host code backs the growth: a factor counts tokens or rows by the host tensors (the
@@ -58,8 +58,9 @@ class GridOver65535(Rule):
     benchmark (a `tests/`, `unit_tests/` or `benchmarks/` folder below the linted tree, `test_*.py`, `*_test.py`,
     `bench_*.py`, `conftest.py`): a suite runs its launches at sizes it picks, and a grid past the limit fails on its
     first run, while a library launcher stays silent until a user sends a large input. So is a launch for decoding (the
-    kernel or the host function that launches it is named for it, `paged_attention_decode`): its rows are the requests
-    of a decode step, a batch the catalog counts among the small axes. The two never report the same launch.
+    kernel or the host function that launches it is named for it, `paged_attention_decode`) whose literal factors
+    alone take a decode batch past the limit: its rows are the requests of a decode step. The two never report the
+    same launch.
 
     Not reported: a factor under `min(..., cap)` or computed per chunk inside a host loop `for start in range(0, n,
     step)`; grids sized from the core count, also indirectly (`cdiv(n, ceil(n / CORES))`, `cdiv(num_vectorcore, n_cols)

@@ -21,10 +21,11 @@ from . import magnitudes as mag
 from .module_facts import Kernel, Launch, ModuleFacts, dotted_name
 from .grid_classify import FactorClassifier
 from .grid_factors import Factor, Kind, LaunchGrid, division_parts, divides_rounding_up
-from .grid_names import CHUNKS, names_decode_phase
+from .grid_names import CHUNKS
 from .grid_threshold import LIMIT as GRID_LIMIT
 from .host_resolver import MAX_DEPTH, host_resolver
 from .launch_arguments import launch_argument
+from .module_role import launches_for_decode
 from .syntax import target_names
 
 
@@ -140,7 +141,7 @@ class _LaunchGrids:
             return LaunchGrid(launch, None)
         chunking = self._chunking_names(site) | self._chunked_by_callers(site)
         grown = self._grown_until_fits(site)
-        decode = self._decode_phase(launch)
+        decode = launches_for_decode(self.facts, launch)
         axes = []
         for element in _elements(shape):
             factors = FactorClassifier(self.resolver, site, launch).factors(element, 0, frozenset())
@@ -156,13 +157,6 @@ class _LaunchGrids:
                           if f.tokens and not f.launch_wide else f for f in axis) for axis in axes]
         axes = self._related_axes(_elements(shape), axes, launch)
         return LaunchGrid(launch, tuple(axes), shape)
-
-    def _decode_phase(self, launch: Launch) -> bool:
-        """The launch runs one decode step: its host function or its kernel is named for decoding."""
-        if launch.kernel is not None and names_decode_phase(launch.kernel.name):
-            return True
-        host = next((a for a in self.facts.index.ancestors(launch.call) if type(a) is cst.FunctionDef), None)
-        return host is not None and names_decode_phase(host.name.value)
 
     def _related_axes(self, elements: list, axes: list, launch: Launch) -> list:
         """Axes that the host sizes from each other. ``(progs, cdiv(total, progs))`` with ``progs`` bounded (a core

@@ -98,15 +98,6 @@ CHUNKS = lazy(r"chunk", re.I)
 _SPECULATIVE = lazy(r"spec|draft|accepted", re.I)
 
 
-# a host function or kernel named for the decode phase (``paged_decode``, ``_decode_score_kernel``): one step of a
-# batch of requests, each with one query token or a few draft tokens; ``decoder`` (the model part) is not one
-_DECODE_PHASE = lazy(r"(^|_)decod(e|ing)(_|$)", re.I)
-
-
-def names_decode_phase(name: str) -> bool:
-    return _DECODE_PHASE.search(name) is not None
-
-
 # M-tiles of the tokens a MoE routing sends to the experts (``num_m_tiles``, ``n_row_tiles``, ``token_blocks``)
 ROUTED_TILES = lazy(r"(num_?|n_?|total_?)?(m|rows?|tokens?)_?(tiles|blocks)", re.I)
 

@@ -337,9 +337,16 @@ def {host}(q, o):
 
 
 @pytest.mark.parametrize("host", ["sparse_attention_decode", "decode_merge", "run_decoding_step"])
-def test_a_launch_for_decoding_is_left_to_the_sweep(host):
-    # a decode step's rows are its requests (one query row or a few per sequence): the catalog's small batch
-    assert _codes(DECODE.format(host=host)) == ["ASC110"]
+def test_a_launch_for_decoding_reads_its_rows_as_a_batch(host):
+    # a decode step's rows are its requests (one query row or a few per sequence): with the heads, the catalog's
+    # small axes
+    assert _codes(DECODE.format(host=host)) == []
+
+
+@pytest.mark.parametrize("host", ["sparse_attention_decode", "decode_merge"])
+def test_a_decode_grid_past_the_limit_by_its_literals_is_left_to_the_sweep(host):
+    source = DECODE.format(host=host).replace("(total_q, heads)", "(total_q, 256)")
+    assert _codes(source) == ["ASC110"]
 
 
 @pytest.mark.parametrize("host", ["sparse_attention_prefill", "decoder_layer", "encode"])
