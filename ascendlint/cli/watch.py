@@ -60,9 +60,22 @@ def watch_and_rerun(paths: list[Path], run: Callable[[], object], interval: floa
             print("[watch] Watching for file changes (Ctrl-C to stop).", file=sys.stderr, flush=True)
             while snapshot(paths) == before:
                 time.sleep(interval)
+            _settle(paths, interval)
             print("[watch] Files changed: linting again.", file=sys.stderr, flush=True)
     except KeyboardInterrupt:
         return
+
+
+def _settle(paths: list[Path], interval: float) -> None:
+    """Wait until two polls in a row see the same files: an editor or a script saving in steps (truncate, then
+    write) is linted once, on what it finished writing, not on the half-written file."""
+    last = snapshot(paths)
+    while True:
+        time.sleep(interval)
+        now = snapshot(paths)
+        if now == last:
+            return
+        last = now
 
 
 def _run_once(run: Callable[[], object]) -> None:
