@@ -174,13 +174,15 @@ _PLAIN_IMPORT = lazy(r"^\s*import\s+([\w.]+)", re.MULTILINE)
 _FROM_IMPORT_NAMES = lazy(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]+)", re.MULTILINE)
 
 
-def helper_uses(text: str, module: str, is_package: bool) -> dict[str, dict[str, bool]]:
-    """Per module imported from, the names this text imports and calls (``name(``), each with whether it also
-    launches it (``name[``): a name only called is a jit function used as a helper inside this module's kernels. A
-    line scan, like ``imported_modules``."""
+def helper_uses(text: str, module: str, is_package: bool, sources: set[str]) -> dict[str, dict[str, bool]]:
+    """Per module of ``sources`` imported from, the names this text imports and calls (``name(``), each with whether
+    it also launches it (``name[``): a name only called is a jit function used as a helper inside this module's
+    kernels. A line scan, like ``imported_modules``; names imported from other modules are not looked for."""
     found: dict[str, dict[str, bool]] = {}
     for dots, target, names in _FROM_IMPORT_NAMES.findall(text):
         source = resolve_relative(module, len(dots), target, is_package) if dots else target
+        if source not in sources:
+            continue
         for item in names.strip("()").split(","):
             parts = item.split()
             local = parts[2] if len(parts) == 3 and parts[1] == "as" else (parts[0] if parts else "")

@@ -133,6 +133,7 @@ def linked_modules(kernels: Sequence[tuple[Path, bytes]], others: Sequence[tuple
 def plan(files: Sequence[tuple[Path, bytes]]) -> TreePlan:
     """Waves over ``files`` (path and bytes of each file that may hold a kernel)."""
     names: dict[int, tuple[str, bool, set[str]]] = {}
+    texts: dict[int, str] = {}
     for position, (path, data) in enumerate(files):
         if is_notebook(str(path), path):
             continue
@@ -143,7 +144,7 @@ def plan(files: Sequence[tuple[Path, bytes]]) -> TreePlan:
         if not name:
             continue
         is_package = Path(path).name == "__init__.py"
-        text = data.decode("utf-8", errors="replace")
+        text = texts[position] = data.decode("utf-8", errors="replace")
         names[position] = (name, is_package, imported_modules(text, name, is_package))
     counts = Counter(name for name, _, _ in names.values())
     unique = {name for name, count in counts.items() if count == 1}
@@ -157,13 +158,12 @@ def plan(files: Sequence[tuple[Path, bytes]]) -> TreePlan:
     importers: dict[str, list[int]] = {}
     uses: dict[str, list[dict[str, bool]]] = {}
     for position, (name, is_package, imports) in names.items():
-        for module in (imports & providers) - {name}:
+        provided = (imports & providers) - {name}
+        for module in provided:
             importers.setdefault(module, []).append(position)
-        if imports & providers - {name}:
-            text = files[position][1].decode("utf-8", errors="replace")
-            for module, used_names in helper_uses(text, name, is_package).items():
-                if module in providers and module != name:
-                    uses.setdefault(module, []).append(used_names)
+        if provided:
+            for module, used_names in helper_uses(texts[position], name, is_package, provided).items():
+                uses.setdefault(module, []).append(used_names)
     for position, (name, is_package, imports) in names.items():
         used = tuple(sorted((imports & providers) - {name}))
         export = name in providers

@@ -108,7 +108,8 @@ def test_helper_uses_reads_calls_and_launches_of_imported_names_by_line_scan():
         "@triton.jit\ndef k(x):\n    doubled(x)\n    half (x)\n"
         "def run(x):\n    scale_kernel[(1,)](x)\n    scale_kernel(x)\n"
     )
-    uses = helper_uses(text, "pkg.kernel", False)
+    uses = helper_uses(text, "pkg.kernel", False, {"pkg.tiles", "pkg.grids"})
     assert uses == {"pkg.tiles": {"doubled": False, "halved": False}, "pkg.grids": {"scale_kernel": True}}
+    assert helper_uses(text, "pkg.kernel", False, {"pkg.grids"}) == {"pkg.grids": {"scale_kernel": True}}
     # a name one importer calls and another launches is a kernel of its own module after all
     assert only_called([uses["pkg.tiles"], {"doubled": True}]) == frozenset({"halved"})
