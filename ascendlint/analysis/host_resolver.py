@@ -169,6 +169,17 @@ class HostResolver:
             enclosing = True
             scope_node = self.scope_node(scope_node)
 
+    def parameter_default(self, name: str, site: cst.CSTNode) -> cst.BaseExpression | None:
+        """The default of ``name`` when ``site`` reads it unchanged from a parameter of the function around it
+        (``def scaled_add(x, scale: int = 2): kernel[grid](..., SCALE=scale)``), else None."""
+        if self.lookup(name, site)[0] != "param":
+            return None
+        function = self.scope_node(site)
+        if type(function) is not cst.FunctionDef:
+            return None
+        params = function.params
+        return next((p.default for p in (*params.params, *params.kwonly_params) if p.name.value == name), None)
+
     def assignments_before(self, name: str, site: cst.CSTNode) -> list[cst.CSTNode]:
         """Every value assigned to ``name`` in the host function around ``site`` before it (each branch's)."""
         scope = self._scope(self.scope_node(site))

@@ -82,12 +82,7 @@ def _configured(grids, expr: cst.BaseExpression, site: cst.CSTNode, depth: int) 
     status, value = grids.lookup(expr.value, site)
     if status == "value" and type(value) is cst.Name:
         return _configured(grids, value, site, depth + 1)
-    if status != "param":
-        return False
-    host = next((a for a in grids.index.ancestors(site) if type(a) is cst.FunctionDef), None)
-    params = host.params if host is not None else None
-    found = [p for p in (*params.params, *params.kwonly_params) if p.name.value == expr.value] if params else []
-    default = found[0].default if found else None
+    default = grids.parameter_default(expr.value, site)
     # a sentinel (`max_query_len: int = -1`, `= 0`, `= 1`) stands for "pass the real size"; a setting is a size
     return type(default) is cst.Integer and default.evaluated_value >= 2
 

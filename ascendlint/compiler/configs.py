@@ -141,17 +141,9 @@ def _host_default(facts: ModuleFacts, argument: cst.BaseExpression | None, site:
     (``def scaled_add(x, scale: int = 2): kernel[grid](..., SCALE=scale)``)."""
     if type(argument) is not cst.Name:
         return None
-    status, _ = host_resolver(facts).lookup(argument.value, site)
-    if status != "param":
-        return None
-    for ancestor in facts.index.ancestors(site):
-        if type(ancestor) is cst.FunctionDef:
-            for param in (*ancestor.params.params, *ancestor.params.kwonly_params):
-                if param.name.value == argument.value and param.default is not None:
-                    value = _option_value(param.default)
-                    return value if isinstance(value, (bool, int, float, str)) else None
-            return None
-    return None
+    default = host_resolver(facts).parameter_default(argument.value, site)
+    value = _option_value(default) if default is not None else None
+    return value if isinstance(value, (bool, int, float, str)) else None
 
 
 SMALL_DIMENSION = 256  # the largest head dimension in use: a tile sized by one is compiled at this size

@@ -216,3 +216,27 @@ def run(x):
     assert refused.job is None and "default of `flag` is not a literal" in refused.reason
     assert "B: tl.constexpr" in rebuilt.job.source and "flag=3" in rebuilt.job.source
     assert "n: int" not in rebuilt.job.source and "import os" not in rebuilt.job.source
+
+
+HOST_DEFAULT = '''
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def scaled_copy(x, out, SCALE: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out + offs, tl.load(x + offs) * SCALE)
+
+def run(x, scale: int = 3):
+    out = torch.empty_like(x)
+    scaled_copy[(1,)](x, out, SCALE=scale, BLOCK=1024)
+    return out
+'''
+
+
+def test_a_constexpr_passed_on_from_a_host_parameter_is_compiled_at_its_default():
+    (request,) = _requests(HOST_DEFAULT)
+    assert request.values["SCALE"] == 3
+    (without,) = _requests(HOST_DEFAULT.replace("scale: int = 3", "scale: int"))
+    assert without.values.get("SCALE") != 3
