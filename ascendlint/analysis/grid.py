@@ -82,15 +82,6 @@ def grid_core_source(facts: ModuleFacts, launch: Launch) -> str | None:
     return cores[0].kind.value
 
 
-def _literal_product(axes: list) -> int:
-    product = 1
-    for axis in axes:
-        for factor in axis:
-            if factor.kind is Kind.LITERAL and factor.value:
-                product *= factor.value
-    return product
-
-
 def _elements(shape: cst.BaseExpression) -> list[cst.BaseExpression]:
     if type(shape) in (cst.Tuple, cst.List):
         return [element.value for element in shape.elements]
@@ -150,7 +141,7 @@ class _LaunchGrids:
             if grown:
                 factors = [replace(f, capped=True) if f.names & grown else f for f in factors]
             axes.append(tuple(factors))
-        if decode and _literal_product(axes) << mag.BATCH_BITS <= GRID_LIMIT:
+        if decode and LaunchGrid(launch, tuple(axes)).literal_size << mag.BATCH_BITS <= GRID_LIMIT:
             # the query tokens of one decode step are a token or a few per request: a batch of requests, which no
             # literal factor of this grid takes past the limit (up to 2**BATCH_BITS of them)
             axes = [tuple(replace(f, tokens=False, host_tokens=False, evidence="", batch_axis=True, batch_rows=True)

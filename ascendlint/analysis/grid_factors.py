@@ -115,6 +115,15 @@ class LaunchGrid:
         return [factor for axis in self.axes or () for factor in axis]
 
     @property
+    def literal_size(self) -> int:
+        """The product of the grid's literal factors (1 when it has none)."""
+        size = 1
+        for factor in self.factors:
+            if factor.kind is Kind.LITERAL and factor.value is not None:
+                size *= factor.value
+        return size
+
+    @property
     def static_size(self) -> int | None:
         """The grid product when every factor is a literal."""
         if self.axes is None:
