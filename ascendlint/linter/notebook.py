@@ -20,7 +20,7 @@ import copy
 import json
 import re
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from ..diagnostics import Diagnostic, Edit, Fix, Location
@@ -97,17 +97,12 @@ class Notebook:
         end = _cell_location(cell, diagnostic.end_location, lines)
         if end < start:
             end = start
-        return Diagnostic(
-            code=diagnostic.code,
-            name=diagnostic.name,
-            severity=diagnostic.severity,
-            message=diagnostic.message,
-            filename=diagnostic.filename,
+        return replace(
+            diagnostic,
             location=start,
             end_location=end,
             fix=self._cell_fix(diagnostic.fix, cell),
             noqa_row=None if diagnostic.noqa_row is None else max(1, diagnostic.noqa_row - cell.start_row + 1),
-            url=diagnostic.url,
             extra=dict(diagnostic.extra),
             cell=cell.number,
         )
