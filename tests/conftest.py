@@ -1,4 +1,6 @@
+import atexit
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -8,8 +10,11 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-# compile verdicts of this run live in a folder of its own, never in the user's cache
-os.environ.setdefault("ASCENDLINT_COMPILER_CACHE", tempfile.mkdtemp(prefix="ascendlint-test-verdicts-"))
+# compile verdicts of this run live in a folder of its own, never in the user's cache, removed when the run ends
+if "ASCENDLINT_COMPILER_CACHE" not in os.environ:
+    _verdicts = Path(tempfile.mkdtemp(prefix="ascendlint-test-verdicts-"))
+    os.environ["ASCENDLINT_COMPILER_CACHE"] = str(_verdicts)
+    atexit.register(shutil.rmtree, _verdicts, ignore_errors=True)
 
 
 def run_cli(*args: str, cwd: Path | str | None = None, stdin: str | None = None) -> subprocess.CompletedProcess:

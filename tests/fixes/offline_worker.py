@@ -19,9 +19,11 @@ programs one after another), and every tensor argument is compared afterwards. `
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import json
 import os
+import shutil
 import sys
 import tempfile
 import traceback
@@ -34,6 +36,7 @@ TILE = 16  # signatures.TILE
 
 _modules: dict[str, object] = {}
 _folder = Path(tempfile.mkdtemp(prefix="ascendlint-fix-harness-"))
+atexit.register(shutil.rmtree, _folder, ignore_errors=True)  # a killed worker leaves it; a finished one does not
 
 
 def load_module(text: str):
