@@ -41,7 +41,10 @@ class LaunchNumWarps(Rule):
     rebinds under `if is_npu():`, in a branch false on the NPU such as `if not _is_npu:` or `if x.is_cuda:`, after
     `if _is_npu: return ...` or `assert x.is_cuda`; device tests are read in their usual spellings:
     `x.device.type in ("cuda", "hip")`, `"npu" in str(x.device)`, `torch.npu.is_available()`,
-    `is_torch_npu_available()`); `triton.Config` and autotune keywords are reported wherever they are.
+    `is_torch_npu_available()`); `triton.Config` and autotune keywords are reported wherever they are. Dicts
+    that are data, not launch options, are left alone too: a value an `assert` compares against, a record stored
+    into a container or attribute (`summary["tiling"] = {...}`), and the `hints=` of a newer triton-ascend
+    autotuner, which maps its `num_stages` entries to multibuffer settings.
     """
 
     code = "ASC101"
@@ -214,6 +217,27 @@ class LaunchNumWarps(Rule):
             """
             import triton
 
+            def test_expanded_hints(kernel, summary):
+                assert kernel.config_hints == {"GROUP_M": [2], "num_stages": [2, 1]}
+                summary["selected_tiling"] = {"BLOCK": 64, "num_warps": 4}
+            """
+        ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.autotune(configs=[triton.Config({"BLOCK": 128})], key=["n"], hints={"num_stages": [1, 2]})
+            @triton.jit
+            def scale(x_ptr, n, BLOCK: tl.constexpr):
+                offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+                tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+            """
+        ),
+        Valid(
+            """
+            import triton
+
             def run(x, n):
                 add_one[(n,)](x, n, BLOCK=256)
             """,
@@ -360,10 +384,24 @@ class LaunchNumWarps(Rule):
         reads (``num_warps=cfg["num_warps"]``) through the launch keyword."""
         found = [(index, keyword_of(entry)) for index, entry in enumerate(entries)]
         found = [(index, keyword) for index, keyword in found if keyword in _IGNORED]
-        if not found or self._dict_left_to_a_launch(node) or not reached_on_npu(self.facts, node):
+        if not found or self._dict_left_to_a_launch(node) or self._dict_read_as_data(node):
+            return
+        if not reached_on_npu(self.facts, node):
             return
         for index, keyword in found:
             self._report_argument(entries[index], entries, index, keyword)
+
+    def _dict_read_as_data(self, node) -> bool:
+        """A dict that never becomes launch options: a value a test compares against (``assert cfg == {...}``), a
+        record stored into a container or an attribute (``summary["tiling"] = {...}``), or the ``hints=`` of a
+        newer triton-ascend autotuner, whose ``num_stages`` entries it maps to multibuffer settings."""
+        index = self.context.index
+        parent = index.parent(node)
+        if type(parent) is cst.ComparisonTarget or (type(parent) is cst.Comparison and parent.left is node):
+            return True
+        if type(parent) is cst.Assign and all(type(t.target) in (cst.Subscript, cst.Attribute) for t in parent.targets):
+            return True
+        return type(parent) is cst.Arg and parent.keyword is not None and parent.keyword.value == "hints"
 
     def _dict_left_to_a_launch(self, node) -> bool:
         index = self.context.index
