@@ -10,7 +10,10 @@ or its source (``S``, ``rows``, ``M``, a first dimension). Three host forms say 
   ``max``/``min`` of such values, and a count of rows over a literal of 65535 or more (``cdiv(rows, 65535)``: at most
   17 values up to a million rows, the magnitude model's token count);
 - ``len()`` of a list the launch unpacks into the kernel's arguments (``kernel[grid](*tensors, M=len(tensors))``):
-  bounded by the number of parameters of the kernel.
+  bounded by the number of parameters of the kernel;
+- a dimension of a tensor the host builds with literal sizes (``mask = torch.ones(1024, 3072).tril()``), also when
+  it builds it only where the caller passes none (a parameter that defaults to ``None``): the launcher's setting,
+  like a literal default.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ _CDIV = {"cdiv", "ceil_div", "ceildiv", "div_up", "round_up_div"}
 def fixed_on_the_host(grids, argument: cst.BaseExpression, call: cst.Call) -> bool:
     """The value ``call`` passes (``argument``) is fixed per model or takes a few values, read from the host code."""
     return (_per_token_feature(grids, argument, call, 0) or few_values(grids, argument, call, 0)
-            or _unpacked_count(grids, argument, call, 0))
+            or _unpacked_count(grids, argument, call, 0) or _literal_built_dimension(grids, argument, call, 0))
 
 
 def _values(grids, name: str, site: cst.CSTNode) -> list[cst.BaseExpression]:
@@ -141,3 +144,68 @@ def _names_in(node: cst.CSTNode) -> set[str]:
         elif type(current) is not cst.Call:  # `f(x)` builds something else from `x`
             stack.extend(current.children)
     return found
+
+
+_CONSTRUCTORS = {"ones", "zeros", "empty", "full", "rand", "randn"}
+
+
+def _literal_built_dimension(grids, expr: cst.BaseExpression, site: cst.CSTNode, depth: int) -> bool:
+    """``mask.shape[0]`` / ``mask.size(0)`` of a ``mask`` every host assignment of which builds it with literal
+    sizes; a parameter counts only with a ``None`` default (the caller normally passes nothing)."""
+    if depth > _MAX_DEPTH:
+        return False
+    if type(expr) is cst.Name:
+        values = _values(grids, expr.value, site)
+        return bool(values) and all(_literal_built_dimension(grids, value, site, depth + 1) for value in values)
+    tensor = _dimension_of(grids, expr)
+    if tensor is None:
+        return False
+    built = grids.assignments_before(tensor, site)
+    if not built or not all(isinstance(v, cst.BaseExpression) and _literal_sized(grids, v, site) for v in built):
+        return False
+    parameters = _parameters(grids, site)
+    if tensor in parameters:
+        default = parameters[tensor]
+        return type(default) is cst.Name and default.value == "None"
+    return True
+
+
+def _dimension_of(grids, expr: cst.BaseExpression) -> str | None:
+    """The tensor name ``t`` of ``t.shape[i]``, ``t.size(i)`` or a name unpacked from ``t.shape``."""
+    item = grids.shape_items.get(id(expr))
+    if item is not None:
+        return item[0]
+    if type(expr) is cst.Subscript and type(expr.value) is cst.Attribute and expr.value.attr.value == "shape":
+        owner = expr.value.value
+    elif type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value == "size" and expr.args:
+        owner = expr.func.value
+    else:
+        return None
+    return owner.value if type(owner) is cst.Name else None
+
+
+def _parameters(grids, site: cst.CSTNode) -> dict[str, cst.BaseExpression | None]:
+    """The parameters of the host function around ``site``, with their defaults."""
+    function = grids.scope_node(site)
+    if type(function) is not cst.FunctionDef:
+        return {}
+    params = function.params
+    return {p.name.value: p.default for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+
+
+def _literal_sized(grids, value: cst.BaseExpression, site: cst.CSTNode) -> bool:
+    """``torch.ones(1024, 3072, ...)`` (through methods chained on it: ``.tril(1024)``, ``.to(...)``): every size a
+    literal."""
+    while type(value) is cst.Call and type(value.func) is cst.Attribute and type(value.func.value) is cst.Call:
+        value = value.func.value
+    if type(value) is not cst.Call:
+        return False
+    called = (dotted_name(value.func) or "").rsplit(".", 1)[-1]
+    if called not in _CONSTRUCTORS:
+        return False
+    sizes = [a.value for a in value.args if a.keyword is None and not a.star]
+    if called == "full":
+        sizes = sizes[:1]
+    if len(sizes) == 1 and type(sizes[0]) in (cst.Tuple, cst.List):
+        sizes = [e.value for e in sizes[0].elements]
+    return bool(sizes) and all(grids.literal_value(size, site) is not None for size in sizes)

@@ -1,7 +1,8 @@
-"""ASC107 leaves alone three launch values whose name or source looks like a runtime size but which the host code
+"""ASC107 leaves alone four launch values whose name or source looks like a runtime size but which the host code
 shows fixed or few: an axis after the sequence axis of a shape unpacking (a per-token feature width, heads), a value
-with few possible values (literals on every host path, their ``max``, rows over the grid limit), and ``len()`` of a
-list the launch unpacks into the kernel's arguments. Each is paired with the form that stays a finding."""
+with few possible values (literals on every host path, their ``max``, rows over the grid limit), ``len()`` of a list
+the launch unpacks into the kernel's arguments, and a dimension of a tensor the host builds with literal sizes. Each
+is paired with the form that stays a finding."""
 
 from __future__ import annotations
 
@@ -150,3 +151,45 @@ def test_the_number_of_tensors_the_launch_unpacks_is_bounded_by_the_kernel():
 @pytest.mark.parametrize("count", ["len(out)", "out.shape[0]"])
 def test_the_length_of_a_tensor_is_still_a_row_count(count):
     assert len(messages(INDEX_PREP.format(count=count))) == 1
+
+
+# 4. a dimension of a tensor the host builds with literal sizes ------------------------------------------------------
+
+MASKED_ATTENTION = """\
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def masked_scores(q, mask, o, T, MASK_SIZE: tl.constexpr, BLOCK: tl.constexpr):
+    i = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    m = tl.load(mask + (i % MASK_SIZE) * MASK_SIZE + offs, mask=offs < MASK_SIZE, other=0)
+    tl.store(o + i * BLOCK + offs, tl.load(q + i * BLOCK + offs) * m)
+
+
+def scores(q, {mask_param}):
+    T = q.shape[0]
+{build}    o = torch.empty_like(q)
+    masked_scores[(T,)](q, mask, o, T, MASK_SIZE=mask.shape[0], BLOCK=128)
+    return o
+"""
+
+
+@pytest.mark.parametrize(("mask_param", "build"), [
+    ("mask=None", "    if mask is None:\n        mask = torch.ones(1024, 1024 * 3, dtype=torch.bool).tril(1024)\n"),
+    ("scale=1.0", "    mask = torch.zeros((512, 512), device=q.device)\n"),
+])
+def test_a_dimension_of_a_tensor_built_with_literal_sizes_is_a_setting(mask_param, build):
+    assert messages(MASKED_ATTENTION.format(mask_param=mask_param, build=build)) == []
+
+
+@pytest.mark.parametrize(("mask_param", "build"), [
+    ("mask", ""),  # the caller's tensor: whatever it is
+    ("mask", "    mask = mask.contiguous()\n"),
+    ("mask=None", "    if mask is None:\n        mask = torch.ones(T, T, dtype=torch.bool)\n"),  # sized by the data
+    ("scale=1.0", "    mask = torch.ones(T, 128, device=q.device)\n"),
+])
+def test_a_dimension_of_a_tensor_sized_by_the_data_or_the_caller_is_still_reported(mask_param, build):
+    assert len(messages(MASKED_ATTENTION.format(mask_param=mask_param, build=build))) == 1
