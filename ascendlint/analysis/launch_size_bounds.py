@@ -31,7 +31,7 @@ _CDIV = {"cdiv", "ceil_div", "ceildiv", "div_up", "round_up_div"}
 
 def fixed_on_the_host(grids, argument: cst.BaseExpression, call: cst.Call) -> bool:
     """The value ``call`` passes (``argument``) is fixed per model or takes a few values, read from the host code."""
-    return (_per_token_feature(grids, argument, call, 0) or few_values(grids, argument, call, 0)
+    return (_per_token_feature(grids, argument, call, 0) or _few_values(grids, argument, call, 0)
             or _unpacked_count(grids, argument, call, 0) or _literal_built_dimension(grids, argument, call, 0))
 
 
@@ -60,7 +60,7 @@ def _per_token_feature(grids, expr: cst.BaseExpression, site: cst.CSTNode, depth
     return sequence is not None and item[1] > sequence
 
 
-def few_values(grids, expr: cst.BaseExpression, site: cst.CSTNode, depth: int) -> bool:
+def _few_values(grids, expr: cst.BaseExpression, site: cst.CSTNode, depth: int) -> bool:
     """``expr`` takes a few values whatever the data: literals on every path, ``max``/``min`` of such values, a count
     of rows divided by at least the grid limit."""
     if depth > _MAX_DEPTH:
@@ -69,15 +69,15 @@ def few_values(grids, expr: cst.BaseExpression, site: cst.CSTNode, depth: int) -
     if kind is cst.Integer:
         return True
     if kind is cst.IfExp:
-        return few_values(grids, expr.body, site, depth + 1) and few_values(grids, expr.orelse, site, depth + 1)
+        return _few_values(grids, expr.body, site, depth + 1) and _few_values(grids, expr.orelse, site, depth + 1)
     if kind is cst.Name:
         values = _values(grids, expr.value, site)
-        return bool(values) and all(few_values(grids, value, site, depth + 1) for value in values)
+        return bool(values) and all(_few_values(grids, value, site, depth + 1) for value in values)
     if kind is cst.Call:
         called = (dotted_name(expr.func) or "").rsplit(".", 1)[-1]
         args = [a.value for a in expr.args if a.keyword is None and not a.star]
         if called in ("max", "min") and args and len(args) == len(expr.args):
-            return all(few_values(grids, arg, site, depth + 1) for arg in args)
+            return all(_few_values(grids, arg, site, depth + 1) for arg in args)
         if called in _CDIV and len(args) == 2 == len(expr.args):
             return _rows_over_grid_limit(grids, args[0], args[1], site)
         return False
@@ -92,7 +92,27 @@ def _rows_over_grid_limit(grids, count: cst.BaseExpression, divisor: cst.BaseExp
     if value is None or value < _WIDE_DIVISOR:
         return False
     count = _without_literal_terms(grids, count, site)
-    return type(count) is cst.Name and mag.name_bits(count.value) <= mag.TOKEN_BITS
+    if type(count) is not cst.Name or mag.name_bits(count.value) > mag.TOKEN_BITS:
+        return False
+    return not any(_total_size(value) for value in _values(grids, count.value, site))
+
+
+def _total_size(value: cst.BaseExpression) -> bool:
+    """``x.numel()`` or a product of sizes: a count of elements, which can pass a million rows many times over."""
+    for node in (value, *_descendants(value)):
+        if type(node) is cst.BinaryOperation and type(node.operator) is cst.Multiply:
+            return True
+        if type(node) is cst.Call and (dotted_name(node.func) or "").rsplit(".", 1)[-1] in ("numel", "prod"):
+            return True
+    return False
+
+
+def _descendants(node: cst.CSTNode):
+    stack = list(node.children)
+    while stack:
+        child = stack.pop()
+        yield child
+        stack.extend(child.children)
 
 
 def _without_literal_terms(grids, expr: cst.BaseExpression, site: cst.CSTNode) -> cst.BaseExpression:

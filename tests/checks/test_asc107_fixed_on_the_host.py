@@ -81,6 +81,8 @@ def row_transform(x, y, N_ROWS, DIM: tl.constexpr, ROWS_PER_PROGRAM: tl.constexp
 
 def transform(x):
     batch, dim = x.shape
+    n_rows = batch
+    count = batch * dim
     if batch <= 64:
         min_rows = 1
     elif batch <= 1024:
@@ -98,6 +100,7 @@ def transform(x):
     "min_rows",  # a literal on every path
     "max((batch + MAX_GRID - 1) // MAX_GRID, min_rows)",  # rows over the grid limit: at most 17 values
     "max(triton.cdiv(batch, 65536), min_rows)",
+    "max(triton.cdiv(n_rows, 65536), min_rows)",
     "min_rows if dim > 1024 else 4",
 ])
 def test_a_value_with_few_possible_values_is_not_a_runtime_size(value):
@@ -108,6 +111,7 @@ def test_a_value_with_few_possible_values_is_not_a_runtime_size(value):
     "max((batch + 1023) // 1024, min_rows)",  # rows over a tile: grows with the rows
     "max(triton.cdiv(batch, 128), min_rows)",
     "max(batch // 4, min_rows)",
+    "max(triton.cdiv(count, 65536), min_rows)",  # elements, not rows: many times a million
     "min_rows * batch",
 ])
 def test_a_value_that_grows_with_the_rows_is_still_reported(value):
