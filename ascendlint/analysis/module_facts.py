@@ -451,6 +451,11 @@ class ModuleFacts:
     # -- launches ----------------------------------------------------------------------------------------------
     @cached_property
     def launches(self) -> list[Launch]:
+        return self._launch_calls[0]
+
+    @cached_property
+    def _launch_calls(self) -> tuple[list[Launch], list[Kernel]]:
+        """The launches, and the kernels of the launch calls below an unconditional exit (not launches)."""
         found = []
         unreached: list[Kernel] = []
         kernels = self.kernels
@@ -476,8 +481,7 @@ class ModuleFacts:
                 continue  # below an unconditional return or raise: never runs, not a launch
             keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
             found.append(Launch(call=call, target=target, grid=element.value, kernel=kernel, keywords=keywords))
-        self.__dict__["_unreached_launches"] = unreached
-        return found
+        return found, unreached
 
     @cached_property
     def kernels_never_run(self) -> set[int]:
@@ -485,7 +489,7 @@ class ModuleFacts:
         ``raise`` (``raise NotImplementedError(...)`` above a path not finished): the module has a launcher for
         them, and it never gets there. What such a kernel would do at run time is not a finding."""
         launched = {id(launch.kernel.node) for launch in self.launches if launch.kernel is not None}
-        return {id(kernel.node) for kernel in self.__dict__["_unreached_launches"]} - launched
+        return {id(kernel.node) for kernel in self._launch_calls[1]} - launched
 
     def _kernel_bound_to(self, name: cst.Name, call: cst.Call) -> Kernel | None:
         """The kernel a local name launches when the function binds it to one of several kernels (``fn = k32 if
