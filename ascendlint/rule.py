@@ -119,6 +119,8 @@ class Rule:
     ) -> None:
         """Report a finding on ``node`` (or, with ``span``, on that range of the file: its first line is the line
         users see and where ``# noqa`` goes)."""
+        if self._in_a_kernel_never_run(node):
+            return
         self.context.reports.append(
             Report(
                 rule=type(self),
@@ -131,6 +133,14 @@ class Rule:
                 span=span,
             )
         )
+
+    def _in_a_kernel_never_run(self, node: cst.CSTNode) -> bool:
+        """Inside a kernel whose every launch in the module sits below an unconditional ``return`` or ``raise``:
+        what it would do is never done."""
+        never_run = self.facts.kernels_never_run if self.facts is not None else ()
+        if not never_run:
+            return False
+        return id(node) in never_run or any(id(a) in never_run for a in self.facts.index.ancestors(node))
 
     def finish(self) -> None:
         """Called once after the walk, for rules that decide on the whole module."""

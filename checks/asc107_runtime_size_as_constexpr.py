@@ -19,6 +19,13 @@ class RuntimeSizeAsConstexpr(Rule):
     bounds them, values rounded to a power of two (`triton.next_power_of_2(n)`: a few buckets), and values passed
     on from a launching function's own parameter with a literal default of 2 or more (`split_size: int = 256`: a
     setting; a sentinel such as `max_len: int = -1` stands for the real size and does not count).
+    Nor, whatever the names say: an axis after the sequence axis of a shape unpacking of rank 3 or more
+    (`S` of `B, T, H, S = g.shape`, `rows` of `batch, seq_len, rows, cols = x.shape`: a feature or the heads of
+    each token); a value with few possible values (a literal on every host path, `max`/`min` of such values, a
+    row count over a literal of 65535 or more: at most 17 values up to a million rows); `len()` of a list the
+    launch unpacks into the kernel (`*indices`: no more than the kernel has parameters); a dimension of a tensor
+    the host builds with literal sizes (`mask = torch.ones(1024, 3072)`), also where it builds it only when the
+    caller passes none (a parameter defaulting to `None`).
     A kernel the module never launches (its host code lives elsewhere) is reported only for a constexpr that is
     the stop of its core-grid task loop (`for t in tl.range(core_id, task_num, num_core)`): a task count.
     """

@@ -54,6 +54,8 @@ class HostResolver:
         self._scopes: dict[int, _Scope] = {}
         # ``b, s, _ = x.shape`` binds each name to a synthetic ``x.shape[i]``: id -> (tensor name, i, rank)
         self.shape_items: dict[int, tuple[str, int, int]] = {}
+        # ... and the names the same unpacking binds, in order (None for a target that is not a plain name)
+        self.shape_axes: dict[int, tuple[str | None, ...]] = {}
 
     # -- scopes ---------------------------------------------------------------------------------------------------
     def scope_node(self, node: cst.CSTNode) -> cst.CSTNode:
@@ -123,14 +125,16 @@ class HostResolver:
         elif type(target) in (cst.Tuple, cst.List) and _starred_shape(value, len(target.elements)) is not None:
             shape, rest = _starred_shape(value, len(target.elements))  # B, T, H, K, V = *k.shape, v.shape[-1]
             rank = len(target.elements) - len(rest)
+            axes = _target_names(target)[:rank]
             for i, element in enumerate(target.elements[:rank]):
-                self._bind(scope, element.value, self._shape_item(shape, i, rank), position)
+                self._bind(scope, element.value, self._shape_item(shape, i, rank, axes), position)
             for element, item in zip(target.elements[rank:], rest):
                 self._bind(scope, element.value, item, position)
         elif type(target) in (cst.Tuple, cst.List):  # rows, cols = x.shape: each name is one item of the value
             rank = len(target.elements) if not any(type(e) is cst.StarredElement for e in target.elements) else 0
+            axes = _target_names(target)
             for i, element in enumerate(target.elements):
-                self._bind(scope, element.value, self._shape_item(value, i, rank), position)
+                self._bind(scope, element.value, self._shape_item(value, i, rank, axes), position)
 
     def _is_loop_product(self, node: cst.CSTNode, scope_node: cst.CSTNode) -> bool:
         """``M *= x.shape[i]`` (or ``x.size(i)``, ``shape[i]``) in a ``for`` loop of this host function: ``M`` is the
@@ -145,10 +149,11 @@ class HostResolver:
                 return self.scope_node(node) is scope_node
         return False
 
-    def _shape_item(self, value: cst.BaseExpression, i: int, rank: int) -> cst.Subscript:
+    def _shape_item(self, value: cst.BaseExpression, i: int, rank: int, axes: tuple = ()) -> cst.Subscript:
         item = cst.Subscript(value, [cst.SubscriptElement(cst.Index(cst.Integer(str(i))))])
         if rank and type(value) is cst.Attribute and value.attr.value == "shape" and type(value.value) is cst.Name:
             self.shape_items[id(item)] = (value.value.value, i, rank)
+            self.shape_axes[id(item)] = axes
         return item
 
     def lookup(self, name: str, site: cst.CSTNode) -> tuple[str, cst.CSTNode | None]:
@@ -325,6 +330,10 @@ def _is_shape_entry(expr: cst.BaseExpression) -> bool:
     if type(base) is cst.Attribute:
         return base.attr.value == "shape"
     return type(base) is cst.Name and ("shape" in base.value.lower() or "size" in base.value.lower())
+
+
+def _target_names(target: cst.Tuple | cst.List) -> tuple[str | None, ...]:
+    return tuple(e.value.value if type(e.value) is cst.Name else None for e in target.elements)
 
 
 def _starred_shape(value, targets: int) -> tuple[cst.Attribute, list[cst.BaseExpression]] | None:

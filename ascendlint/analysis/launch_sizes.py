@@ -21,6 +21,7 @@ from .grid import launch_factors
 from .grid_factors import Factor
 from .grid_names import is_tile_size_name
 from .host_resolver import host_resolver
+from .launch_size_bounds import fixed_on_the_host
 from . import magnitudes as mag
 from .module_facts import Launch, ModuleFacts, dotted_name
 from ..text.lazy_regex import lazy
@@ -67,6 +68,8 @@ def _compute(facts: ModuleFacts) -> list[ConstexprSize]:
         if not factor.grows_with_data:
             continue
         if _bucketed(grids, argument, launch.call, 0) or _configured(grids, argument, launch.call, 0):
+            continue
+        if fixed_on_the_host(grids, argument, launch.call):
             continue
         why = _evidence(grids, param, factor, argument)
         if why is not None:

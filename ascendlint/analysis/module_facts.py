@@ -451,7 +451,13 @@ class ModuleFacts:
     # -- launches ----------------------------------------------------------------------------------------------
     @cached_property
     def launches(self) -> list[Launch]:
+        return self._launch_calls[0]
+
+    @cached_property
+    def _launch_calls(self) -> tuple[list[Launch], list[Kernel]]:
+        """The launches, and the kernels of the launch calls below an unconditional exit (not launches)."""
         found = []
+        unreached: list[Kernel] = []
         kernels = self.kernels
         for call in self.index.of_type(cst.Call):
             func = call.func
@@ -470,10 +476,20 @@ class ModuleFacts:
             if kernel is None and dotted.split(".")[0] not in self.imported_names:
                 continue
             if after_an_exit(self.index, call):
+                if kernel is not None:
+                    unreached.append(kernel)
                 continue  # below an unconditional return or raise: never runs, not a launch
             keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
             found.append(Launch(call=call, target=target, grid=element.value, kernel=kernel, keywords=keywords))
-        return found
+        return found, unreached
+
+    @cached_property
+    def kernels_never_run(self) -> set[int]:
+        """``id`` of the kernels every launch of which in this module sits below an unconditional ``return`` or
+        ``raise`` (``raise NotImplementedError(...)`` above a path not finished): the module has a launcher for
+        them, and it never gets there. What such a kernel would do at run time is not a finding."""
+        launched = {id(launch.kernel.node) for launch in self.launches if launch.kernel is not None}
+        return {id(kernel.node) for kernel in self._launch_calls[1]} - launched
 
     def _kernel_bound_to(self, name: cst.Name, call: cst.Call) -> Kernel | None:
         """The kernel a local name launches when the function binds it to one of several kernels (``fn = k32 if

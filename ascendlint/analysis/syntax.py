@@ -41,9 +41,29 @@ def block_exits(body: cst.BaseSuite) -> bool:
     return type(last) in (cst.Return, cst.Raise)
 
 
+def always_exits(statement: cst.CSTNode) -> bool:
+    """A statement that always leaves its function: a ``return`` or ``raise``, or an ``if`` whose every branch
+    (an ``else`` included) ends in one."""
+    if type(statement) is cst.SimpleStatementLine:
+        return any(type(small) in (cst.Return, cst.Raise) for small in statement.body)
+    if type(statement) is cst.If:
+        orelse = statement.orelse
+        if orelse is None or not _suite_exits(statement.body):
+            return False
+        return always_exits(orelse) if type(orelse) is cst.If else _suite_exits(orelse.body)
+    return False
+
+
+def _suite_exits(body: cst.BaseSuite) -> bool:
+    if type(body) is cst.SimpleStatementSuite:
+        return any(type(small) in (cst.Return, cst.Raise) for small in body.body)
+    return any(always_exits(statement) for statement in body.body)
+
+
 def after_an_exit(index, node: cst.CSTNode) -> bool:
     """``node`` sits below an unconditional ``return`` or ``raise`` of a block that holds it (a debug path
-    ``return out`` left above the real code): it never runs. Statements of one function only; a nested function
+    ``return out`` left above the real code, ``raise NotImplementedError`` above a path not finished), or below an
+    ``if`` whose every branch returns or raises: it never runs. Statements of one function only; a nested function
     or class starts afresh."""
     child = node
     for ancestor in index.ancestors(node):
@@ -51,8 +71,7 @@ def after_an_exit(index, node: cst.CSTNode) -> bool:
             for statement in ancestor.body:
                 if statement is child:
                     break
-                if type(statement) is cst.SimpleStatementLine and any(
-                        type(small) in (cst.Return, cst.Raise) for small in statement.body):
+                if always_exits(statement):
                     return True
         if type(ancestor) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             return False

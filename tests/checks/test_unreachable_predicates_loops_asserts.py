@@ -1,6 +1,7 @@
 """Four host-code forms the size rules (ASC105 and its sweep ASC110, the int32 offset rules ASC202 and ASC207) and
 the launch-value readers see through the shared analysis: a launch below an unconditional ``return``/``raise`` is not
-a launch; a shape predicate the caller runs first bounds the sizes its body bounds (``return x.shape[0] <= 4096 and
+a launch (nor is one below an ``if`` whose every branch exits), and a kernel launched only there is never run, so no
+rule reports inside it; a shape predicate the caller runs first bounds the sizes its body bounds (``return x.shape[0] <= 4096 and
 ...``, ``if ...: return False`` then ``return True``, a size passed by name), whether the launch or the public caller
 of a private launcher tests it; a tile picked by a loop over a literal list takes one of those literals (the largest
 for launch values, the smallest for grid counts); a size the host asserts small (``assert head_dim <= 256``,
@@ -63,6 +64,51 @@ def test_an_exit_inside_a_branch_keeps_the_launch():
     host = ("def halve(x, debug=False):\n    n_rows, n_cols = x.shape\n    y = torch.empty_like(x)\n"
             "    if debug:\n        return x * 0.5\n" + LAUNCH)
     assert codes(ROWS + host, "ASC105", "ASC110") == ["ASC105"]
+
+
+VARLEN = """\
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def varlen_scale(x, y, cu_seqlens, H: tl.constexpr, K: tl.constexpr, BT: tl.constexpr):
+    i_t, i_n, i_h = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    bos = tl.load(cu_seqlens + i_n).to(tl.int32)
+    offs = i_t * BT + tl.arange(0, BT)
+    p = x + (bos * H + i_h) * K + offs
+    tl.store(y + (bos * H + i_h) * K + offs, tl.load(p) * 2.0)
+
+"""
+
+VARLEN_LAUNCH = "    varlen_scale[(NT, N, H)](x, y, cu_seqlens, H=H, K=K, BT=64)\n    return y\n"
+VARLEN_HOST = ("def scale(x, cu_seqlens, gated=None):\n    B, T, H, K = x.shape\n    NT, N = triton.cdiv(T, 64), "
+               "len(cu_seqlens) - 1\n    y = torch.empty_like(x)\n")
+
+
+@pytest.mark.parametrize("exit_lines", [
+    "    raise NotImplementedError('not supported yet')\n",
+    "    if gated is None:\n        return x\n    else:\n        raise ValueError('gated')\n",
+    "    if gated is None:\n        return x\n    elif gated:\n        return x * 2\n    else:\n        raise ValueError\n",
+])
+def test_a_kernel_launched_only_below_an_exit_is_never_run(exit_lines):
+    assert codes(VARLEN + VARLEN_HOST + exit_lines + VARLEN_LAUNCH, "ASC202", "ASC203") == []
+
+
+@pytest.mark.parametrize("exit_lines", [
+    "",
+    "    if gated is not None:\n        raise NotImplementedError('gated')\n",
+    "    if gated is None:\n        return x\n    elif gated:\n        raise ValueError\n",
+])
+def test_a_kernel_with_a_reachable_launch_is_still_checked(exit_lines):
+    assert sorted(codes(VARLEN + VARLEN_HOST + exit_lines + VARLEN_LAUNCH, "ASC202", "ASC203")) == [
+        "ASC202", "ASC203"]
+
+
+def test_a_kernel_with_one_reachable_launch_among_unreachable_ones_is_still_checked():
+    host = (VARLEN_HOST + VARLEN_LAUNCH + "\n\ndef scale_twice(x, cu_seqlens, gated=None):\n"
+            + VARLEN_HOST.split("\n", 1)[1] + "    raise NotImplementedError\n" + VARLEN_LAUNCH)
+    assert sorted(codes(VARLEN + host, "ASC202", "ASC203")) == ["ASC202", "ASC203"]
 
 
 # 2. caller predicates bound sizes ---------------------------------------------------------------------------------
