@@ -93,6 +93,8 @@ def removed_on_signals() -> Iterator[None]:
     installed = {}
     for number in _SIGNALS:
         try:
+            if signal.getsignal(number) == signal.SIG_IGN:
+                continue  # ignored by whoever started us (`nohup`): the run goes on, and so does the write
             installed[number] = signal.signal(number, _on_signal)
         except (OSError, ValueError):
             continue

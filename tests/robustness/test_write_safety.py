@@ -146,6 +146,7 @@ _INTERRUPTED_FIX = """
 import os, signal, sys
 from ascendlint.files import source
 from ascendlint.cli import main
+signal.signal(signal.{signal}, signal.{disposition})  # whatever the test runner inherited
 real_fsync = os.fsync
 def interrupted(fd):
     real_fsync(fd)
@@ -159,11 +160,24 @@ main(["check", sys.argv[1], "--no-cache", "--fix"])
 @pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])
 def test_a_signal_during_fix_removes_the_temporary_file_and_keeps_the_original(kernel, name):
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    result = subprocess.run([sys.executable, "-c", _INTERRUPTED_FIX.format(signal=name), str(kernel)], env=env,
-                            capture_output=True, text=True, timeout=120)
+    script = _INTERRUPTED_FIX.format(signal=name, disposition="SIG_DFL")
+    result = subprocess.run([sys.executable, "-c", script, str(kernel)], env=env, capture_output=True, text=True,
+                            timeout=120)
     assert result.returncode == -getattr(signal, name), result.stderr  # ended by the signal, as without us
     assert _leftovers(kernel.parent) == []
     assert kernel.read_text() == KERNEL
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX signals")
+def test_a_signal_the_caller_ignores_does_not_stop_the_fix(kernel):
+    """Under `nohup` SIGHUP is ignored: the run goes on and writes its fix, as it would without the handler."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    script = _INTERRUPTED_FIX.format(signal="SIGHUP", disposition="SIG_IGN")
+    result = subprocess.run([sys.executable, "-c", script, str(kernel)], env=env, capture_output=True, text=True,
+                            timeout=120)
+    assert "could not write" not in result.stderr, result.stderr
+    assert _leftovers(kernel.parent) == []
+    assert kernel.read_text() != KERNEL and "num_warps" not in kernel.read_text()
 
 
 def test_stale_temporary_files_of_killed_runs_are_swept(cli, kernel):
