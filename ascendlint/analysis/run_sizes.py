@@ -128,6 +128,8 @@ def _allocations(facts: ModuleFacts) -> tuple[list[cst.Call], list[cst.Call]]:
         short = short_name(call.func)
         if short is None or facts.enclosing_kernel(call) is not None:
             continue
+        if _reshaped_at_once(call, facts):
+            continue  # ``torch.arange(n).reshape(shape)``: the view holds its elements, and is read instead
         if short in hf._ALLOCATORS or short in ("randint", "arange", "flatten", "repeat", "expand") \
                 or short in RESHAPES or short in JOINS or short in LOADERS:
             found.append(call)
@@ -135,3 +137,16 @@ def _allocations(facts: ModuleFacts) -> tuple[list[cst.Call], list[cst.Call]]:
                 call.args[0].value) in (cst.Name, cst.Tuple, cst.List) and type(call.func) in (cst.Name, cst.Attribute):
             makers.append(call)
     return found, makers
+
+
+def _reshaped_at_once(call: cst.Call, facts: ModuleFacts) -> bool:
+    """``call`` is the receiver of a ``reshape``/``view`` to explicit sizes, which holds as many elements."""
+    attribute = facts.index.parent(call)
+    if type(attribute) is not cst.Attribute or attribute.value is not call or attribute.attr.value not in RESHAPES:
+        return False
+    outer = facts.index.parent(attribute)
+    if type(outer) is not cst.Call or outer.func is not attribute:
+        return False
+    args = [a for a in outer.args if a.keyword is None]
+    return bool(args) and not any(a.star for a in args) and all(
+        type(a.value) in (cst.Integer, cst.Name, cst.Tuple, cst.List, cst.BinaryOperation) for a in args)
