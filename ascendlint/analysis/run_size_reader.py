@@ -313,7 +313,7 @@ class SizeReader:
         for name, items in cases.items():
             found[name] = min((self._lower(item, item, 1) for item in items), default=1)
         if self.functions.get(function.name.value) is function:
-            for name, arguments in _arguments_by_param(function, self._call_sites().get(function.name.value, [])):
+            for name, arguments in arguments_by_param(function, self._call_sites().get(function.name.value, [])):
                 if name not in cases and arguments:
                     found[name] = min(1 if a is None else self._lower(a, site, 1) for a, site in arguments)
         return found
@@ -506,7 +506,7 @@ class SizeReader:
         cases = parametrize_cases(function, self.facts.module)
         sites = self._call_sites().get(function.name.value, []) if self.functions.get(
             function.name.value) is function else []
-        for name, arguments in _arguments_by_param(function, sites):
+        for name, arguments in arguments_by_param(function, sites):
             if name in cases:
                 found[name] = _join([self._case_value(item) for item in cases[name]])
             elif arguments:
@@ -607,7 +607,7 @@ class SizeReader:
         return None
 
 
-def _arguments_by_param(function: cst.FunctionDef, sites: list[cst.Call]
+def arguments_by_param(function: cst.FunctionDef, sites: list[cst.Call]
                         ) -> list[tuple[str, list[tuple[cst.BaseExpression | None, cst.Call]]]]:
     """Each parameter of ``function`` and what every call of ``sites`` passes it (its default where a call leaves
     it out; None where a call does not say: a starred argument, no default)."""

@@ -9,7 +9,9 @@ are then read from every tensor its host code allocates (``torch.randn((tokens, 
 N)``, ``x.new_zeros(...)``, ``torch.arange(n)``, ``np.random.rand(*shape)``, and the views a tensor is reshaped
 to), each dimension followed to literals: directly, through ``pytest.mark.parametrize`` cases, through a host
 function's parameters at every call in the module (``run_case(256, 96, 128)``), through a literal list of shapes a
-loop iterates (``for shape in shapes:``). Dimensions read from other tensors (``M, N = x.shape``) are bounded by the
+loop iterates (``for shape in shapes:``), through module-level shape tuples and dicts of them (``M, N = SHAPE_2D``,
+``SHAPES["wide"]``, ``for name, shape in SHAPES.items():``). A tile size divides at its smallest literal value (the
+chunk count of ``(T + chunk - 1) // chunk`` over parametrized ``T`` and ``chunk``). Dimensions read from other tensors (``M, N = x.shape``) are bounded by the
 largest dimension found so far. When any allocation has a size that is not spelled out, nothing is known.
 
 The fact is three numbers: the largest extent any tensor dimension takes, the largest product of a tensor's leading
@@ -61,13 +63,7 @@ def launch_bound(facts: ModuleFacts, launch: Launch, grid_expr: cst.BaseExpressi
 
 
 def _decide(facts: ModuleFacts) -> RunSizes | None:
-    module = facts.module
-    if facts.imported_in_project:
-        return None  # another linted module imports from it: its callers there pass their own sizes
-    filename = facts.filename or ""
-    if not (_TEST_FILE.match(os.path.basename(filename)) or ts._imports_pytest(module) or has_main_block(module)):
-        return None
-    if not facts.launches or not launches_reached_from_module(facts):
+    if not is_closed_module(facts):
         return None
     allocations, makers = _allocations(facts)
     if not allocations and not makers:
@@ -99,6 +95,22 @@ def _decide(facts: ModuleFacts) -> RunSizes | None:
             break
         sizes = grown
     return sizes
+
+
+def is_closed_module(facts: ModuleFacts) -> bool:
+    """A test module or a script that no other linted module imports, whose launches are all reached from its own
+    tests or ``__main__`` block: the sizes it spells are the only ones its kernels run at (cached)."""
+    return facts.memo("closed_module", lambda: _is_closed(facts))
+
+
+def _is_closed(facts: ModuleFacts) -> bool:
+    if facts.imported_in_project:
+        return False  # another linted module imports from it: its callers there pass their own sizes
+    module = facts.module
+    filename = facts.filename or ""
+    if not (_TEST_FILE.match(os.path.basename(filename)) or ts._imports_pytest(module) or has_main_block(module)):
+        return False
+    return bool(facts.launches) and launches_reached_from_module(facts)
 
 
 def _grow(sizes: RunSizes | None, shape: tuple[int, ...], call: cst.Call, facts: ModuleFacts) -> RunSizes:
