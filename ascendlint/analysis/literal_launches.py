@@ -4,7 +4,9 @@ A test module or a script whose launches all run from its own tests (``run_sizes
 every size as a literal, directly or through names: ``rows, cols, BR, BC = SHAPE_2D`` of a module-level tuple,
 ``pytest.mark.parametrize`` cases, the arguments of every call of a host function, ``T=64, BLOCK=16`` at the launch.
 When every value one kernel parameter can take there is a multiple of every value another takes, the pair holds
-``extent % block == 0`` at every launch, as a host ``assert`` would say. Serves ASC303 (a block that never
+``extent % block == 0`` at every launch, as a host ``assert`` would say; a launch written in a parametrized test is
+read one case at a time (``rows = block * stride`` divides by ``block`` in each case, whatever the other cases
+hold). Serves ASC303 (a block that never
 overshoots). Nothing is imported or executed; a value that is not spelled with literals leaves the pair unknown.
 """
 
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from .closed_modules import host_functions, module_call_sites, parametrize_cases
+from .closed_modules import host_functions, module_call_sites, parametrize_cases, parametrize_rows
 from .host_guards import HostGuards
 from .host_resolver import MAX_DEPTH, host_resolver
 from .launch_arguments import launch_argument
@@ -48,12 +50,15 @@ def _guards(facts: ModuleFacts, kernel: Kernel) -> HostGuards:
     reader = _LiteralValues(facts)
     per_use = []
     for site, arguments in uses:
-        values = {}
-        for param, argument in arguments.items():
-            found = None if argument is None else reader.values(argument, site, 0)
-            if found:
-                values[param] = found
-        per_use.append(values)
+        for test, case in _cases_around(facts, site):  # one parametrize case at a time: its items go together
+            reader.bind(test, case)
+            values = {}
+            for param, argument in arguments.items():
+                found = None if argument is None else reader.values(argument, site, 0)
+                if found:
+                    values[param] = found
+            per_use.append(values)
+    reader.bind(None, {})
     divides, equal = set(), set()
     for extent in kernel.params:
         for block in kernel.params:
@@ -64,6 +69,18 @@ def _guards(facts: ModuleFacts, kernel: Kernel) -> HostGuards:
             if all(len(v[extent]) == 1 and v[extent] == v[block] for v in per_use):
                 equal.add((extent, block))
     return HostGuards(frozenset(divides), frozenset(equal))
+
+
+def _cases_around(facts: ModuleFacts, site: cst.CSTNode) -> list[tuple[cst.FunctionDef | None, dict]]:
+    """The parametrize cases of the test function ``site`` is written in, each combination of one case per
+    decorator; one empty case when there are none, or too many to read one by one."""
+    test = next((a for a in facts.index.ancestors(site) if type(a) is cst.FunctionDef), None)
+    combinations: list[dict] = [{}]
+    for rows in parametrize_rows(test, facts.module) if test is not None else ():
+        combinations = [{**done, **row} for done in combinations for row in rows]
+        if len(combinations) > _MOST:
+            return [(None, {})]
+    return [(test, case) for case in combinations]
 
 
 def _uses(facts: ModuleFacts, kernel: Kernel, launches: list) -> list[tuple[cst.Call, dict]] | None:
@@ -101,6 +118,12 @@ class _LiteralValues:
         self.functions = host_functions(facts)
         sites, escaped = module_call_sites(facts, self.functions)
         self.sites = {name: calls for name, calls in sites.items() if name not in escaped}
+        self.test: cst.FunctionDef | None = None
+        self.case: dict[str, cst.BaseExpression] = {}
+
+    def bind(self, test: cst.FunctionDef | None, case: dict[str, cst.BaseExpression]) -> None:
+        """Read the parameters of ``test`` as the items of one of its parametrize cases."""
+        self.test, self.case = test, case
 
     def values(self, expr, site, depth: int) -> frozenset[int] | None:
         if depth > MAX_DEPTH:
@@ -141,6 +164,8 @@ class _LiteralValues:
         return self._union([self.values(v, site, depth + 1) for v in assigned])
 
     def _param(self, function: cst.FunctionDef, name: str, depth: int) -> frozenset[int] | None:
+        if function is self.test and name in self.case:
+            return self.values(self.case[name], self.case[name], depth + 1)
         cases = parametrize_cases(function, self.facts.module)
         if name in cases:
             return self._union([self.values(item, item, depth + 1) for item in cases[name]])

@@ -51,6 +51,14 @@ def test_copy():
     copy_rows.warmup(x, x, R=t, C=8, BR=block, BC=8, grid=(t // block, 1))
     copy_rows[(t // block, 1)](x, torch.empty_like(x), R=t, C=8, BR=block, BC=8)
 """,
+    # the extent is a multiple of the block case by case (24 of 8, 32 of 16), not across cases (24 of 16)
+    "parametrize cases read one case at a time": """
+@pytest.mark.parametrize("block_r, stride", [(8, 3), (16, 2)])
+def test_copy(block_r, stride):
+    rows = block_r * stride
+    x = torch.randn(rows, 8, device="npu")
+    copy_rows[(stride, 1)](x, torch.empty_like(x), rows, 8, BR=block_r, BC=8)
+""",
 }
 
 REPORTED = {
