@@ -289,6 +289,8 @@ class SizeReader:
 
     def _lower_name(self, name: str, site, depth: int) -> int:
         values = self.resolver.assignments_before(name, site)
+        if values and self._updated_in_place(name, site, self.resolver.scope_node(site)):
+            return 1  # block //= 2: less than its first value
         if values:
             if not all(isinstance(v, cst.BaseExpression) for v in values):
                 return 1

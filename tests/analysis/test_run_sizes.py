@@ -218,3 +218,21 @@ def test_a_parametrized_tile_size_divides_at_its_smallest():
     launch = facts.launches[-1]
     # the largest numerator over the smallest divisor on each axis: 4096 / 16 and (4096 + 128) / 16
     assert launch_bound(facts, launch, launch_grid(facts, launch).expr) == 256 * 264
+
+
+def test_a_tile_size_halved_in_place_divides_at_one():
+    facts = _facts("""
+        @triton.jit
+        def chunks(x_ptr, T, BT: tl.constexpr):
+            pass
+
+        def test_chunks():
+            x = torch.randn(65536)
+            rows(x)
+            chunk = 64
+            while chunk > 1:
+                chunk //= 2
+            chunks[(triton.cdiv(65536, chunk),)](x, 65536, BT=chunk)
+        """)
+    launch = facts.launches[-1]
+    assert launch_bound(facts, launch, launch_grid(facts, launch).expr) == 65536  # not 65536 // 64
