@@ -84,9 +84,11 @@ class GridOver65535(Rule):
     module importing pytest, or one with an `if __name__ == "__main__":` block) that no other linted module imports,
     whose launchers are called only from its own tests or main block, and whose every tensor allocation spells its
     dimensions with literals (directly, through `pytest.mark.parametrize`, through a function's parameters at every
-    call, through a literal list of shapes a loop iterates): each extent is bounded by the largest dimension those
-    tensors take (the rows of `x.reshape(-1, x.shape[-1])` by the product of their leading dimensions, `numel()` by
-    their elements), and a grid that stays at or under 65535 programs at those sizes is quiet. One size the module does
+    call, through a literal list of shapes a loop iterates, through module-level shape tuples and dicts of them such
+    as `M, N = SHAPE_2D`): each extent is bounded by the largest dimension those tensors take (the rows of
+    `x.reshape(-1, x.shape[-1])` by the product of their leading dimensions, `numel()` by their elements), a tile
+    count by the largest extent over the smallest tile the module spells (`triton.cdiv(T, chunk)` with both
+    parametrized), and a grid that stays at or under 65535 programs at those sizes is quiet. One size the module does
     not spell (a fixture of another file, a loaded tensor) and nothing is known.
     """
 

@@ -6,6 +6,7 @@ from ascendlint.analysis.syntax import argument
 from ascendlint.analysis.block_pointers import block_pointer_origins, block_rank, imported_block
 from ascendlint.analysis.grid_names import is_model_dimension_name
 from ascendlint.analysis.host_guards import host_guards, static_guards
+from ascendlint.analysis.literal_launches import literal_launch_guards
 from ascendlint.diagnostics import Edit, FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 from ascendlint.analysis.literals import integer_value
@@ -25,8 +26,10 @@ class BlockPtrNoBoundaryCheck(Rule):
     `x.size(0)` or a name bound to either), or every shape the host lets through divides by the block (an early
     return unless the shape is in a literal set, passes a predicate function that checks it, or is a key of a
     literal table; also when every caller of a private launcher states it), or the kernel asserts it at compile
-    time (`tl.static_assert(M % BLOCK_M == 0)` in its body), and the offset is a multiple of the block
-    (`i_t * BT`); nor when the access sits in a branch of an `if`
+    time (`tl.static_assert(M % BLOCK_M == 0)` in its body), or the module is a test module or script whose every
+    launch (and `warmup` compile) of the kernel runs from its own tests with literal sizes the block divides
+    (`rows, cols, BR, BC = SHAPE_2D` of a module-level tuple, `pytest.mark.parametrize` cases), and the offset is
+    a multiple of the block (`i_t * BT`); nor when the access sits in a branch of an `if`
     on constexprs whose other branch moves the same block with `boundary_check` (a `TAIL_MODE` split: this
     variant is launched for full tiles only).
 
@@ -591,7 +594,8 @@ class BlockPtrNoBoundaryCheck(Rule):
             return {-1} if every else True
         owner = self.facts.enclosing_kernel(block) or kernel
         analysis = self.context.analysis(owner)
-        guards = host_guards(self.facts, owner) | static_guards(self.facts, owner)
+        guards = host_guards(self.facts, owner) | static_guards(self.facts, owner) | literal_launch_guards(
+            self.facts, owner)
         code = self.context.module.code_for_node
         moves = self._advances(owner, block)
         if moves is None:

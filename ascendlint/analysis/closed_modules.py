@@ -113,6 +113,19 @@ def parametrize_cases(function: cst.FunctionDef, module: cst.Module | None = Non
     """Each parametrized name of a test and the case items it takes (the cases written in the decorator, or in a
     module-level list it names: ``@pytest.mark.parametrize("shape", SHAPES)``)."""
     found: dict[str, list[cst.BaseExpression]] = {}
+    for rows in parametrize_rows(function, module):
+        for row in rows:
+            for name, item in row.items():
+                found.setdefault(name, []).append(item)
+    return found
+
+
+def parametrize_rows(function: cst.FunctionDef, module: cst.Module | None = None
+                     ) -> list[list[dict[str, cst.BaseExpression]]]:
+    """The cases of each parametrize decorator of a test, one dict of name -> item per case (a case that is not
+    literal maps its names to the decorator's whole argument: unknown). A test runs every combination of one case
+    of each decorator."""
+    decorators = []
     for decorator in function.decorators:
         call = decorator.decorator
         if not (type(call) is cst.Call and len(call.args) >= 2 and ts._is_parametrize(call.func)):
@@ -124,16 +137,12 @@ def parametrize_cases(function: cst.FunctionDef, module: cst.Module | None = Non
         if type(listed) is cst.Name and module is not None:
             listed = _module_value(module, listed.value) or listed
         cases = ts._cases(listed)
-        for name in names:
-            found.setdefault(name, [])
         if not cases:
-            for name in names:
-                found[name].append(call.args[1].value)  # not literal: unknown
+            decorators.append([{name: call.args[1].value for name in names}])  # not literal: unknown
             continue
-        for case in cases:
-            for position, name in enumerate(names):
-                found[name].append(case[position] if position < len(case) else call.args[1].value)
-    return found
+        decorators.append([{name: case[position] if position < len(case) else call.args[1].value
+                            for position, name in enumerate(names)} for case in cases])
+    return decorators
 
 
 def _module_value(module: cst.Module, name: str) -> cst.BaseExpression | None:

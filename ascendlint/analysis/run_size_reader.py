@@ -108,6 +108,10 @@ class SizeReader:
                 return ((1,),)  # a dtype view keeps the shape
             if len(values) == 1 and self._names_a_shape(values[0], site):
                 return ((1,),)  # back to a shape a tensor had: ``y.view(x_shape)``
+            if len(values) == 1 and type(values[0]) is cst.Name:
+                shapes = self.value(values[0], site, 0, frozenset())
+                if type(shapes) is tuple:
+                    return shapes  # ``x.reshape(shape)`` of a name holding literal shapes
             if sizes is None:
                 return None
             shape = []
@@ -261,23 +265,80 @@ class SizeReader:
             return min(left ** min(right, 64), _HUGE)
         return None
 
-    def _lower(self, expr, site) -> int:
-        """A lower bound of a divisor: its literal value where the host spells one, else 1."""
+    def _lower(self, expr, site, depth: int = 0) -> int:
+        """A lower bound of a divisor: its smallest literal value where the host spells one (an assignment, a module
+        constant, an entry of a literal tuple, the parametrize cases or the calls of a parameter), else 1."""
+        if depth > _MAX_DEPTH:
+            return 1
         if type(expr) is cst.Integer:
             return max(1, integer_value(expr))
         if type(expr) is cst.Name:
-            values = self.resolver.assignments_before(expr.value, site)
-            if values and all(type(v) is cst.Integer for v in values):
-                return max(1, min(integer_value(v) for v in values))
-            if not values and expr.value in self.constants:
-                return max(1, self.constants[expr.value])
+            return self._lower_name(expr.value, site, depth)
+        if type(expr) is cst.BinaryOperation and type(expr.operator) is cst.Multiply:
+            return self._lower(expr.left, site, depth + 1) * self._lower(expr.right, site, depth + 1)
         if type(expr) is cst.Subscript and self.launch is not None:
             key = _string_key(expr)
             if key is not None:
                 argument = self.launch.keywords.get(key)
                 if argument is not None and type(argument.value) is cst.Integer:
                     return max(1, integer_value(argument.value))
+        if type(expr) is cst.Subscript:
+            item = self._literal_item(expr, site)
+            return 1 if item is None else self._lower(item, site, depth + 1)
         return 1
+
+    def _lower_name(self, name: str, site, depth: int) -> int:
+        values = self.resolver.assignments_before(name, site)
+        if values and self._updated_in_place(name, site, self.resolver.scope_node(site)):
+            return 1  # block //= 2: less than its first value
+        if values:
+            if not all(isinstance(v, cst.BaseExpression) for v in values):
+                return 1
+            return min(self._lower(v, site, depth + 1) for v in values)
+        status, value = self.resolver.lookup(name, site)
+        if status == "value" and isinstance(value, cst.BaseExpression):
+            return self._lower(value, site, depth + 1)
+        scope = self.resolver.scope_node(site)
+        if status == "param" and type(scope) is cst.FunctionDef:
+            return self._param_lowers(scope).get(name, 1)
+        return max(1, self.constants.get(name, 1)) if status == "unknown" else 1
+
+    def _param_lowers(self, function: cst.FunctionDef) -> dict[str, int]:
+        """The smallest value each parameter of a host function takes: over its parametrize cases, or over what
+        every call in the module passes (a case or call that is not spelled gives 1)."""
+        key = ("lower", id(function))
+        found = self._params.get(key)
+        if found is not None:
+            return found
+        self._params[key] = found = {}  # a recursive call reads 1
+        cases = parametrize_cases(function, self.facts.module)
+        for name, items in cases.items():
+            found[name] = min((self._lower(item, item, 1) for item in items), default=1)
+        if self.functions.get(function.name.value) is function:
+            for name, arguments in arguments_by_param(function, self._call_sites().get(function.name.value, [])):
+                if name not in cases and arguments:
+                    found[name] = min(1 if a is None else self._lower(a, site, 1) for a, site in arguments)
+        return found
+
+    def _literal_item(self, expr: cst.Subscript, site) -> cst.BaseExpression | None:
+        """``SHAPE[2]`` of a literal tuple the host spells (through names): the item's expression, else None."""
+        if len(expr.slice) != 1 or type(expr.slice[0].slice) is not cst.Index:
+            return None
+        position = hf.literal_dim(expr.slice[0].slice.value)
+        receiver = expr.value
+        for _ in range(_MAX_DEPTH):
+            if type(receiver) is not cst.Name:
+                break
+            status, value = self.resolver.lookup(receiver.value, site)
+            if status != "value" or not isinstance(value, cst.BaseExpression):
+                return None
+            receiver = value
+        if type(receiver) not in (cst.Tuple, cst.List) or position is None:
+            return None
+        elements = receiver.elements
+        if not -len(elements) <= position < len(elements) or type(elements[position]) is cst.StarredElement:
+            return None
+        return elements[position].value
 
     def _subscript(self, expr: cst.Subscript, site, depth, names):
         if len(expr.slice) != 1 or type(expr.slice[0].slice) is not cst.Index:
@@ -285,6 +346,10 @@ class SizeReader:
         index = expr.slice[0].slice.value
         receiver = expr.value
         key = _string_key(expr)
+        table = self._dict_literal(receiver, site)
+        if table is not None:  # SHAPES["small"] of a literal dict: that entry; SHAPES[name]: any of them
+            entries = [e.value for e in table.elements if key is None or _string_value(e.key) == key]
+            return _join([self.value(v, site, depth + 1, names) for v in entries])
         if key is not None:  # meta["M"]: what the launch passes for M
             if self.launch is None:
                 return None
@@ -381,10 +446,16 @@ class SizeReader:
         if name in loops:
             found.append(loops[name])
         assigned = self.resolver.assignments_before(name, site)
+        if assigned and self._updated_in_place(name, site, scope):
+            return None  # n = 1; for d in shape: n *= d -- more than its first value
         for value in assigned:
             if not isinstance(value, cst.BaseExpression):
                 return None
-            found.append(self.value(value, site, depth + 1, names))
+            earlier = self._own_assignment(name, value)
+            if earlier is not None:  # n = max(n, 64): the earlier ``n`` read where this assignment stands
+                found.append(self.value(value, earlier, depth + 1, names - {name}))
+            else:
+                found.append(self.value(value, site, depth + 1, names))
         if found:
             return _join(found)
         status, value = self.resolver.lookup(name, site)
@@ -402,6 +473,28 @@ class SizeReader:
         module_loops = self._loop_values(self.facts.module)
         return module_loops.get(name)
 
+    def _updated_in_place(self, name: str, site, scope: cst.CSTNode) -> bool:
+        """An augmented assignment (``n *= d``) of ``name`` in the host scope of ``site`` before it."""
+        position = self.index.order(site)
+        return any(type(node.target) is cst.Name and node.target.value == name and self.index.order(node) < position
+                   and self.resolver.scope_node(node) is scope for node in self.index.of_type(cst.AugAssign))
+
+    def _own_assignment(self, name: str, value: cst.BaseExpression) -> cst.CSTNode | None:
+        """The statement ``name = value`` when ``value`` reads ``name`` itself outside any loop (``n = max(n, 64)``):
+        there the name still holds what earlier assignments gave it; None otherwise."""
+        owner = self.index.parent(value)
+        if type(owner) not in (cst.Assign, cst.AnnAssign):
+            return None
+        if not any(type(node) is cst.Name and node.value == name for node in (value, *self.index.descendants(value))):
+            return None
+        scope = self.resolver.scope_node(owner)
+        for ancestor in self.index.ancestors(owner):
+            if ancestor is scope:
+                return owner
+            if type(ancestor) in (cst.For, cst.While, cst.CompFor):
+                return None
+        return owner
+
     def _param_values(self, function: cst.FunctionDef) -> dict[str, object]:
         """The bound each parameter of a host function takes: its parametrize cases, or what every call in the
         module passes (its default where a call leaves it out)."""
@@ -412,33 +505,15 @@ class SizeReader:
             return {}
         self._busy.add(id(function))
         found = {}
-        params = [*function.params.posonly_params, *function.params.params]
-        keyword_only = list(function.params.kwonly_params)
         cases = parametrize_cases(function, self.facts.module)
         sites = self._call_sites().get(function.name.value, []) if self.functions.get(
             function.name.value) is function else []
-        for position, param in enumerate([*params, *keyword_only]):
-            name = param.name.value
+        for name, arguments in arguments_by_param(function, sites):
             if name in cases:
                 found[name] = _join([self._case_value(item) for item in cases[name]])
-                continue
-            if not sites:
-                continue
-            values = []
-            for call in sites:
-                if any(a.star for a in call.args):
-                    values = [None]
-                    break
-                given = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
-                positional = [a.value for a in call.args if a.keyword is None]
-                if name in given:
-                    argument = given[name]
-                elif position < len(params) and position < len(positional):
-                    argument = positional[position]
-                else:
-                    argument = param.default
-                values.append(None if argument is None else self.value(argument, call, 1, frozenset()))
-            found[name] = _join(values)
+            elif arguments:
+                found[name] = _join([None if argument is None else self.value(argument, call, 1, frozenset())
+                                     for argument, call in arguments])
         self._busy.discard(id(function))
         self._params[id(function)] = found
         return found
@@ -465,16 +540,47 @@ class SizeReader:
         for node in nodes:
             if type(node) not in (cst.For, cst.CompFor) or self.resolver.scope_node(node) is not scope:
                 continue
-            items = self._items(node.iter, node)
-            for name, value in _bind_items(node.target, items):
+            target, items = node.target, self._items(node.iter, node)
+            if _is_method_call(node.iter, "items") and type(target) is cst.Tuple and len(target.elements) == 2:
+                target = target.elements[1].value  # for name, shape in SHAPES.items(): the values
+                items = self._items(node.iter.func.value, node, values=True)
+            for name, value in _bind_items(target, items):
                 found[name] = _join([found[name], value]) if name in found else value
         return found
 
-    def _items(self, expr, site, depth: int = 0) -> list | None:
+    def _dims_of(self, expr: cst.Name, site) -> list | None:
+        """The dimensions a loop over a shape takes (``for dim in shape:`` of a parameter given literal shapes): at
+        most the largest entry of any of them."""
+        value = self.value(expr, site, 1, frozenset())
+        if type(value) is not tuple or not any(value):
+            return None
+        return [max(max(shape) for shape in value if shape)]
+
+    def _dict_literal(self, expr, site) -> cst.Dict | None:
+        """The literal dict a host expression names (through module and local names), else None."""
+        for _ in range(_MAX_DEPTH):
+            if type(expr) is not cst.Name:
+                break
+            status, value = self.resolver.lookup(expr.value, site)
+            if status != "value" or not isinstance(value, cst.BaseExpression):
+                return None
+            expr = value
+        if type(expr) is cst.Dict and all(type(e) is cst.DictElement for e in expr.elements):
+            return expr
+        return None
+
+    def _items(self, expr, site, depth: int = 0, values: bool = False) -> list | None:
         """The values a loop over ``expr`` takes: the elements of a literal list or tuple (through a name assigned
         one), or ``range(...)``'s largest; None when not spelled."""
         if depth > _MAX_DEPTH:
             return None
+        if _is_method_call(expr, "values"):
+            return self._items(expr.func.value, site, depth + 1, values=True)
+        table = self._dict_literal(expr, site)
+        if table is not None:  # the values of a literal dict (``.values()``, ``.items()``); its keys say nothing
+            if not values:
+                return None
+            return [self.value(e.value, site, depth + 1, frozenset()) for e in table.elements]
         if type(expr) in (cst.List, cst.Tuple):
             items = []
             for element in expr.elements:
@@ -488,7 +594,7 @@ class SizeReader:
                 status, value = self.resolver.lookup(expr.value, site)
                 assigned = [value] if status == "value" else []
             if not assigned:
-                return None
+                return self._dims_of(expr, site)
             items = []
             for value in assigned:
                 found = self._items(value, site, depth + 1) if isinstance(value, cst.BaseExpression) else None
@@ -501,6 +607,32 @@ class SizeReader:
             bound = self.value(end, site, depth + 1, frozenset())
             return [bound] if type(bound) is int else None
         return None
+
+
+def arguments_by_param(function: cst.FunctionDef, sites: list[cst.Call]
+                        ) -> list[tuple[str, list[tuple[cst.BaseExpression | None, cst.Call]]]]:
+    """Each parameter of ``function`` and what every call of ``sites`` passes it (its default where a call leaves
+    it out; None where a call does not say: a starred argument, no default)."""
+    params = [*function.params.posonly_params, *function.params.params]
+    found = []
+    for position, param in enumerate([*params, *function.params.kwonly_params]):
+        name = param.name.value
+        arguments = []
+        for call in sites:
+            if any(a.star for a in call.args):
+                arguments.append((None, call))
+                continue
+            given = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+            positional = [a.value for a in call.args if a.keyword is None]
+            if name in given:
+                argument = given[name]
+            elif position < len(params) and position < len(positional):
+                argument = positional[position]
+            else:
+                argument = param.default
+            arguments.append((argument, call))
+        found.append((name, arguments))
+    return found
 
 
 def _bind_items(target, items: list | None) -> list[tuple[str, object]]:
@@ -552,6 +684,16 @@ def _is_last_dim_read(expr) -> bool:
     if type(expr) is cst.Call and short_name(expr.func) == "size" and len(expr.args) == 1:
         return _is_minus_one(expr.args[0].value)
     return False
+
+
+def _is_method_call(expr, method: str) -> bool:
+    """``receiver.method()`` with no arguments (``SHAPES.items()``)."""
+    return type(expr) is cst.Call and not expr.args and type(expr.func) is cst.Attribute and \
+        expr.func.attr.value == method
+
+
+def _string_value(expr) -> str | None:
+    return expr.evaluated_value if type(expr) is cst.SimpleString else None
 
 
 def _string_key(expr: cst.Subscript) -> str | None:

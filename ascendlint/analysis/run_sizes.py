@@ -9,7 +9,9 @@ are then read from every tensor its host code allocates (``torch.randn((tokens, 
 N)``, ``x.new_zeros(...)``, ``torch.arange(n)``, ``np.random.rand(*shape)``, and the views a tensor is reshaped
 to), each dimension followed to literals: directly, through ``pytest.mark.parametrize`` cases, through a host
 function's parameters at every call in the module (``run_case(256, 96, 128)``), through a literal list of shapes a
-loop iterates (``for shape in shapes:``). Dimensions read from other tensors (``M, N = x.shape``) are bounded by the
+loop iterates (``for shape in shapes:``), through module-level shape tuples and dicts of them (``M, N = SHAPE_2D``,
+``SHAPES["wide"]``, ``for name, shape in SHAPES.items():``). A tile size divides at its smallest literal value (the
+chunk count of ``(T + chunk - 1) // chunk`` over parametrized ``T`` and ``chunk``). Dimensions read from other tensors (``M, N = x.shape``) are bounded by the
 largest dimension found so far. When any allocation has a size that is not spelled out, nothing is known.
 
 The fact is three numbers: the largest extent any tensor dimension takes, the largest product of a tensor's leading
@@ -61,13 +63,7 @@ def launch_bound(facts: ModuleFacts, launch: Launch, grid_expr: cst.BaseExpressi
 
 
 def _decide(facts: ModuleFacts) -> RunSizes | None:
-    module = facts.module
-    if facts.imported_in_project:
-        return None  # another linted module imports from it: its callers there pass their own sizes
-    filename = facts.filename or ""
-    if not (_TEST_FILE.match(os.path.basename(filename)) or ts._imports_pytest(module) or has_main_block(module)):
-        return None
-    if not facts.launches or not launches_reached_from_module(facts):
+    if not is_closed_module(facts):
         return None
     allocations, makers = _allocations(facts)
     if not allocations and not makers:
@@ -101,6 +97,22 @@ def _decide(facts: ModuleFacts) -> RunSizes | None:
     return sizes
 
 
+def is_closed_module(facts: ModuleFacts) -> bool:
+    """A test module or a script that no other linted module imports, whose launches are all reached from its own
+    tests or ``__main__`` block: the sizes it spells are the only ones its kernels run at (cached)."""
+    return facts.memo("closed_module", lambda: _is_closed(facts))
+
+
+def _is_closed(facts: ModuleFacts) -> bool:
+    if facts.imported_in_project:
+        return False  # another linted module imports from it: its callers there pass their own sizes
+    module = facts.module
+    filename = facts.filename or ""
+    if not (_TEST_FILE.match(os.path.basename(filename)) or ts._imports_pytest(module) or has_main_block(module)):
+        return False
+    return bool(facts.launches) and launches_reached_from_module(facts)
+
+
 def _grow(sizes: RunSizes | None, shape: tuple[int, ...], call: cst.Call, facts: ModuleFacts) -> RunSizes:
     dim = max(shape) if shape else 1
     rows = math.prod(shape[:-1]) if len(shape) > 1 else 1
@@ -128,6 +140,8 @@ def _allocations(facts: ModuleFacts) -> tuple[list[cst.Call], list[cst.Call]]:
         short = short_name(call.func)
         if short is None or facts.enclosing_kernel(call) is not None:
             continue
+        if _reshaped_at_once(call, facts):
+            continue  # ``torch.arange(n).reshape(shape)``: the view holds its elements, and is read instead
         if short in hf._ALLOCATORS or short in ("randint", "arange", "flatten", "repeat", "expand") \
                 or short in RESHAPES or short in JOINS or short in LOADERS:
             found.append(call)
@@ -135,3 +149,16 @@ def _allocations(facts: ModuleFacts) -> tuple[list[cst.Call], list[cst.Call]]:
                 call.args[0].value) in (cst.Name, cst.Tuple, cst.List) and type(call.func) in (cst.Name, cst.Attribute):
             makers.append(call)
     return found, makers
+
+
+def _reshaped_at_once(call: cst.Call, facts: ModuleFacts) -> bool:
+    """``call`` is the receiver of a ``reshape``/``view`` to explicit sizes, which holds as many elements."""
+    attribute = facts.index.parent(call)
+    if type(attribute) is not cst.Attribute or attribute.value is not call or attribute.attr.value not in RESHAPES:
+        return False
+    outer = facts.index.parent(attribute)
+    if type(outer) is not cst.Call or outer.func is not attribute:
+        return False
+    args = [a for a in outer.args if a.keyword is None]
+    return bool(args) and not any(a.star for a in args) and all(
+        type(a.value) in (cst.Integer, cst.Name, cst.Tuple, cst.List, cst.BinaryOperation) for a in args)

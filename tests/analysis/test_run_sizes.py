@@ -167,3 +167,72 @@ def test_chain():
     rows(torch.randn(4, 8))
 """)
     assert run_sizes(facts) is None  # deeper than the names are followed: not known, and quickly so
+
+
+def test_a_size_updated_in_place_is_not_its_first_value():
+    facts = _facts("""
+        def test_rows():
+            n = 1
+            for d in (64, 4096):
+                n *= d
+            rows(torch.arange(n))
+            rows(torch.randn(8, 8))
+        """)
+    assert run_sizes(facts) is None  # `n` is more than the 1 it starts at, and the loop's product is not read
+
+
+def test_a_size_raised_from_its_own_earlier_value():
+    facts = _facts("""
+        def test_rows():
+            n = 32
+            n = max(n, 4096)
+            rows(torch.randn(n, 8))
+        """)
+    assert run_sizes(facts).dim == 4096
+
+
+def test_a_loop_over_the_dimensions_of_a_literal_shape():
+    facts = _facts("""
+        def make(shape):
+            return [torch.zeros(d) for d in shape]
+
+        def test_rows():
+            for x in make((16, 512)):
+                rows(x)
+        """)
+    assert run_sizes(facts).dim == 512
+
+
+def test_a_parametrized_tile_size_divides_at_its_smallest():
+    facts = _facts("""
+        @triton.jit
+        def chunks(x_ptr, T, BT: tl.constexpr):
+            pass
+
+        @pytest.mark.parametrize("T, chunk", [(4096, 128), (512, 16)])
+        def test_chunks(T, chunk):
+            x = torch.randn(T)
+            rows(x)
+            chunks[(triton.cdiv(T, chunk), (T + chunk - 1) // chunk)](x, T, BT=chunk)
+        """)
+    launch = facts.launches[-1]
+    # the largest numerator over the smallest divisor on each axis: 4096 / 16 and (4096 + 128) / 16
+    assert launch_bound(facts, launch, launch_grid(facts, launch).expr) == 256 * 264
+
+
+def test_a_tile_size_halved_in_place_divides_at_one():
+    facts = _facts("""
+        @triton.jit
+        def chunks(x_ptr, T, BT: tl.constexpr):
+            pass
+
+        def test_chunks():
+            x = torch.randn(65536)
+            rows(x)
+            chunk = 64
+            while chunk > 1:
+                chunk //= 2
+            chunks[(triton.cdiv(65536, chunk),)](x, 65536, BT=chunk)
+        """)
+    launch = facts.launches[-1]
+    assert launch_bound(facts, launch, launch_grid(facts, launch).expr) == 65536  # not 65536 // 64

@@ -58,6 +58,30 @@ def norm(x):
     return y
 """
 
+# tiles of a matrix, the tile sizes handed in: ASC105 in a production module
+COPY = """
+@triton.jit
+def copy_tiles(x_ptr, y_ptr, R, C, BR: tl.constexpr, BC: tl.constexpr):
+    pass
+
+
+def copy(x, y, block_r, block_c):
+    R, C = x.shape
+    copy_tiles[(triton.cdiv(R, block_r), triton.cdiv(C, block_c))](x, y, R, C, BR=block_r, BC=block_c)
+"""
+
+# token chunks of a chunk size handed in, times batch x heads: ASC105 in a production module
+CHUNKS = """
+@triton.jit
+def chunk_cumsum(x_ptr, T, H: tl.constexpr, BT: tl.constexpr):
+    pass
+
+
+def cumsum(x, B, T, H, chunk_size):
+    NT = (T + chunk_size - 1) // chunk_size
+    chunk_cumsum[(NT, B * H)](x, T, H=H, BT=chunk_size)
+"""
+
 CLOSED = {
     # form 1: the launcher is called from a function the tests call with literal sizes
     "a function called by the tests with literals": (HEADER + ROPE + """
@@ -104,6 +128,45 @@ def test_norm():
     for rows in [64, 4096]:
         norm(torch.randn((rows, 1024)).npu())
 """, "ASC105", "test_norm.py"),
+    # module-level shape constants unpacked in a test; the input made by a helper from the shape
+    "a module shape constant unpacked in a test": (HEADER + COPY + """
+
+SHAPE_2D = (32, 50, 8, 8)
+
+
+def make_input(shape):
+    numel = 1
+    for dim in shape:
+        numel *= dim
+    return torch.arange(numel, dtype=torch.float32).reshape(shape)
+
+
+def test_copy():
+    rows, cols, block_r, block_c = SHAPE_2D
+    x = make_input((rows, cols))
+    copy(x, torch.empty_like(x), block_r, block_c)
+""", "ASC105", "snippet.py"),
+    # a module-level dict of shapes, its values looped over and one entry read by key
+    "a module dict of shapes": (HEADER + COPY + """
+
+SHAPES = {"square": (64, 64), "wide": (16, 4096)}
+
+
+def test_copy():
+    for name, shape in SHAPES.items():
+        x = torch.randn(shape)
+        copy(x, torch.empty_like(x), 16, 64)
+    x = torch.randn(SHAPES["wide"])
+    copy(x, torch.empty_like(x), 16, 64)
+""", "ASC105", "snippet.py"),
+    # the tile size is a parametrize value too: the chunk count is at most the longest sequence over the
+    # smallest chunk
+    "a parametrized tile size dividing the grid": (HEADER + CHUNKS + """
+
+@pytest.mark.parametrize("B, T, H, chunk_size", [(4, 2048, 8, 128), (2, 512, 4, 64)])
+def test_cumsum(B, T, H, chunk_size):
+    cumsum(torch.randn(B, T, H, device="npu"), B, T, H, chunk_size)
+""", "ASC105", "snippet.py"),
 }
 
 
@@ -123,7 +186,7 @@ def test_a_closed_module_at_small_literal_sizes_is_quiet(name):
 @pytest.mark.parametrize("name", sorted(CLOSED))
 def test_the_same_launcher_without_its_callers_is_reported(name):
     source, code, _ = CLOSED[name]
-    launcher = {"ASC105": ROPE if "rope" in source else ROWS, "ASC110": TILES}[code]
+    launcher = next(launcher for launcher in (ROPE, ROWS, TILES, COPY, CHUNKS) if launcher in source)
     assert _codes(PLAIN + launcher) == [code]
 
 
