@@ -1,6 +1,7 @@
 import libcst as cst
 
 from ascendlint.analysis.launch_sizes import data_dependent_constexprs, unlaunched_task_counts
+from ascendlint.analysis.run_sizes import run_sizes
 from ascendlint.diagnostics import FixSafety, Severity
 from ascendlint.rule import Invalid, Rule, Valid
 
@@ -25,7 +26,9 @@ class RuntimeSizeAsConstexpr(Rule):
     row count over a literal of 65535 or more: at most 17 values up to a million rows); `len()` of a list the
     launch unpacks into the kernel (`*indices`: no more than the kernel has parameters); a dimension of a tensor
     the host builds with literal sizes (`mask = torch.ones(1024, 3072)`), also where it builds it only when the
-    caller passes none (a parameter defaulting to `None`).
+    caller passes none (a parameter defaulting to `None`). Nor in a closed test module or script (its launches
+    reached only from its own tests or `__main__`) that spells every size it allocates in literals: its kernels are
+    compiled for those cases only.
     A kernel the module never launches (its host code lives elsewhere) is reported only for a constexpr that is
     the stop of its core-grid task loop (`for t in tl.range(core_id, task_num, num_core)`): a task count.
     """
@@ -124,6 +127,26 @@ class RuntimeSizeAsConstexpr(Rule):
     VALID = [
         Valid(
             """
+            import pytest
+            import torch
+            import torch_npu
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def prefix_product(out_ptr, x_ptr, N: tl.constexpr):
+                offs = tl.arange(0, N)
+                tl.store(out_ptr + offs, tl.cumprod(tl.load(x_ptr + offs), 0))
+
+            @pytest.mark.parametrize("shape", [(1024,), (2048,)])
+            def test_prefix_product(shape):
+                x = torch.rand(shape, device="npu")
+                out = torch.empty_like(x)
+                prefix_product[1, 1, 1](out, x, x.shape[0])
+            """
+        ),
+        Valid(
+            """
             import torch
             import triton
             import triton.language as tl
@@ -185,7 +208,10 @@ class RuntimeSizeAsConstexpr(Rule):
 
     def finish(self) -> None:
         reported: set[tuple[int, str]] = set()
-        for found in data_dependent_constexprs(self.facts):
+        # a closed test module or script that spells every size it allocates in literals compiles its kernels for
+        # those cases only: a small fixed set of values, whatever the launch reads them from
+        at_literal_sizes = run_sizes(self.facts) is not None
+        for found in () if at_literal_sizes else data_dependent_constexprs(self.facts):
             kernel = found.launch.kernel
             key = (id(kernel.node), found.param)
             if key in reported:

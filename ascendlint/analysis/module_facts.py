@@ -461,11 +461,9 @@ class ModuleFacts:
         kernels = self.kernels
         for call in self.index.of_type(cst.Call):
             func = call.func
-            if type(func) is not cst.Subscript or len(func.slice) != 1:
+            if type(func) is not cst.Subscript or any(type(e.slice) is not cst.Index for e in func.slice):
                 continue
-            element = func.slice[0].slice
-            if type(element) is not cst.Index:
-                continue
+            grid = _grid_of(func)
             target = func.value
             dotted = dotted_name(target)
             if dotted is None:
@@ -480,7 +478,7 @@ class ModuleFacts:
                     unreached.append(kernel)
                 continue  # below an unconditional return or raise: never runs, not a launch
             keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
-            found.append(Launch(call=call, target=target, grid=element.value, kernel=kernel, keywords=keywords))
+            found.append(Launch(call=call, target=target, grid=grid, kernel=kernel, keywords=keywords))
         return found, unreached
 
     @cached_property
@@ -515,3 +513,12 @@ class ModuleFacts:
             return self._kernel_of_choice(value.body) or self._kernel_of_choice(value.orelse)
         dotted = dotted_name(value)
         return self.kernels.get(dotted) if dotted is not None else None
+
+
+def _grid_of(launcher: cst.Subscript) -> cst.BaseExpression:
+    """The grid of ``kernel[grid](...)``. ``kernel[n, 1, 1]`` spells a tuple without its parentheses: its axes are
+    read as one ``(n, 1, 1)``, a tuple made of the launch's own axis nodes (so each axis keeps its place in the
+    module)."""
+    if len(launcher.slice) == 1:
+        return launcher.slice[0].slice.value
+    return cst.Tuple(elements=[cst.Element(value=element.slice.value) for element in launcher.slice])
