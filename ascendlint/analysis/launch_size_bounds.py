@@ -22,6 +22,7 @@ import libcst as cst
 
 from . import magnitudes as mag
 from .module_facts import dotted_name
+from .walk import descendants
 
 _MAX_DEPTH = 8
 # A divisor from which a count of rows (below 2**TOKEN_BITS) keeps at most 2**4 + 1 values: the grid limit 65535.
@@ -99,20 +100,12 @@ def _rows_over_grid_limit(grids, count: cst.BaseExpression, divisor: cst.BaseExp
 
 def _total_size(value: cst.BaseExpression) -> bool:
     """``x.numel()`` or a product of sizes: a count of elements, which can pass a million rows many times over."""
-    for node in (value, *_descendants(value)):
+    for node in (value, *descendants(value)):
         if type(node) is cst.BinaryOperation and type(node.operator) is cst.Multiply:
             return True
         if type(node) is cst.Call and (dotted_name(node.func) or "").rsplit(".", 1)[-1] in ("numel", "prod"):
             return True
     return False
-
-
-def _descendants(node: cst.CSTNode):
-    stack = list(node.children)
-    while stack:
-        child = stack.pop()
-        yield child
-        stack.extend(child.children)
 
 
 def _without_literal_terms(grids, expr: cst.BaseExpression, site: cst.CSTNode) -> cst.BaseExpression:

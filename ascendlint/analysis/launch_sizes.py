@@ -22,6 +22,7 @@ from .grid_factors import Factor
 from .grid_names import is_tile_size_name
 from .host_resolver import host_resolver
 from .launch_size_bounds import fixed_on_the_host
+from .walk import descendants
 from . import magnitudes as mag
 from .module_facts import Launch, ModuleFacts, dotted_name
 from ..text.lazy_regex import lazy
@@ -132,7 +133,7 @@ def _bucketed(grids, expr: cst.BaseExpression, site: cst.CSTNode, depth: int) ->
     """The value passes through a rounding to a few buckets (``triton.next_power_of_2(n)``) on its way."""
     if depth > _MAX_DEPTH:
         return False
-    for node in (expr, *_descendants(expr)):
+    for node in (expr, *descendants(expr)):
         if type(node) is cst.Call:
             name = dotted_name(node.func) or ""
             if name.split(".")[-1] in _BUCKETING:
@@ -143,14 +144,6 @@ def _bucketed(grids, expr: cst.BaseExpression, site: cst.CSTNode, depth: int) ->
                 if _bucketed(grids, value, site, depth + 1):
                     return True
     return False
-
-
-def _descendants(node: cst.CSTNode):
-    stack = list(node.children)
-    while stack:
-        child = stack.pop()
-        yield child
-        stack.extend(child.children)
 
 
 def unlaunched_task_counts(context) -> list[tuple]:

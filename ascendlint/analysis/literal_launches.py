@@ -20,7 +20,7 @@ from .host_resolver import MAX_DEPTH, host_resolver
 from .launch_arguments import launch_argument
 from .literals import integer_value
 from .module_facts import Kernel, ModuleFacts
-from .run_size_reader import arguments_by_param
+from .run_size_reader import arguments_by_param, literal_item
 from .run_sizes import is_closed_module
 
 _MOST = 64  # candidate values kept per expression; more says nothing a linter can use
@@ -178,27 +178,12 @@ class _LiteralValues:
         return None
 
     def _tuple_item(self, expr: cst.Subscript, site) -> cst.BaseExpression | None:
-        """``SHAPE[2]`` of a literal tuple or list (through host names): that item."""
+        """``SHAPE[2]`` of a literal tuple or list (through host names), at a non-negative literal index: that item."""
         if len(expr.slice) != 1 or type(expr.slice[0].slice) is not cst.Index:
             return None
-        index = expr.slice[0].slice.value
-        if type(index) is not cst.Integer:
+        if type(expr.slice[0].slice.value) is not cst.Integer:
             return None
-        receiver = expr.value
-        for _ in range(MAX_DEPTH):
-            if type(receiver) is not cst.Name:
-                break
-            status, value = self.resolver.lookup(receiver.value, site)
-            if status != "value" or not isinstance(value, cst.BaseExpression):
-                return None
-            receiver = value
-        if type(receiver) not in (cst.Tuple, cst.List):
-            return None
-        position = integer_value(index)
-        elements = receiver.elements
-        if position >= len(elements) or type(elements[position]) is cst.StarredElement:
-            return None
-        return elements[position].value
+        return literal_item(self.resolver, expr, site)
 
     @staticmethod
     def _union(parts: list) -> frozenset[int] | None:

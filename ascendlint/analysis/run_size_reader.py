@@ -42,6 +42,34 @@ class RunSizes:
     evidence: str = ""
 
 
+def named_expression(resolver, expr: cst.BaseExpression, site) -> cst.BaseExpression | None:
+    """The expression a host name stands for, followed through module and local names (``SHAPE`` to the tuple
+    assigned to it); ``expr`` itself when it is not a name; None when a name has no single value."""
+    for _ in range(_MAX_DEPTH):
+        if type(expr) is not cst.Name:
+            break
+        status, value = resolver.lookup(expr.value, site)
+        if status != "value" or not isinstance(value, cst.BaseExpression):
+            return None
+        expr = value
+    return expr
+
+
+def literal_item(resolver, expr: cst.Subscript, site) -> cst.BaseExpression | None:
+    """``SHAPE[2]`` (or ``SHAPE[-1]``) of a literal tuple or list the host spells (through names): the item's
+    expression, else None."""
+    if len(expr.slice) != 1 or type(expr.slice[0].slice) is not cst.Index:
+        return None
+    position = hf.literal_dim(expr.slice[0].slice.value)
+    receiver = named_expression(resolver, expr.value, site)
+    if type(receiver) not in (cst.Tuple, cst.List) or position is None:
+        return None
+    elements = receiver.elements
+    if not -len(elements) <= position < len(elements) or type(elements[position]) is cst.StarredElement:
+        return None
+    return elements[position].value
+
+
 def short_name(func: cst.BaseExpression) -> str | None:
     if type(func) is cst.Attribute:
         return func.attr.value
@@ -283,7 +311,7 @@ class SizeReader:
                 if argument is not None and type(argument.value) is cst.Integer:
                     return max(1, integer_value(argument.value))
         if type(expr) is cst.Subscript:
-            item = self._literal_item(expr, site)
+            item = literal_item(self.resolver, expr, site)
             return 1 if item is None else self._lower(item, site, depth + 1)
         return 1
 
@@ -319,26 +347,6 @@ class SizeReader:
                 if name not in cases and arguments:
                     found[name] = min(1 if a is None else self._lower(a, site, 1) for a, site in arguments)
         return found
-
-    def _literal_item(self, expr: cst.Subscript, site) -> cst.BaseExpression | None:
-        """``SHAPE[2]`` of a literal tuple the host spells (through names): the item's expression, else None."""
-        if len(expr.slice) != 1 or type(expr.slice[0].slice) is not cst.Index:
-            return None
-        position = hf.literal_dim(expr.slice[0].slice.value)
-        receiver = expr.value
-        for _ in range(_MAX_DEPTH):
-            if type(receiver) is not cst.Name:
-                break
-            status, value = self.resolver.lookup(receiver.value, site)
-            if status != "value" or not isinstance(value, cst.BaseExpression):
-                return None
-            receiver = value
-        if type(receiver) not in (cst.Tuple, cst.List) or position is None:
-            return None
-        elements = receiver.elements
-        if not -len(elements) <= position < len(elements) or type(elements[position]) is cst.StarredElement:
-            return None
-        return elements[position].value
 
     def _subscript(self, expr: cst.Subscript, site, depth, names):
         if len(expr.slice) != 1 or type(expr.slice[0].slice) is not cst.Index:
@@ -558,13 +566,7 @@ class SizeReader:
 
     def _dict_literal(self, expr, site) -> cst.Dict | None:
         """The literal dict a host expression names (through module and local names), else None."""
-        for _ in range(_MAX_DEPTH):
-            if type(expr) is not cst.Name:
-                break
-            status, value = self.resolver.lookup(expr.value, site)
-            if status != "value" or not isinstance(value, cst.BaseExpression):
-                return None
-            expr = value
+        expr = named_expression(self.resolver, expr, site)
         if type(expr) is cst.Dict and all(type(e) is cst.DictElement for e in expr.elements):
             return expr
         return None

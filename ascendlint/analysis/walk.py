@@ -28,6 +28,17 @@ _FIELD_ORDER_OVERRIDES = {
 _FIELD_CACHE: dict[type, tuple[str, ...]] = {}
 
 
+def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Nodes below any node, in source order (recursive; for small subtrees such as one host expression)."""
+    for name in _child_fields(type(node)):
+        value = getattr(node, name)
+        items = value if type(value) in (tuple, list) else (value,)
+        for item in items:
+            if isinstance(item, cst.CSTNode):
+                yield item
+                yield from descendants(item)
+
+
 def _child_fields(cls: type) -> tuple[str, ...]:
     names = _FIELD_CACHE.get(cls)
     if names is None:
@@ -180,10 +191,4 @@ class NodeIndex:
 
     def descendants(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         """Nodes below any node, in source order (recursive; for small subtrees)."""
-        for name in _child_fields(type(node)):
-            value = getattr(node, name)
-            items = value if type(value) in (tuple, list) else (value,)
-            for item in items:
-                if isinstance(item, cst.CSTNode):
-                    yield item
-                    yield from self.descendants(item)
+        return descendants(node)
