@@ -20,7 +20,10 @@ and overall: labelled fixes, flagged before, caught (flagged before and not afte
 Nothing is imported from the linted code or from ascendlint; only its command line is used.
 
 ``--by-trap`` counts a finding of the labelled rule's *sweep* as well (ASC110 for ASC105, ASC207 for ASC202: the
-same check, split by how much of the trap the host code shows), and the ``rule`` mode then selects both. A suite
+same check, split by how much of the trap the host code shows), and the ``rule`` mode then selects both. ``--by-family``
+counts any rule that warns of the same failure from its own evidence (``FAMILIES``: the grid limit, ASC105 and
+ASC110; int32 offsets, ASC201, ASC202, ASC203 and ASC207; Unified Buffer overflow, ASC304, ASC305 and the compiler's
+verdict ASC307, which runs only where the ``compiler`` extra is installed). A suite
 that holds the sweep and not the rule catches the trap for its user all the same; the strict figure, by the
 labelled code alone, stays the default.
 
@@ -43,10 +46,20 @@ from pathlib import Path
 
 DEFAULT_ROOT = Path("/work/realbugs")
 SWEEP_OF = {"ASC105": "ASC110", "ASC202": "ASC207"}  # a rule and the opt-in sweep of the same trap
+# Rules that warn of the same failure, each from its own evidence: the grid limit, an int32 offset that wraps, a
+# Unified Buffer overflow (the static tile rule, the static estimate, and the compiler's own verdict).
+FAMILIES = (
+    frozenset({"ASC105", "ASC110"}),
+    frozenset({"ASC201", "ASC202", "ASC203", "ASC207"}),
+    frozenset({"ASC304", "ASC305", "ASC307"}),
+)
 
 
-def trap_codes(rule: str, by_trap: bool) -> frozenset[str]:
-    """The codes whose findings count for a fix labelled ``rule``."""
+def trap_codes(rule: str, by_trap: bool, by_family: bool = False) -> frozenset[str]:
+    """The codes whose findings count for a fix labelled ``rule``: the rule; with ``by_trap`` its sweep too; with
+    ``by_family`` every rule of its family."""
+    if by_family:
+        return next((family for family in FAMILIES if rule in family), frozenset({rule}))
     return frozenset({rule, SWEEP_OF[rule]}) if by_trap and rule in SWEEP_OF else frozenset({rule})
 MODES = ("default", "review", "all", "rule")
 HALVES = ("tuning", "measured")
@@ -100,10 +113,10 @@ def overlaps(finding: Finding, ranges: list[Range], tolerance: int) -> bool:
 
 
 def score(entry: dict, before: list[Finding], after: list[Finding], tolerance: int,
-          by_trap: bool = False) -> Outcome:
+          by_trap: bool = False, by_family: bool = False) -> Outcome:
     """Outcome of one labelled fix given the findings on its before and after files."""
     rule = entry["rule"]
-    codes = trap_codes(rule, by_trap)
+    codes = trap_codes(rule, by_trap, by_family)
     before_ranges = [tuple(r) for r in entry["before_ranges"]]
     after_ranges = [tuple(r) for r in entry["after_ranges"]]
     mine_before = [f for f in before if f.code in codes]
@@ -152,7 +165,7 @@ def lint(ascendlint: str, root: Path, paths: list[str], select: str | None) -> d
 
 
 def run_mode(mode: str, entries: list[dict], ascendlint: str, root: Path, tolerance: int,
-             absent: set[str] | None = None, by_trap: bool = False) -> list[Outcome]:
+             absent: set[str] | None = None, by_trap: bool = False, by_family: bool = False) -> list[Outcome]:
     """Outcomes of ``entries`` in one mode; rules the executable lacks are added to ``absent`` (none flagged)."""
     def paths_of(group: list[dict]) -> list[str]:
         return sorted({e["before_path"] for e in group} | {e["after_path"] for e in group})
@@ -162,13 +175,13 @@ def run_mode(mode: str, entries: list[dict], ascendlint: str, root: Path, tolera
         for rule in sorted({e["rule"] for e in entries}):
             group = [e for e in entries if e["rule"] == rule]
             try:
-                found = lint(ascendlint, root, paths_of(group), ",".join(sorted(trap_codes(rule, by_trap))))
+                found = lint(ascendlint, root, paths_of(group), ",".join(sorted(trap_codes(rule, by_trap, by_family))))
             except UnknownRule:
                 if absent is not None:
                     absent.add(rule)
                 found = {}
             outcomes += [score(e, found.get(os.path.normpath(e["before_path"]), []),
-                               found.get(os.path.normpath(e["after_path"]), []), tolerance, by_trap)
+                               found.get(os.path.normpath(e["after_path"]), []), tolerance, by_trap, by_family)
                          for e in group]
     else:
         try:
@@ -178,7 +191,8 @@ def run_mode(mode: str, entries: list[dict], ascendlint: str, root: Path, tolera
                 absent.add(f"--select {_MODE_SELECT[mode]}")
             found = {}
         outcomes = [score(e, found.get(os.path.normpath(e["before_path"]), []),
-                          found.get(os.path.normpath(e["after_path"]), []), tolerance, by_trap) for e in entries]
+                          found.get(os.path.normpath(e["after_path"]), []), tolerance, by_trap, by_family)
+                    for e in entries]
     order = {e["id"]: i for i, e in enumerate(entries)}
     return sorted(outcomes, key=lambda o: order[o.id])
 
@@ -223,6 +237,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tolerance", type=int, default=2, help="lines of slack around each labelled range")
     parser.add_argument("--by-trap", action="store_true",
                         help="count a finding of the labelled rule's sweep too (ASC110 for ASC105, ASC207 for ASC202)")
+    parser.add_argument("--by-family", action="store_true",
+                        help="count a finding of any rule of the labelled rule's family (grid limit, int32 offsets, "
+                             "Unified Buffer overflow)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--verbose", action="store_true", help="list every fix and its outcome per mode")
     args = parser.parse_args(argv)
@@ -243,7 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     results, details, absent = {}, {}, set()
     halves: dict[str, dict] = {h: {} for h in HALVES if any(half_of(e) == h for e in entries)}
     for mode in modes:
-        outcomes = run_mode(mode, entries, args.ascendlint, args.root, args.tolerance, absent, args.by_trap)
+        outcomes = run_mode(mode, entries, args.ascendlint, args.root, args.tolerance, absent, args.by_trap,
+                            args.by_family)
         results[mode] = summarise(outcomes)
         for half in halves:
             ids = {e["id"] for e in entries if half_of(e) == half}
@@ -252,14 +270,15 @@ def main(argv: list[str] | None = None) -> int:
                           "caught": o.caught, "other_findings_before": o.other_before} for o in outcomes]
     if args.json:
         json.dump({"ascendlint": args.ascendlint, "root": str(args.root), "tolerance": args.tolerance,
-                   "by_trap": args.by_trap,
+                   "by_trap": args.by_trap, "by_family": args.by_family,
                    "tuning_cutoff": index.get("tuning_cutoff", ""), "modes": modes, "rules_absent": sorted(absent),
                    "results": results, "halves": halves, "fixes": details}, sys.stdout, indent=1)
         print()
         return 0
     print(f"ascendlint: {args.ascendlint}\nbenchmark: {args.root} ({len(entries)} labelled fixes), "
           f"tolerance {args.tolerance} lines, tuning cut-off {index.get('tuning_cutoff') or 'none'}"
-          f"{', by trap (a rule or its sweep)' if args.by_trap else ''}\n")
+          f"{', by trap (a rule or its sweep)' if args.by_trap and not args.by_family else ''}"
+          f"{', by family (any rule warning of the same failure)' if args.by_family else ''}\n")
     for half, by_mode in halves.items():
         count = sum(half_of(e) == half for e in entries)
         print(f"{half} half ({count} fixes):\n\n{table(by_mode, modes)}\n")

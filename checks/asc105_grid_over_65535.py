@@ -69,8 +69,10 @@ class GridOver65535(Rule):
     per-head tensor (`H = A_log.numel()`); a ratio of two sizes (`N // group_size`); tile counts of a model dimension
     (`cdiv(V, BV)`, `cdiv(head_dim, BD)`, the last dimension of a `[B, T, H, D]` tensor), which the model fixes whatever
     the batch or the sequence length; a square-root split (`cdiv(n, next_power_of_2(ceil(sqrt(n))))`, about `sqrt(n)`
-    programs, also with the block capped at 32768 or more); a size the enclosing host conditions bound by a literal (`if
-    N <= 128:`, through a host flag such as `use_split = (N <= 128) and ...`, or after `if n > 4096: raise`), also a
+    programs, also with the block capped at 32768 or more); a grid whose product of axes a host condition bounds
+    by the limit (`assert NT * B * H <= 65535`, `if math.prod(grid) > 65535: raise`, `grid[0] * grid[1] < 65536`); a
+    size the enclosing host conditions bound by a literal (`if N <= 128:`, through a host flag such as `use_split =
+    (N <= 128) and ...`, or after `if n > 4096: raise`), also a
     tensor's shape the host asserts or checks before the launch (`assert x.shape == (4096, 1024)`, `x.size(0) > 8192`
     raising, `assert x.numel() == 1024 * 1024`); a conditional expression whose test bounds the side it selects (`g if g
     < 65536 else 2048`, `t if t <= cores else min(t, cores * 4)`), or whose `x is None` side the launch's own guard (`if

@@ -15,7 +15,9 @@ class RuntimeSizeAsConstexpr(Rule):
     `rows = x.view(-1, D).shape[0]`). It counts as data-dependent when the parameter or a host name it comes from
     names a count of tokens, rows, sequences, batches, tasks, chunks or pages (`T`, `M`, `B`, `num_tokens`,
     `seq_len`, `NT`, `task_num`, `num_pages`), when it is the rows of a flattened tensor, or, for a parameter whose
-    name says nothing, when it is the first dimension of a tensor. Not reported: tile sizes, flags, model
+    name says nothing, when it is the first dimension of a tensor. A parameter named like a model dimension (`N`,
+    `D`) is reported when the launch passes it a host name that spells out a count of the data (`N=num_tokens`,
+    `D=batch_size`): the host's word outranks the kernel's. Not reported: tile sizes, flags, model
     dimensions (`H`, `K`, `V`, `head_dim`, `hidden_size`), literals, values under `min(..., cap)` or a guard that
     bounds them, values rounded to a power of two (`triton.next_power_of_2(n)`: a few buckets), and values passed
     on from a launching function's own parameter with a literal default of 2 or more (`split_size: int = 256`: a

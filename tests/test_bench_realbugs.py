@@ -97,6 +97,18 @@ def test_by_trap_a_finding_of_the_rules_sweep_counts_and_of_another_rule_does_no
     assert not score(entry([(5, 5)], [(5, 5)]), [Finding("ASC110", 5, 5)], [], 2, by_trap=True).caught
 
 
+def test_by_family_any_rule_warning_of_the_same_failure_counts():
+    ub = entry([(5, 5)], [(5, 5)], rule="ASC304")
+    compiler = [Finding("ASC307", 6, 6)]
+    assert not score(ub, compiler, [], tolerance=2, by_trap=True).caught  # ASC307 is no sweep of ASC304
+    assert score(ub, compiler, [], tolerance=2, by_family=True).caught
+    assert not score(ub, compiler, [Finding("ASC305", 5, 5)], tolerance=2, by_family=True).caught  # left after
+    assert not score(ub, [Finding("ASC202", 5, 5)], [], tolerance=2, by_family=True).caught  # another failure
+    narrowed = entry([(5, 5)], [(5, 5)], rule="ASC203")
+    assert score(narrowed, [Finding("ASC202", 5, 5)], [], tolerance=2, by_family=True).caught
+    assert not score(entry([(5, 5)], [(5, 5)]), [Finding("ASC110", 5, 5)], [], 2, by_family=True).caught
+
+
 def test_a_finding_left_after_the_fix_means_not_caught():
     e = entry([(5, 5)], [(9, 9)])
     outcome = score(e, [Finding("ASC101", 5, 5)], [Finding("ASC101", 9, 9)], tolerance=2)

@@ -22,6 +22,7 @@ from .module_facts import Kernel, Launch, ModuleFacts, dotted_name
 from .grid_classify import FactorClassifier
 from .grid_factors import Factor, Kind, LaunchGrid, division_parts, divides_rounding_up
 from .grid_names import CHUNKS
+from .grid_product_bound import product_bounded
 from .grid_threshold import LIMIT as GRID_LIMIT
 from .host_resolver import MAX_DEPTH, host_resolver
 from .launch_arguments import launch_argument
@@ -147,6 +148,8 @@ class _LaunchGrids:
             axes = [tuple(replace(f, tokens=False, host_tokens=False, evidence="", batch_axis=True, batch_rows=True)
                           if f.tokens and not f.launch_wide else f for f in axis) for axis in axes]
         axes = self._related_axes(_elements(shape), axes, launch)
+        if product_bounded(self.resolver, site, shape, GRID_LIMIT):  # assert NT * B * H <= 65535
+            axes = [tuple(replace(f, capped=True) for f in axis) for axis in axes]
         return LaunchGrid(launch, tuple(axes), shape)
 
     def _related_axes(self, elements: list, axes: list, launch: Launch) -> list:

@@ -60,7 +60,13 @@ class HostBound:
 
 def tensor_is_small(name: str) -> bool:
     """A host tensor whose leading dimension is bounded by the model or the batch, not the tokens of a launch."""
-    return _SMALL_TENSOR.search(name) is not None and not _VOCAB_TENSOR.search(name) and not _KV_TENSOR.search(name)
+    return (_SMALL_TENSOR.search(name) is not None and not _VOCAB_TENSOR.search(name) and not _KV_TENSOR.search(name)
+            and not _HIDDEN_STATES.search(name))
+
+
+# ``hidden_states`` ends like a recurrent state (``ssm_states``) but is the activation itself, a row per token; the
+# routing weights of MoE (``topk_weights``, ``[tokens, topk]``) end like a weight but have a row per token too.
+_HIDDEN_STATES = lazy(r"(^|_)hidden_?states?$|^topk_?weights?$", re.IGNORECASE)
 
 
 def is_token_ids(name: str) -> bool:
@@ -96,7 +102,8 @@ def is_activation(name: str) -> bool:
 
 _ACTIVATION = lazy(
     r"(?-i:^a$)|^(x|xs|x2d|inp|input|inputs|hidden|hidden_?states?|q|query|queries|qkv|o|out|output|outputs|y|res|residual"
-    r"|tokens?)(_\w+)?$|^(mixed|fused|packed)_(qkv\w*|hidden\w*|x\w*)$|^d[xyoq]$|grad|logits?|logprobs?|probs$|activations?",
+    r"|tokens?)(_\w+)?$|^(attn|attention|mlp|ffn|moe|expert|layer|block)_(out|output|hidden)s?$"
+    r"|^(mixed|fused|packed)_(qkv\w*|hidden\w*|x\w*)$|^d[xyoq]$|grad|logits?|logprobs?|probs$|activations?",
     re.IGNORECASE,
 )
 

@@ -64,9 +64,11 @@ def data_dependent_constexprs(facts: ModuleFacts) -> list[ConstexprSize]:
 def _compute(facts: ModuleFacts) -> list[ConstexprSize]:
     found = []
     grids = host_resolver(facts)
-    selected = lambda kernel: [p for p in kernel.params if kernel.is_constexpr_param(p) and not _fixed_by_name(p)]
+    selected = lambda kernel: [p for p in kernel.params if kernel.is_constexpr_param(p) and not _tile_or_flag(p)]
     for launch, param, factor, argument in launch_factors(facts, selected):
         if not factor.grows_with_data:
+            continue
+        if _fixed_by_name(param) and not _host_names_a_count(argument):
             continue
         if _bucketed(grids, argument, launch.call, 0) or _configured(grids, argument, launch.call, 0):
             continue
@@ -97,11 +99,26 @@ def _fixed_by_name(param: str) -> bool:
             or mag.name_bits(param) in _FIXED_BITS)
 
 
+def _tile_or_flag(param: str) -> bool:
+    return is_tile_size_name(param) or bool(_FLAG_NAME.search(param))
+
+
+def _host_names_a_count(argument: cst.BaseExpression) -> bool:
+    """The launch passes a host name that spells out a count of the data (``N=num_tokens``, ``D=batch_size``):
+    the host's own word outranks a parameter name that reads like a model dimension. Single letters say too
+    little to outrank it."""
+    if type(argument) is not cst.Name or len(argument.value) < 4 or "_" not in argument.value:
+        return False
+    return _is_data_name(argument.value) and not _fixed_by_name(argument.value)
+
+
 def _is_data_name(name: str) -> bool:
     return mag.name_bits(name) in _DATA_BITS or bool(_COUNT_NAME.match(name))
 
 
 def _evidence(grids, param: str, factor: Factor, argument: cst.BaseExpression) -> str | None:
+    if _fixed_by_name(param):
+        return f"the launch passes `{argument.value}`"
     if _is_data_name(param):
         return f"`{param}` names a count of tokens, rows, sequences or tasks"
     if factor.rows:
