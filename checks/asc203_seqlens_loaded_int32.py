@@ -27,7 +27,8 @@ class SeqlensLoadedInt32(Rule):
     decides = """
     The rule follows the data, not array names. A token offset is a loaded value that grows with the total token
     count: one of a pair of prefix-sum entries subtracted into a length (`eos - bos`), or a value added to token
-    rows or multiplied by a runtime size. A chunk or sequence index narrowed from `chunk_indices` (used to index
+    rows or multiplied by a runtime size. A loop over `range(bos, eos, BT)` counts up from `bos` in its type: the
+    loop variable is the offset. A chunk or sequence index narrowed from `chunk_indices` (used to index
     another table or multiplied by a tile size) is small and is not reported; neither is a difference such as
     `T = (eos - bos).to(tl.int32)`, nor a bound used only in masks or lengths, nor a vector of ids gathered per
     element (`tl.load(row_ptr + offs)`, the rows of a sparse matrix: one start per sequence is a scalar). The
@@ -91,6 +92,40 @@ class SeqlensLoadedInt32(Rule):
                 tl.store(o + i_n * BT + o_t, tl.sum(b_x, 1))
             """,
             doc=True,
+        ),
+        Invalid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(x, o, cu_seqlens, H, K: tl.constexpr, BT: tl.constexpr):
+                i_n, i_h = tl.program_id(0), tl.program_id(1)
+                bos = tl.load(cu_seqlens + i_n).to(tl.int32)
+                eos = tl.load(cu_seqlens + i_n + 1).to(tl.int32)
+                o_k = tl.arange(0, K)
+                for t0 in range(bos, eos, BT):
+                    o_t = t0 + tl.arange(0, BT)
+                    m = (o_t < eos)[:, None]
+                    b_x = tl.load(x + (o_t[:, None] * H + i_h) * K + o_k[None, :], mask=m, other=0.0)
+                    tl.store(o + (o_t[:, None] * H + i_h) * K + o_k[None, :], b_x * 2, mask=m)
+            """,
+            fixed="""
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(x, o, cu_seqlens, H, K: tl.constexpr, BT: tl.constexpr):
+                i_n, i_h = tl.program_id(0), tl.program_id(1)
+                bos = tl.load(cu_seqlens + i_n).to(tl.int64)
+                eos = tl.load(cu_seqlens + i_n + 1).to(tl.int32)
+                o_k = tl.arange(0, K)
+                for t0 in range(bos, eos, BT):
+                    o_t = t0 + tl.arange(0, BT)
+                    m = (o_t < eos)[:, None]
+                    b_x = tl.load(x + (o_t[:, None] * H + i_h) * K + o_k[None, :], mask=m, other=0.0)
+                    tl.store(o + (o_t[:, None] * H + i_h) * K + o_k[None, :], b_x * 2, mask=m)
+            """,
         ),
         Invalid(
             """
@@ -254,6 +289,21 @@ class SeqlensLoadedInt32(Rule):
                 tl.store(o + i_n, tl.sum(b_w, 0))
             """
         ),
+        Valid(
+            """
+            import triton
+            import triton.language as tl
+
+            @triton.jit
+            def kernel(x, o, chunk_indices, H, K: tl.constexpr, BT: tl.constexpr):
+                i_c, i_h = tl.program_id(0), tl.program_id(1)
+                first = tl.load(chunk_indices + i_c * 2).to(tl.int32)
+                o_k = tl.arange(0, K)
+                for i_t in range(first, first + 4):
+                    b_x = tl.load(x + (i_t * H + i_h) * K + o_k)
+                    tl.store(o + (i_t * H + i_h) * K + o_k, b_x * 2)
+            """
+        ),
     ]
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -275,7 +325,8 @@ class SeqlensLoadedInt32(Rule):
                 if not (_is_product(product) and analysis.can_wrap(product) and not analysis.is_int64(product)):
                     continue
                 factors = [product.left, product.right]
-                for leaf in analysis.offset_nodes(factors, stop=lambda node: _is_length(analysis, node)):
+                for leaf in analysis.offset_nodes(factors, stop=lambda node: _is_length(analysis, node),
+                                                  loop_starts=True):
                     if _narrowed_load(analysis, leaf):
                         uses.setdefault(id(leaf), [leaf])
                         if pointer_expression not in uses[id(leaf)][1:]:

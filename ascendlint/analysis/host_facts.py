@@ -64,9 +64,10 @@ def tensor_is_small(name: str) -> bool:
             and not _HIDDEN_STATES.search(name))
 
 
-# ``hidden_states`` ends like a recurrent state (``ssm_states``) but is the activation itself, a row per token; the
-# routing weights of MoE (``topk_weights``, ``[tokens, topk]``) end like a weight but have a row per token too.
-_HIDDEN_STATES = lazy(r"(^|_)hidden_?states?$|^topk_?weights?$", re.IGNORECASE)
+# ``hidden_states`` (and the attention inputs ``query_states``, ``key_states``, ``value_states``) end like a recurrent
+# state (``ssm_states``) but are activations, a row per token; the routing weights of MoE (``topk_weights``,
+# ``[tokens, topk]``) end like a weight but have a row per token too.
+_HIDDEN_STATES = lazy(r"(^|_)(hidden|query|key|value|qkv|kv)_?states?$|^topk_?weights?$", re.IGNORECASE)
 
 
 def is_token_ids(name: str) -> bool:

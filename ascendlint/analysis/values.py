@@ -15,7 +15,7 @@ import libcst as cst
 
 from . import magnitudes as mag
 from .flow import Definition, bound_names, loop_targets, with_targets
-from .module_facts import Kernel, ModuleFacts
+from .module_facts import Kernel, ModuleFacts, dotted_name
 from .walk import NodeIndex
 from .syntax import argument, binary_of, builtin_name, pointer_base
 from .value_lattice import INT64, NARROW_INTS, TRANSPARENT_CALLS, WIDTHS, T, Traits, Value
@@ -370,10 +370,12 @@ class KernelAnalysis(KernelReads, ValuePass, ValueSources):
                 found.append(node)
         return found
 
-    def offset_nodes(self, offsets: list[cst.BaseExpression], stop=None) -> list[cst.BaseExpression]:
+    def offset_nodes(self, offsets: list[cst.BaseExpression], stop=None,
+                     loop_starts: bool = False) -> list[cst.BaseExpression]:
         """Every expression an offset is computed from: through arithmetic, subscripts, ``tl.multiple_of``-style
         hints and, for names, the expressions of their reaching definitions. Other calls are leaves, and so is
-        any node for which ``stop(node)`` is true."""
+        any node for which ``stop(node)`` is true. With ``loop_starts``, a loop variable of ``range(start, ...)``
+        (or ``tl.range``) is computed from ``start``: it counts up from that value, in its type."""
         found: list[cst.BaseExpression] = []
         seen: set[int] = set()
         stack = list(reversed(offsets))
@@ -404,4 +406,18 @@ class KernelAnalysis(KernelReads, ValuePass, ValueSources):
                     elif definition.kind == "augmented":
                         stack.append(definition.value)
                         stack.append(definition.statement.target)
+                    elif definition.kind == "loop" and loop_starts:
+                        start = self._range_start(definition.value)
+                        if start is not None:
+                            stack.append(start)
         return found
+
+    def _range_start(self, iterator: cst.BaseExpression | None) -> cst.BaseExpression | None:
+        """``start`` of ``range(start, stop[, step])`` / ``tl.range(...)``; None for ``range(stop)`` or other
+        iterators."""
+        if type(iterator) is not cst.Call or len(iterator.args) < 2 or iterator.args[0].keyword is not None:
+            return None
+        name = self.facts.qualname(iterator.func) or dotted_name(iterator.func) or ""
+        if name not in ("range", "tl.range", "tl.static_range"):
+            return None
+        return iterator.args[0].value

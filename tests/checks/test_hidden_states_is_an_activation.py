@@ -1,7 +1,8 @@
-"""``hidden_states`` ends like a recurrent state (``ssm_states``, ``states``), whose leading dimension the batch
-bounds, but it is the activation itself, one row per token: its row stride times a row index is an int32 offset
-that can wrap, and its leading dimension counts tokens. So do ``attn_output`` and MoE routing weights
-(``topk_weights``, ``[tokens, topk]``), which end like a model weight."""
+"""``hidden_states`` and the attention inputs ``query_states``, ``key_states`` and ``value_states`` end like a
+recurrent state (``ssm_states``, ``states``), whose leading dimension the batch bounds, but they are activations,
+one row per token: a row stride times a row index is an int32 offset that can wrap, and the leading dimension
+counts tokens. So do ``attn_output`` and MoE routing weights (``topk_weights``, ``[tokens, topk]``), which end like
+a model weight."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def run({tensor}):
 """
 
 
-@pytest.mark.parametrize("name", ["hidden_states", "hidden_state", "residual_hidden_states", "x"])
+@pytest.mark.parametrize("name", ["hidden_states", "hidden_state", "residual_hidden_states", "key_states", "x"])
 def test_rows_of_an_activation_named_hidden_states_are_reported(name):
     assert [d.code for d in lint(ROWS_KERNEL.format(tensor=name), "ASC202")] == ["ASC202"]
 
