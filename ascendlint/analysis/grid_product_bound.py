@@ -1,9 +1,9 @@
 """Whether a host condition guarding a launch bounds the product of its grid axes by the program limit.
 
-``assert NT * B * H <= 65535``, ``if math.prod(grid) > 65535: raise ...`` or ``if total < 65536:`` around
-``kernel[(NT, B * H)](...)``: the launch cannot pass the limit, whatever each axis could grow to alone. The two sides
-are compared as multisets of multiplied terms, host names followed to the product or tuple they stand for, so
-``total = NT * B * H`` and ``grid = (NT, B * H)`` spell the same product. Serves ``grid``.
+``assert NT * B * H <= 65535``, ``if math.prod(grid) > 65535: raise ...``, ``if total < 65536:`` or ``if total <=
+num_vectorcore:`` around ``kernel[(NT, B * H)](...)``: the launch cannot pass the limit, whatever each axis could
+grow to alone. The two sides are compared as multisets of multiplied terms, host names followed to the product or
+tuple they stand for, so ``total = NT * B * H`` and ``grid = (NT, B * H)`` spell the same product. Serves ``grid``.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from collections import Counter
 
 import libcst as cst
 
+from .grid_names import spells_core_count
 from .host_guards import guarding_conditions
 from .host_resolver import MAX_DEPTH, HostResolver
 from .module_facts import dotted_name
@@ -44,14 +45,36 @@ def _upper_bounds(resolver: HostResolver, test: cst.BaseExpression, site: cst.CS
     for target in test.comparisons:
         right, kind = target.comparator, type(target.operator)
         if kind in (cst.LessThan, cst.LessThanEqual):
-            value = resolver.literal_value(right, site)
+            value = _bound_value(resolver, right, site)
             if value is not None:
                 yield left, value - (kind is cst.LessThan)
         elif kind in (cst.GreaterThan, cst.GreaterThanEqual):
-            value = resolver.literal_value(left, site)
+            value = _bound_value(resolver, left, site)
             if value is not None:
                 yield right, value - (kind is cst.GreaterThan)
         left = right
+
+
+def _bound_value(resolver: HostResolver, expr: cst.BaseExpression, site: cst.CSTNode) -> int | None:
+    """A literal's value; a core count (``num_vectorcore``, ``props["num_aicore"]``) is below the limit on every
+    part, whatever its value."""
+    value = resolver.literal_value(expr, site)
+    if value is None and _is_core_count(resolver, expr, site, 0):
+        return _CORES_AT_MOST
+    return value
+
+
+_CORES_AT_MOST = 1024  # far more cores than any Ascend part has, far fewer programs than the limit
+
+
+def _is_core_count(resolver: HostResolver, expr: cst.BaseExpression, site: cst.CSTNode, depth: int) -> bool:
+    if spells_core_count(expr):
+        return True
+    if type(expr) is cst.Name and depth < MAX_DEPTH:
+        status, value = resolver.lookup(expr.value, site)
+        return status == "value" and isinstance(value, cst.BaseExpression) and _is_core_count(
+            resolver, value, site, depth + 1)
+    return False
 
 
 def _terms(resolver: HostResolver, expr: cst.BaseExpression, site: cst.CSTNode, depth: int) -> Counter | None:

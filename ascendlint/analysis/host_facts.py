@@ -64,10 +64,14 @@ def tensor_is_small(name: str) -> bool:
             and not _HIDDEN_STATES.search(name))
 
 
-# ``hidden_states`` (and the attention inputs ``query_states``, ``key_states``, ``value_states``) end like a recurrent
+# ``hidden_states`` (and ``query_states``, ``key_states``, ``value_states``, ``output_states``) end like a recurrent
 # state (``ssm_states``) but are activations, a row per token; the routing weights of MoE (``topk_weights``,
-# ``[tokens, topk]``) end like a weight but have a row per token too.
-_HIDDEN_STATES = lazy(r"(^|_)(hidden|query|key|value|qkv|kv)_?states?$|^topk_?weights?$", re.IGNORECASE)
+# ``[tokens, topk]``) and attention probabilities (``attn_weights``) end like a weight, and per-token scales
+# (``per_token_scale``, ``token_scales``) like a small vector, but all have a row per token too.
+_HIDDEN_STATES = lazy(
+    r"(^|_)(hidden|query|key|value|qkv|kv|out|output)_?states?$|^(topk|attn|attention)_?weights?$|(^|_)(per_)?tokens?_scales?$",
+    re.IGNORECASE,
+)
 
 
 def is_token_ids(name: str) -> bool:
@@ -104,7 +108,7 @@ def is_activation(name: str) -> bool:
 _ACTIVATION = lazy(
     r"(?-i:^a$)|^(x|xs|x2d|inp|input|inputs|hidden|hidden_?states?|q|query|queries|qkv|o|out|output|outputs|y|res|residual"
     r"|tokens?)(_\w+)?$|^(attn|attention|mlp|ffn|moe|expert|layer|block)_(out|output|hidden)s?$"
-    r"|^(mixed|fused|packed)_(qkv\w*|hidden\w*|x\w*)$|^d[xyoq]$|grad|logits?|logprobs?|probs$|activations?",
+    r"|^(mixed|fused|packed)_(qkv\w*|hidden\w*|x\w*)$|^d[xyoqkv]$|grad|logits?|logprobs?|probs$|activations?",
     re.IGNORECASE,
 )
 

@@ -38,6 +38,8 @@ BOUNDED = {
                              "        raise RuntimeError('split the launch')\n    kernel[grid](q, o, T, BT=BT)\n",
     "inside the branch that fits": "    if NT * B * H <= 65535:\n        kernel[(NT, B * H)](q, o, T, BT=BT)\n",
     "reversed comparison": "    assert 65535 >= NT * B * H\n    kernel[(NT, B * H)](q, o, T, BT=BT)\n",
+    "at most the core count": "    cores = triton.runtime.driver.active.utils.get_device_properties(0)['num_vectorcore']\n"
+                              "    if NT * B * H <= cores:\n        kernel[(NT, B * H)](q, o, T, BT=BT)\n",
 }
 
 UNBOUNDED = {

@@ -1,8 +1,9 @@
 """``hidden_states`` and the attention inputs ``query_states``, ``key_states`` and ``value_states`` end like a
 recurrent state (``ssm_states``, ``states``), whose leading dimension the batch bounds, but they are activations,
 one row per token: a row stride times a row index is an int32 offset that can wrap, and the leading dimension
-counts tokens. So do ``attn_output`` and MoE routing weights (``topk_weights``, ``[tokens, topk]``), which end like
-a model weight."""
+counts tokens. So do ``attn_output``, the gradients ``dk`` and ``dv``, MoE routing weights (``topk_weights``,
+``[tokens, topk]``) and attention probabilities (``attn_weights``), which end like a model weight, and per-token
+scales (``per_token_scale``), which end like a per-channel one."""
 
 from __future__ import annotations
 
@@ -74,12 +75,16 @@ def run({tensor}):
     ("hidden_states", "ASC105"),  # an activation: the host shows a row per token
     ("attn_output", "ASC105"),
     ("topk_weights", "ASC110"),  # routing weights, [tokens, topk]: a row per token, not a model weight
+    ("attn_weights", "ASC110"),  # attention probabilities, not a model weight
+    ("per_token_scale", "ASC110"),  # a scale per token, not a per-channel one
+    ("output_states", "ASC105"),
+    ("dk", "ASC105"),  # a gradient of the keys, like dq
     ("x", "ASC105"),
 ])
 def test_one_program_per_row_of_a_per_token_tensor_is_a_grid_finding(name, code):
     assert [d.code for d in lint(GRID_KERNEL.format(tensor=name), "ASC105", "ASC110")] == [code]
 
 
-@pytest.mark.parametrize("name", ["weight", "w_proj", "ssm_states", "bias"])
+@pytest.mark.parametrize("name", ["weight", "w_proj", "ssm_states", "bias", "x_scale", "token_offsets"])
 def test_one_program_per_row_of_a_model_sized_tensor_is_not(name):
     assert lint(GRID_KERNEL.format(tensor=name), "ASC105", "ASC110") == []
