@@ -12,10 +12,11 @@ from collections import Counter
 
 import libcst as cst
 
-from .grid_names import spells_core_count
+from .host_bounds import is_core_count
 from .host_guards import guarding_conditions
 from .host_resolver import MAX_DEPTH, HostResolver
 from .module_facts import dotted_name
+from .run_size_reader import literal_item
 
 _PRODUCTS = {"prod", "math.prod", "np.prod", "numpy.prod"}
 
@@ -59,22 +60,12 @@ def _bound_value(resolver: HostResolver, expr: cst.BaseExpression, site: cst.CST
     """A literal's value; a core count (``num_vectorcore``, ``props["num_aicore"]``) is below the limit on every
     part, whatever its value."""
     value = resolver.literal_value(expr, site)
-    if value is None and _is_core_count(resolver, expr, site, 0):
+    if value is None and is_core_count(resolver, expr, site):
         return _CORES_AT_MOST
     return value
 
 
 _CORES_AT_MOST = 1024  # far more cores than any Ascend part has, far fewer programs than the limit
-
-
-def _is_core_count(resolver: HostResolver, expr: cst.BaseExpression, site: cst.CSTNode, depth: int) -> bool:
-    if spells_core_count(expr):
-        return True
-    if type(expr) is cst.Name and depth < MAX_DEPTH:
-        status, value = resolver.lookup(expr.value, site)
-        return status == "value" and isinstance(value, cst.BaseExpression) and _is_core_count(
-            resolver, value, site, depth + 1)
-    return False
 
 
 def _terms(resolver: HostResolver, expr: cst.BaseExpression, site: cst.CSTNode, depth: int) -> Counter | None:
@@ -99,8 +90,8 @@ def _terms(resolver: HostResolver, expr: cst.BaseExpression, site: cst.CSTNode, 
         return found
     if type(expr) is cst.Call and dotted_name(expr.func) in _PRODUCTS and len(expr.args) == 1:
         return _terms(resolver, expr.args[0].value, site, depth + 1)
-    if type(expr) is cst.Subscript and type(expr.value) is cst.Name and len(expr.slice) == 1:
-        entry = _tuple_entry(resolver, expr, site)
+    if type(expr) is cst.Subscript:
+        entry = literal_item(resolver, expr, site)  # grid[1] of grid = (a, b)
         if entry is not None:
             return _terms(resolver, entry, site, depth + 1)
     if type(expr) is cst.Name:
@@ -111,17 +102,3 @@ def _terms(resolver: HostResolver, expr: cst.BaseExpression, site: cst.CSTNode, 
             return _terms(resolver, value, site, depth + 1)
     return Counter({"".join(resolver.facts.module.code_for_node(expr).split()): 1})
 
-
-def _tuple_entry(resolver: HostResolver, expr: cst.Subscript, site: cst.CSTNode) -> cst.BaseExpression | None:
-    """``grid[1]`` of ``grid = (a, b)``: ``b``."""
-    index = expr.slice[0].slice
-    if type(index) is not cst.Index:
-        return None
-    position = resolver.literal_value(index.value, site)
-    status, value = resolver.lookup(expr.value.value, site)
-    if position is None or status != "value" or type(value) not in (cst.Tuple, cst.List):
-        return None
-    elements = value.elements
-    if not -len(elements) <= position < len(elements) or type(elements[position]) is not cst.Element:
-        return None
-    return elements[position].value

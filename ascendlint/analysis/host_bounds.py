@@ -209,7 +209,7 @@ def _compared(resolver, left, operator, right, site, found: SiteFacts) -> None:
     kind = type(operator)
     for name, other, upper in ((left, right, kind in (cst.LessThan, cst.LessThanEqual, cst.Equal)),
                                (right, left, kind in (cst.GreaterThan, cst.GreaterThanEqual, cst.Equal))):
-        if upper and type(name) is cst.Name and _is_core_count(resolver, other, site) \
+        if upper and type(name) is cst.Name and is_core_count(resolver, other, site) \
                 and same_binding(resolver, name, site):
             found.core_bounded.add(name.value)
             return
@@ -272,12 +272,12 @@ def _shape_entries(expr: cst.BaseExpression) -> list[cst.BaseExpression] | None:
     return None
 
 
-def _is_core_count(resolver, expr: cst.BaseExpression, site, depth: int = 0) -> bool:
+def is_core_count(resolver, expr: cst.BaseExpression, site, depth: int = 0) -> bool:
     """``expr`` holds a core count where ``site`` runs: spelled as one, or a host name assigned one."""
     if spells_core_count(expr):
         return True
     if type(expr) is cst.Name and depth < 3:
         status, value = resolver.lookup(expr.value, site)
-        return status == "value" and isinstance(value, cst.BaseExpression) and _is_core_count(
+        return status == "value" and isinstance(value, cst.BaseExpression) and is_core_count(
             resolver, value, site, depth + 1)
     return False

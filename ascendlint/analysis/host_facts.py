@@ -61,15 +61,16 @@ class HostBound:
 def tensor_is_small(name: str) -> bool:
     """A host tensor whose leading dimension is bounded by the model or the batch, not the tokens of a launch."""
     return (_SMALL_TENSOR.search(name) is not None and not _VOCAB_TENSOR.search(name) and not _KV_TENSOR.search(name)
-            and not _HIDDEN_STATES.search(name))
+            and not _PER_TOKEN_DESPITE_NAME.search(name))
 
 
 # ``hidden_states`` (and ``query_states``, ``key_states``, ``value_states``, ``output_states``) end like a recurrent
 # state (``ssm_states``) but are activations, a row per token; the routing weights of MoE (``topk_weights``,
 # ``[tokens, topk]``) and attention probabilities (``attn_weights``) end like a weight, and per-token scales
 # (``per_token_scale``, ``token_scales``) like a small vector, but all have a row per token too.
-_HIDDEN_STATES = lazy(
-    r"(^|_)(hidden|query|key|value|qkv|kv|out|output)_?states?$|^(topk|attn|attention)_?weights?$|(^|_)(per_)?tokens?_scales?$",
+_PER_TOKEN_DESPITE_NAME = lazy(
+    r"(^|_)(hidden|query|key|value|qkv|kv|out|output)_?states?$|^(topk|attn|attention)_?weights?$"
+    r"|(^|_)(per_)?tokens?_scales?$",
     re.IGNORECASE,
 )
 

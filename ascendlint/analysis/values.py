@@ -15,7 +15,8 @@ import libcst as cst
 
 from . import magnitudes as mag
 from .flow import Definition, bound_names, loop_targets, with_targets
-from .module_facts import Kernel, ModuleFacts, dotted_name
+from .module_facts import Kernel, ModuleFacts
+from .task_loops import range_arguments
 from .walk import NodeIndex
 from .syntax import argument, binary_of, builtin_name, pointer_base
 from .value_lattice import INT64, NARROW_INTS, TRANSPARENT_CALLS, WIDTHS, T, Traits, Value
@@ -407,17 +408,7 @@ class KernelAnalysis(KernelReads, ValuePass, ValueSources):
                         stack.append(definition.value)
                         stack.append(definition.statement.target)
                     elif definition.kind == "loop" and loop_starts:
-                        start = self._range_start(definition.value)
-                        if start is not None:
-                            stack.append(start)
+                        bounds = range_arguments(self.facts, definition.statement)
+                        if bounds is not None and len(bounds) >= 2:  # range(start, stop[, step]): from start
+                            stack.append(bounds[0])
         return found
-
-    def _range_start(self, iterator: cst.BaseExpression | None) -> cst.BaseExpression | None:
-        """``start`` of ``range(start, stop[, step])`` / ``tl.range(...)``; None for ``range(stop)`` or other
-        iterators."""
-        if type(iterator) is not cst.Call or len(iterator.args) < 2 or iterator.args[0].keyword is not None:
-            return None
-        name = self.facts.qualname(iterator.func) or dotted_name(iterator.func) or ""
-        if name not in ("range", "tl.range", "tl.static_range"):
-            return None
-        return iterator.args[0].value

@@ -31,14 +31,16 @@ BOUNDED = {
     "factors in another order": "    assert B * H * NT < 65536\n    kernel[(NT, B * H)](q, o, T, BT=BT)\n",
     "early exit": "    if NT * B * H > 65535:\n        raise ValueError('grid too large')\n"
                   "    kernel[(NT, B * H)](q, o, T, BT=BT)\n",
-    "named total": "    total = NT * B * H\n    assert total <= 65535, total\n    kernel[(NT, B * H)](q, o, T, BT=BT)\n",
+    "named total": "    total = NT * B * H\n    assert total <= 65535, total\n"
+                   "    kernel[(NT, B * H)](q, o, T, BT=BT)\n",
     "entries of a grid tuple": "    grid = (NT, B * H)\n    assert grid[0] * grid[1] <= 65535\n"
                                "    kernel[grid](q, o, T, BT=BT)\n",
     "math.prod of the grid": "    import math\n    grid = (NT, B * H)\n    if math.prod(grid) > 65535:\n"
                              "        raise RuntimeError('split the launch')\n    kernel[grid](q, o, T, BT=BT)\n",
     "inside the branch that fits": "    if NT * B * H <= 65535:\n        kernel[(NT, B * H)](q, o, T, BT=BT)\n",
     "reversed comparison": "    assert 65535 >= NT * B * H\n    kernel[(NT, B * H)](q, o, T, BT=BT)\n",
-    "at most the core count": "    cores = triton.runtime.driver.active.utils.get_device_properties(0)['num_vectorcore']\n"
+    "at most the core count": "    props = triton.runtime.driver.active.utils.get_device_properties(0)\n"
+                              "    cores = props['num_vectorcore']\n"
                               "    if NT * B * H <= cores:\n        kernel[(NT, B * H)](q, o, T, BT=BT)\n",
 }
 
